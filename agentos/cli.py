@@ -1,0 +1,331 @@
+"""The ``agentos`` command line.
+
+Read commands (``facts``, ``raw``, ``config``) read the stores directly and never import Prefect, so
+they answer at once. Stage commands (``digest``, ``backfill``, ``nightly``) run the Prefect flows on
+the server ``agentos serve`` runs, a configured ``PREFECT_API_URL``, or Prefect's ephemeral server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+
+class CliError(Exception):
+    """A problem the user can fix, reported in one line."""
+
+
+def _date(s: str) -> date:
+    try:
+        return date.fromisoformat(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}") from None
+
+
+def _settings(args):
+    from agentos.settings import load_settings
+
+    return load_settings(user=getattr(args, "user", None), logs_dir=getattr(args, "logs", None))
+
+
+def _emit(args, payload, render) -> None:
+    if getattr(args, "json", False):
+        json.dump(payload, sys.stdout, ensure_ascii=False, indent=1, default=str)
+        sys.stdout.write("\n")
+    else:
+        render(payload)
+
+
+def _need_workspace(settings) -> None:
+    from agentos.workspace import Workspace
+
+    if not Workspace(settings.home).exists():
+        raise CliError(f"no workspace at {settings.home}: run `agentos init` (or set AGENTOS_HOME)")
+
+
+# -- init ------------------------------------------------------------------------------------------
+def cmd_init(args) -> int:
+    from agentos.workspace import init_workspace
+
+    settings = _settings(args)
+    end = datetime.now(ZoneInfo(settings.timezone)).date() - timedelta(days=1)
+    out = init_workspace(settings.home, demo=args.demo, user=settings.user, end_day=end)
+    _emit(args, out, lambda o: print(f"workspace ready at {o['home']}" + (f"; {len(o['demo_logs'])} demo log files written" if o["demo_logs"] else "")))
+    return 0
+
+
+# -- stage commands ---------------------------------------------------------------------------------
+def _flows(settings, quiet: bool):
+    from agentos import prefect_env
+
+    api = prefect_env.prepare(settings.home, quiet=quiet)
+    print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
+    import flows.digest
+    import flows.nightly
+
+    return flows
+
+
+def _print_digest(r: dict) -> None:
+    days = r.get("days", [r.get("day")])
+    print(f"user {r['user']}: {len(days)} day(s) digested" + (f" ({days[0]} .. {days[-1]})" if days and days[0] else ""))
+    print(f"  lines read {r['lines_read']}, turns {r['turns']}")
+    print(f"  facts added {r['facts_added']}, reinforced {r['facts_reinforced']}, superseded {r['facts_superseded']}, "
+          f"conflicts {r['conflicts']}, already applied {r['already_applied']}")
+    print(f"  index cards {r['cards']}")
+    if r["quarantined"]:
+        print(f"  quarantined ({len(r['quarantined'])}):")
+        for q in r["quarantined"]:
+            print(f"    - {q}")
+
+
+def cmd_digest(args) -> int:
+    settings = _settings(args)
+    _need_workspace(settings)
+    fl = _flows(settings, args.quiet)
+    r = fl.digest.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
+    _emit(args, r, _print_digest)
+    return 0
+
+
+def cmd_backfill(args) -> int:
+    settings = _settings(args)
+    _need_workspace(settings)
+    fl = _flows(settings, args.quiet)
+    r = fl.digest.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
+    _emit(args, r, _print_digest)
+    return 0
+
+
+def cmd_nightly(args) -> int:
+    settings = _settings(args)
+    _need_workspace(settings)
+    fl = _flows(settings, args.quiet)
+    r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
+    _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"])))
+    return 0
+
+
+# -- read commands -----------------------------------------------------------------------------------
+def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
+    if not rows:
+        print("(no facts)")
+        return
+    for r in rows:
+        status = f" [{r['status']}]" if show_status else ""
+        extra = []
+        if r.get("previous_version"):
+            extra.append(f"prev #{r['previous_version']}")
+        if r.get("superseded_by"):
+            extra.append(f"superseded by #{r['superseded_by']}")
+        if r.get("expires_at"):
+            extra.append(f"expires {r['expires_at'][:10]}")
+        tail = f" ({', '.join(extra)})" if extra else ""
+        valid = r["valid_from"][:10] + (f"..{r['valid_to'][:10]}" if r.get("valid_to") else "..")
+        print(f"#{r['id']:<4} {r['subject']} · {r['predicate']} · {r['object']}   "
+              f"[{r['nature']}, {r['explicitness']}, {r['confidence']:.2f}, v{r['version']}, {valid}]{status}{tail}")
+
+
+def cmd_facts_list(args) -> int:
+    from agentos.digest import open_facts
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    store = open_facts(settings)
+    rows = store.as_of(settings.user, args.as_of, min_confidence=args.min_confidence)
+    store.close()
+    when = args.as_of.isoformat() if args.as_of else "now"
+    _emit(args, {"user": settings.user, "as_of": when, "facts": rows},
+          lambda o: (print(f"facts valid {('on ' + when) if args.as_of else 'now'} for {settings.user}: {len(rows)}"), _facts_table(rows)))
+    return 0
+
+
+def cmd_facts_history(args) -> int:
+    from agentos.digest import open_facts
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    store = open_facts(settings)
+    rows = store.history(settings.user, args.subject)
+    store.close()
+    if not rows and not args.json:
+        raise CliError(f"no facts about {args.subject!r} for user {settings.user}")
+    _emit(args, {"user": settings.user, "subject": args.subject, "versions": rows},
+          lambda o: (print(f"history of {args.subject!r}: {len(rows)} version(s)"), _facts_table(rows, show_status=True)))
+    return 0
+
+
+def cmd_facts_conflicts(args) -> int:
+    from agentos.digest import open_facts
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    store = open_facts(settings)
+    rows = store.conflicts(settings.user, status=None if args.all else "open")
+    store.close()
+
+    def render(o):
+        print(f"conflicts for {settings.user}: {len(rows)}")
+        for c in rows:
+            print(f"#{c['id']} {c['subject']} · {c['predicate']}: kept {c['existing_object']!r} ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
+                  f" not {c['candidate_object']!r} ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]: {c['reason']}")
+
+    _emit(args, {"user": settings.user, "conflicts": rows}, render)
+    return 0
+
+
+def cmd_raw(args) -> int:
+    from agentos.workspace import Workspace
+    from storage.raw_archive import ArchiveError, RawArchive
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    start, _, end = args.lines.partition("-")
+    try:
+        lines = RawArchive(Workspace(settings.home).raw_dir).read_lines(args.ref, int(start), int(end) if end else int(start))
+    except (ArchiveError, ValueError) as e:
+        raise CliError(str(e)) from None
+    _emit(args, {"ref": args.ref, "lines": args.lines, "text": lines}, lambda o: print("\n".join(lines)))
+    return 0
+
+
+def cmd_config(args) -> int:
+    from agentos.settings import Settings
+
+    settings = _settings(args)
+    fields = {name: {"value": getattr(settings, name), "description": f.description} for name, f in Settings.model_fields.items()}
+    _emit(args, {k: v["value"] for k, v in fields.items()},
+          lambda o: [print(f"AGENTOS_{k.upper():<18} = {v['value']!s:<40}  # {v['description']}") for k, v in fields.items()])
+    return 0
+
+
+def cmd_import(args) -> int:
+    from agentos import importers
+
+    fn = {"memorybank": importers.import_memorybank, "locomo": importers.import_locomo}[args.dataset]
+    src = Path(args.src)
+    if not src.is_file():
+        raise CliError(f"no such file: {src}")
+    out = fn(src, Path(args.out))
+    _emit(args, out, lambda o: print(json.dumps({k: v for k, v in o.items() if k != "files"}, ensure_ascii=False)))
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from deployments.serve import serve
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    return serve(settings, port=args.port, project_dir=Path(__file__).resolve().parents[1])
+
+
+def cmd_demo(args) -> int:
+    """init --demo, the nightly flow, then a few reads: what `make run` shows."""
+    import shlex
+
+    settings = _settings(args)
+    steps = [["init", "--demo"], ["nightly"], ["facts", "list"]]
+    for argv in steps:
+        print(f"\n$ agentos {shlex.join(argv)}", flush=True)
+        if rc := main(argv):
+            return rc
+    from agentos.digest import open_facts
+
+    store = open_facts(settings)
+    subjects = [r["subject"] for r in store.db.execute(
+        "select subject, count(*) n from facts where user_id=? and predicate='value' group by subject_key order by n desc, subject limit 2", [settings.user]).fetchall()]
+    first_day = store.db.execute("select min(source_day) from facts where user_id=?", [settings.user]).fetchone()[0]
+    store.close()
+    reads = [["facts", "history", s] for s in subjects]
+    if first_day:
+        reads.append(["facts", "list", "--as-of", (date.fromisoformat(first_day) + timedelta(days=1)).isoformat()])
+    reads.append(["facts", "conflicts"])
+    for argv in reads:
+        print(f"\n$ agentos {shlex.join(argv)}", flush=True)
+        if rc := main(argv):
+            return rc
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentos", description="AgentOS Memory: layered memory for AI agents (workspace: AGENTOS_HOME).")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, fn, help, *, json_flag=True, user=True, logs=False, stage=False):
+        sp = sub.add_parser(name, help=help, description=help)
+        sp.set_defaults(fn=fn)
+        if json_flag:
+            sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        if user:
+            sp.add_argument("--user", help="user id (default: AGENTOS_USER)")
+        if logs:
+            sp.add_argument("--logs", metavar="DIR", help="working-memory folder with YYYY-MM-DD.md/.jsonl logs")
+        if stage:
+            sp.add_argument("--quiet", action="store_true", help="only warnings from Prefect")
+        return sp
+
+    sp = add("init", cmd_init, "create the workspace tree (and, with --demo, a week of sample logs)")
+    sp.add_argument("--demo", action="store_true", help="write demo working-memory logs ending yesterday")
+    sp = add("digest", cmd_digest, "digest one day's logs (default: yesterday)", logs=True, stage=True)
+    sp.add_argument("--day", type=_date, help="YYYY-MM-DD (default: yesterday in the configured time zone)")
+    sp = add("backfill", cmd_backfill, "digest a range of days in date order", logs=True, stage=True)
+    sp.add_argument("--from", dest="start", type=_date, required=True, help="first day, YYYY-MM-DD")
+    sp.add_argument("--to", dest="end", type=_date, required=True, help="last day, YYYY-MM-DD (inclusive)")
+    sp = add("nightly", cmd_nightly, "run the nightly chain (digest every new or changed day up to yesterday)", logs=True, stage=True)
+    sp.add_argument("--include-today", action="store_true", help="also digest today's log")
+
+    facts = sub.add_parser("facts", help="read L2 facts", description="read L2 facts")
+    fsub = facts.add_subparsers(dest="facts_command", required=True)
+    for name, fn, help in (("list", cmd_facts_list, "facts valid now, or on --as-of DATE"),
+                           ("history", cmd_facts_history, "every version of the facts about SUBJECT"),
+                           ("conflicts", cmd_facts_conflicts, "conflicts kept for review")):
+        sp = fsub.add_parser(name, help=help, description=help)
+        sp.set_defaults(fn=fn)
+        sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        sp.add_argument("--user", help="user id (default: AGENTOS_USER)")
+        if name == "list":
+            sp.add_argument("--as-of", type=_date, help="YYYY-MM-DD: the facts that held on that day")
+            sp.add_argument("--min-confidence", type=float, default=0.0, help="hide facts below this confidence")
+        elif name == "history":
+            sp.add_argument("subject")
+        else:
+            sp.add_argument("--all", action="store_true", help="include resolved conflicts")
+
+    sp = add("raw", cmd_raw, "read lines of an archived log (L3) by reference")
+    sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
+    sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")
+    add("config", cmd_config, "show the settings in effect and what each means")
+    sp = add("import", cmd_import, "turn a public dataset into daily logs", user=False)
+    sp.add_argument("dataset", choices=["memorybank", "locomo"])
+    sp.add_argument("src", help="the dataset's JSON file")
+    sp.add_argument("--out", required=True, help="folder to write <user>/<YYYY-MM-DD>.md into")
+    sp = add("serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule", json_flag=False)
+    sp.add_argument("--port", type=int, help="port on 127.0.0.1 (default: AGENTOS_PREFECT_PORT, 4200)")
+    add("demo", cmd_demo, "init --demo, run the nightly flow and print a few queries (what `make run` does)", json_flag=False)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except CliError as e:
+        print(f"agentos: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
+        print(f"agentos: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+def entrypoint() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entrypoint()

@@ -1,0 +1,326 @@
+"""Demo data the project authors itself: eight days of working-memory logs and the identity templates.
+
+The logs are original text (no dataset is copied) about one user, 林晓, a backend engineer, and her
+project 青鸟. They are written so the deterministic extractor has something to find on every day:
+identity, preferences, a project background, configuration values that change (4C8G -> 8C16G,
+port 5432 -> 5433, API v2.1.0 -> v2.2.0) or are restated, a user correction, an assistant inference
+that contradicts the user, plans, a decision, an opinion and a rule. Day 1 also has a clean JSONL
+chat export; day 3 has a JSONL export with one broken line and one unknown role, and day 5 a scratch
+file saved as GBK (invalid UTF-8): the digest must quarantine those lines/files and keep the rest.
+
+Dates are relative to ``end_day`` so a fresh workspace always has "the last days" to digest.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+from pathlib import Path
+
+DAYS = 8
+
+# One template per day, oldest first. Placeholders: {d0}..{d7} (ISO dates), {launch_cn}.
+# Labels, timestamp styles, frontmatter and titles vary on purpose: the reader must take all of them.
+_DAY_TEXTS = [
+    # d0: Chinese. Identity, style preference, project background, first server size.
+    """---
+date: {d0}
+---
+# {d0}
+
+## 自我介绍
+
+[09:05] 用户: 你好，我叫林晓，是一名后端工程师，在云栈科技工作，base 在杭州。
+[09:05] 助手: 你好林晓！很高兴认识你。以后有需要我记住的事情，直接告诉我就好。
+[09:07] 用户: 请以后都用中文回答，尽量简洁，我不喜欢太长的回答。
+[09:07] 助手: 好的，我会用简洁的中文回答。
+
+## 项目背景
+
+[09:20] 用户: 介绍一下我现在的项目：项目叫青鸟（Qingniao），是一个订单同步服务，把各个电商平台的订单同步到我们的 ERP。
+[09:21] 助手: 明白。青鸟主要用什么技术栈？
+[09:22] 用户: 技术栈是 Go + gRPC + Redis，跑在 Kubernetes 上。数据库还没定，在 MySQL 和 PostgreSQL 之间纠结。
+[09:23] 助手: 了解。选型时可以重点比较 JSON 支持和逻辑复制能力。
+[09:30] 用户: 服务器配置是 4C8G，目前两台。
+[09:30] 助手: 记下了：服务器配置 4C8G，两台。
+""",
+    # d1: mostly English, seconds in the timestamps, no frontmatter. Decision, port, likes.
+    """# {d1}
+
+## Database choice
+
+[10:02:15] user: After a long discussion with the team we picked a database. 我们决定采用 PostgreSQL。
+[10:02:40] assistant: Got it, PostgreSQL it is. Any particular reason?
+[10:03:30] user: Mostly logical replication and jsonb. Our DBA also knows it well.
+[10:04:05] assistant: Makes sense. I'll keep that in mind for schema questions.
+[10:10:00] user: 数据库端口是 5432，就是默认的那个。
+[10:10:20] assistant: 好的，数据库端口 5432。
+
+## Coffee break
+
+[15:31:00] user: I like coffee, a flat white every afternoon. I don't like tea though, never have.
+[15:31:30] assistant: Noted: coffee yes, tea no.
+[15:33:10] user: Also, for the record, I prefer Go over Java. Java feels too verbose to me.
+[15:33:40] assistant: Understood, I'll default to Go examples.
+""",
+    # d2: mixed within turns. Explicit launch date, a rule, API version, an opinion.
+    """---
+date: {d2}
+---
+## 上线计划
+
+[14:00] 我: 青鸟的上线日期定在 {launch_cn}（周三）。
+[14:01] claw: 好的，已记录上线日期：{launch_cn}。
+[14:03] 我: 另外定一条规矩：永远不要在周五发布。Never deploy on Fridays, no exceptions.
+[14:03] claw: 明白，周五不发布。你安排发布时我会提醒。
+
+## API
+
+[16:20] 我: API 版本是 v2.1.0，下游的 WMS 也在用这个版本。
+[16:21] claw: 收到，当前 API 版本 v2.1.0。
+[16:40] 我: 有人建议用 Rust 重写同步模块。我觉得 Rust 的学习曲线太陡，团队短期内上不了手。
+[16:41] claw: 可以理解，Go 的生态对这个场景已经足够了。
+""",
+    # d3: Chinese, a declared colleague, full-width colons, a multi-line turn, and an assistant
+    # inference ("更喜欢 Java") that contradicts what the user said on d1.
+    """---
+date: {d3}
+speakers:
+  王磊: other
+---
+# {d3}
+
+## 服务器扩容
+
+[09:40] 用户：服务器配置升级到 8C16G 了，昨晚运维刚弄好。
+[09:41] 助手：好的，服务器配置已更新为 8C16G。
+[09:45] 王磊: 我这边压测跑完了，QPS 能到 3000 左右。
+[09:46] 用户: 不错，比之前翻了一倍。
+[09:47] 助手: 建议扩容后做三项检查：
+  1. 确认连接池大小已经调大
+  2. 观察 GC 停顿时间
+  3. 更新监控告警阈值
+[09:50] 用户: 好，下午我过一遍。
+
+## 代码评审
+
+[15:10] 用户: 帮我看看这段订单去重的逻辑，用一个大 map 加全局锁是不是太重了？
+[15:12] 助手: 可以按订单号分片加锁。另外，看起来你更喜欢 Java，要不要考虑用 Spring Boot 重写这部分？
+[15:13] 用户: 先按分片加锁改吧。
+[15:14] 助手: 好的，改完可以再跑一次压测。
+""",
+    # d4: English. The port changes, a plan for tomorrow, a restated style preference and rule.
+    """# {d4}
+
+## Database migration
+
+[10:15] me: The database port is now 5433, ops changed it during last night's migration.
+[10:16] ai: Updated: database port 5433.
+[10:20] me: I plan to write the migration guide tomorrow. Can you draft an outline?
+[10:21] ai: Sure, an outline:
+  - why we moved to PostgreSQL
+  - schema changes and the new port
+  - rollback steps
+[10:30] me: Looks good. Keep it short, I like concise answers.
+[10:30] ai: Will do.
+
+## Release rules
+
+[17:45] me: Someone asked to ship a hotfix on Friday. Reminder: never deploy on Fridays.
+[17:46] ai: Agreed. Monday morning would be safer.
+""",
+    # d5: mixed. The assistant states the old port, the user corrects it; a relative launch day.
+    """---
+date: {d5}
+---
+# {d5}
+
+## 配置核对
+
+[09:00] 助手: 早上好。核对一下配置：你的数据库端口是 5432，对吧？
+[09:01] 用户: 不对，数据库端口应该是 5433，不是 5432。昨天刚改的。
+[09:01] 助手: 抱歉，已更正为 5433。
+[09:05] 用户: The migration guide is done, 迁移指南已经写完了。
+[09:06] 助手: 太好了，需要我帮你校对吗？
+[09:07] 用户: 不用了，谢谢。
+
+## 上线安排
+
+[11:30] 用户: 我们下周三上线，今天开始冻结需求。
+[11:31] 助手: 好的，从今天起需求冻结，我会提醒大家。
+""",
+    # d6: Chinese. API upgrade, the server size restated unchanged, a format preference.
+    """# {d6}
+
+## 版本升级
+
+[10:00] 用户: API 版本升级到 v2.2.0 了，新增了批量查询接口。
+[10:01] 助手: 已更新：API 版本 v2.2.0。
+[10:05] 用户: 顺便确认一下，服务器配置还是 8C16G，没有再变。
+[10:05] 助手: 好的，服务器配置 8C16G。
+[10:10] 用户: 以后回答请都用简洁格式，列要点就行。
+[10:10] 助手: 明白，以后用要点列出。
+
+## 周末
+
+[18:20] 用户: 周末打算去西湖边跑步，顺便喝杯咖啡。
+[18:21] 助手: 听起来很惬意！注意防晒。
+""",
+    # d7 (end_day): mixed. Weekly review, the port restated (reinforced), a new plan.
+    """---
+date: {d7}
+---
+# {d7}
+
+## Weekly review
+
+[17:00] user: Let's do a quick weekly review for Qingniao.
+[17:01] bot: Sure. Highlights this week:
+  - servers upgraded to 8C16G
+  - database port changed to 5433
+  - API upgraded to v2.2.0
+[17:03] user: 对，数据库端口是 5433，这个没错。
+[17:04] bot: 好的。上线前还有什么要准备的吗？
+[17:06] user: I still need to update the runbook. 我打算明天完成压测报告。
+[17:07] bot: Noted both. Anything else?
+[17:08] user: That's all. 记得下周也用中文、简洁地回答我。
+[17:08] bot: 没问题。
+""",
+]
+
+# d1 evening, from a phone chat app: a clean JSONL export next to that day's .md.
+_EXPORT_D1 = [
+    ("user", "我养了一只橘猫，叫豆包。", "21:05:00"),
+    ("assistant", "豆包这个名字很可爱！", "21:05:20"),
+    ("user", "On weekends I usually go running by West Lake.", "21:07:00"),
+    ("assistant", "Nice, West Lake is a great place for a run.", "21:07:15"),
+]
+
+# d3 evening export, damaged: line 3 is cut off mid-string (a crashed exporter), line 4 has a role
+# the format does not know. Lines 1, 2 and 5 are valid and must still be read.
+_EXPORT_D3 = [
+    ("user", "晚上再确认一下：Redis 的最大内存是 4GB。", "20:15:00"),
+    ("assistant", "好的，Redis maxmemory 4GB。", "20:15:30"),
+    None,  # the broken line goes here
+    ("narrator", "(the user stepped away)", "20:30:00"),
+    ("user", "Good night!", "20:31:00"),
+]
+_BROKEN_JSON_LINE = '{"role": "user", "content": "明天的会议改到下午三点'
+
+
+def _next_week_weekday(day: date, weekday: int) -> date:
+    """The given weekday (Mon=0) of the calendar week after ``day``: how 下周三 is read here."""
+    next_monday = day + timedelta(days=7 - day.weekday())
+    return next_monday + timedelta(days=weekday)
+
+
+def _jsonl(day: date, rows: list) -> bytes:
+    lines = []
+    for row in rows:
+        if row is None:
+            lines.append(_BROKEN_JSON_LINE)
+            continue
+        role, content, hms = row
+        obj = {"role": role, "content": content, "timestamp": f"{day.isoformat()}T{hms}+08:00"}
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def launch_day(end_day: date) -> date:
+    """The demo project's launch date: 下周三 as said on the sixth day (always after ``end_day``)."""
+    return _next_week_weekday(end_day - timedelta(days=DAYS - 1 - 5), 2)
+
+
+def demo_files(end_day: date) -> dict[str, bytes]:
+    """File name -> exact bytes of every demo log (pure: the same ``end_day`` gives the same bytes)."""
+    days = [end_day - timedelta(days=DAYS - 1 - i) for i in range(DAYS)]
+    launch = launch_day(end_day)
+    ctx = {f"d{i}": d.isoformat() for i, d in enumerate(days)}
+    ctx["launch_cn"] = f"{launch.year}年{launch.month}月{launch.day}日"
+    files = {f"{d.isoformat()}.md": text.format(**ctx).encode("utf-8") for d, text in zip(days, _DAY_TEXTS)}
+    files[f"{days[1].isoformat()}.jsonl"] = _jsonl(days[1], _EXPORT_D1)
+    files[f"{days[3].isoformat()}.jsonl"] = _jsonl(days[3], _EXPORT_D3)
+    # A note saved by an editor in GBK: a real-world mis-encoded file. The first line is plain ASCII,
+    # the second is not valid UTF-8, so the whole file must be quarantined with a readable reason.
+    files[f"{days[5].isoformat()}-scratch.md"] = (
+        b"# scratch\n\n" + "[22:40] 我: 记一下：明天把备份脚本的 cron 改成凌晨三点。\n".encode("gbk")
+    )
+    return files
+
+
+def write_demo_logs(target_dir: Path, *, end_day: date) -> list[Path]:
+    """Write the demo logs (8 consecutive days ending at ``end_day``) into ``target_dir``.
+
+    Only the demo's own file names are written; nothing else in the folder is touched.
+    """
+    target_dir = Path(target_dir)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in sorted(demo_files(end_day).items()):
+        path = target_dir / name
+        path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+_SOUL = """# SOUL · 灵魂 / Soul
+
+Claw 的原则。L0 不可违反；L1 是默认做法，用户可以调整。
+Claw's principles. L0 is never broken; L1 is the default the user may adjust.
+
+## L0 硬约束 / Hard constraints
+
+1. 绝不删除用户数据。Never delete user data.
+2. 绝不泄露密钥、密码或令牌。Never reveal secrets, passwords or tokens.
+3. 执行破坏性操作前先征得确认。Ask before any destructive action.
+4. 用用户使用的语言回答。Answer in the user's language.
+
+## L1 行为准则 / Behaviour rules
+
+- 回答简洁，先给结论。Be concise; lead with the answer.
+- 不确定时直说，并给出依据。Say when unsure, and give the source.
+- 用户的明确陈述优先于推断。The user's explicit statements outrank inferences.
+- 记忆有冲突时提出来，不要悄悄覆盖。Raise memory conflicts; never overwrite silently.
+"""
+
+_IDENTITY = """# IDENTITY · 身份 / Identity
+
+## 系统身份 / System
+
+- 名称 / Name: Claw
+- 角色 / Role: 自托管的个人记忆助手 / self-hosted personal memory assistant
+
+## 设备信息 / Device
+
+- 设备名 / Hostname: （待填写 / to fill in）
+- 操作系统 / OS: （待填写 / to fill in）
+- 时区 / Time zone: （待填写 / to fill in）
+- 工作区 / Workspace path: （待填写 / to fill in）
+"""
+
+_USER = """# USER · 用户 / User
+
+## 基本信息 / Basics
+
+- 称呼 / Name: （待填写 / to fill in）
+- 语言 / Language: （待填写 / to fill in）
+- 城市 / City: （待填写 / to fill in）
+
+## 偏好 / Preferences
+
+- 回答风格 / Answer style: （待填写 / to fill in）
+- 喜欢 / Likes: （待填写 / to fill in）
+- 不喜欢 / Dislikes: （待填写 / to fill in）
+
+## 工作背景 / Work background
+
+- 职位 / Role: （待填写 / to fill in）
+- 公司 / Employer: （待填写 / to fill in）
+- 当前项目 / Current project: （待填写 / to fill in）
+- 技术栈 / Tech stack: （待填写 / to fill in）
+"""
+
+
+def core_templates() -> dict[str, str]:
+    """Identity templates for ``01_core``: SOUL.md (L0/L1 rules), IDENTITY.md, USER.md."""
+    return {"SOUL.md": _SOUL, "IDENTITY.md": _IDENTITY, "USER.md": _USER}

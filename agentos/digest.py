@@ -1,0 +1,285 @@
+"""The daily digest as plain functions, one per stage. Prefect tasks wrap them (``tasks/digest.py``);
+tests and benchmarks call them directly.
+
+Stages: read the day's logs -> archive them in L3 -> extract candidate facts -> write L2 facts ->
+write L1 index cards and the daily summary -> report. Each works on the whole day (a batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from agentos.domain import Candidate, DayLog, Quarantined, Turn
+from agentos.logformat import day_files, list_days, read_log
+from agentos.settings import Settings
+from agentos.text import configure_jieba, keywords, sentences, slugify, truncate
+from agentos.workspace import Workspace
+from storage.cards import CardStore
+from storage.eventlog import log_conflicts, log_errors, record_quarantine
+from storage.facts import FactStore
+from storage.raw_archive import RawArchive
+
+SEGMENT_GAP_MINUTES = 45
+SEGMENT_MAX_TURNS = 16
+
+
+@dataclass
+class DayInput:
+    user: str
+    day: date
+    folder: str
+    logs: list[DayLog] = field(default_factory=list)
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [t for log in self.logs for t in log.turns]
+
+    @property
+    def problems(self) -> list[Quarantined]:
+        return [p for log in self.logs for p in log.problems]
+
+    @property
+    def lines_read(self) -> int:
+        return sum(log.text.count("\n") + (1 if log.text and not log.text.endswith("\n") else 0) for log in self.logs)
+
+
+def open_facts(settings: Settings) -> FactStore:
+    return FactStore(Workspace(settings.home).facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step)
+
+
+def file_signature(path: Path, max_bytes: int) -> str:
+    """Content hash, or a size/mtime stamp for files too large to hash cheaply."""
+    st = path.stat()
+    if st.st_size > max_bytes:
+        return f"size:{st.st_size}:mtime:{int(st.st_mtime)}"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- stage 1 -------------------------------------------------------------------------------------
+def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput:
+    """Read every log of ``day`` in ``folder``. A day with no files is an empty input, not an error."""
+    inp = DayInput(user=user, day=day, folder=str(folder))
+    for path in day_files(Path(folder), day):
+        log = read_log(path, max_bytes=settings.max_log_bytes, tz=settings.timezone)
+        if not log.sha256:
+            log.sha256 = file_signature(path, settings.max_log_bytes)
+        inp.logs.append(log)
+    return inp
+
+
+# -- stage 2 -------------------------------------------------------------------------------------
+def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
+    """Copy each readable log into the L3 archive; returns file name -> raw reference."""
+    archive = RawArchive(Workspace(settings.home).raw_dir)
+    refs = {}
+    for log in inp.logs:
+        if log.data and log.text:
+            refs[log.name] = archive.archive(inp.user, inp.day, log.name, log.data).ref
+    return refs
+
+
+# -- stage 3 -------------------------------------------------------------------------------------
+def extract_rules(inp: DayInput) -> list[Candidate]:
+    from agentos.extract import extract_candidates
+
+    out: list[Candidate] = []
+    for log in inp.logs:
+        out.extend(extract_candidates(log.turns, inp.day))
+    return out
+
+
+def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
+    from agentos.llm import ChatClient, extract_with_model
+
+    client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+    return extract_with_model(inp.turns, inp.day, client) if inp.turns else []
+
+
+# -- stage 4 -------------------------------------------------------------------------------------
+def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
+    ws = Workspace(settings.home)
+    store = open_facts(settings)
+    try:
+        report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs)
+    finally:
+        store.close()
+    log_conflicts(ws.logs, report.conflict_lines)
+    return {**report.as_dict(), "fact_ids": report.fact_ids}
+
+
+# -- stage 5 -------------------------------------------------------------------------------------
+def _minutes(t: str | None) -> int | None:
+    if not t:
+        return None
+    h, m = t.split(":")[:2]
+    return int(h) * 60 + int(m)
+
+
+def segment(turns: list[Turn]) -> list[list[Turn]]:
+    """Group a file's turns into topics: by heading, a long pause, or a size cap."""
+    groups: list[list[Turn]] = []
+    for t in turns:
+        if groups:
+            last = groups[-1][-1]
+            gap = None
+            if _minutes(t.time) is not None and _minutes(last.time) is not None:
+                gap = _minutes(t.time) - _minutes(last.time)
+            same = t.topic == last.topic and (gap is None or gap <= SEGMENT_GAP_MINUTES) and len(groups[-1]) < SEGMENT_MAX_TURNS
+            if same:
+                groups[-1].append(t)
+                continue
+        groups.append([t])
+    return groups
+
+
+def _summary_line(turns: list[Turn], kws: list[str]) -> str:
+    pool = [s for t in turns if t.role != "assistant" for s in sentences(t.text)] or [s for t in turns for s in sentences(t.text)]
+    if not pool:
+        return ""
+    best = max(pool, key=lambda s: (sum(k in s.lower() for k in kws), -pool.index(s)))
+    return truncate(best, 80)
+
+
+def build_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str]) -> list[tuple[str, dict, str]]:
+    configure_jieba(Workspace(settings.home).runtime)
+    by_file: dict[str, list[tuple[Candidate, int]]] = {}
+    for cand, fid in zip(candidates, fact_ids):
+        if fid is not None:
+            by_file.setdefault(cand.source_file, []).append((cand, fid))
+    cards, used = [], set()
+    stamp = inp.day.strftime("%Y%m%d")
+    for log in inp.logs:
+        for seg in segment(log.turns):
+            text = "\n".join(t.text for t in seg)
+            kws = keywords(text, 8)
+            slug = slugify("-".join(kws[:3]) or (seg[0].topic or "notes"), 40) or "notes"
+            card_id, n = f"{settings.hostname}_{stamp}_{slug}", 2
+            while card_id in used:
+                card_id, n = f"{settings.hostname}_{stamp}_{slug}-{n}", n + 1
+            used.add(card_id)
+            first, last = seg[0].line_start, seg[-1].line_end
+            facts = []
+            for cand, fid in by_file.get(log.name, []):
+                if first <= cand.line_start <= last and fid not in facts:
+                    facts.append(fid)
+            speakers = sorted({t.speaker for t in seg})
+            times = [t.time for t in seg if t.time]
+            summary = _summary_line(seg, kws)
+            meta = {
+                "id": card_id, "user": inp.user, "date": inp.day.isoformat(), "hostname": settings.hostname,
+                "topic": seg[0].topic, "keywords": kws, "summary": summary, "speakers": speakers,
+                "time": f"{times[0]}-{times[-1]}" if times else None, "facts": facts,
+                "raw": {"ref": raw_refs.get(log.name), "file": log.name, "lines": [first, last]}, "turns": len(seg),
+            }
+            fact_lines = [f"- #{fid} {c.subject} · {c.predicate} · {c.object} ({c.nature}, {c.explicitness})"
+                          for c, fid in by_file.get(log.name, []) if fid in facts]
+            seen_lines: set[str] = set()
+            fact_lines = [x for x in fact_lines if not (x in seen_lines or seen_lines.add(x))]
+            body = f"# {seg[0].topic or summary or card_id}\n\n{summary}\n\n" + (
+                "## Facts\n" + "\n".join(fact_lines) + "\n\n" if fact_lines else "") + (
+                f"## Source\n`{raw_refs.get(log.name) or log.name}` lines {first}-{last}, {len(seg)} turns\n")
+            cards.append((card_id, meta, body))
+    return cards
+
+
+def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str]) -> dict:
+    ws = Workspace(settings.home)
+    store = CardStore(ws.cards_dir, ws.summaries_dir)
+    cards = build_cards(settings, inp, candidates, fact_ids, raw_refs)
+    result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs else {"cards": 0, "written": 0, "removed": 0}
+    if inp.logs:
+        _write_summary(settings, store, inp, cards)
+    return {**result, "card_ids": [c[0] for c in cards]}
+
+
+def _write_summary(settings: Settings, store: CardStore, inp: DayInput, cards: list[tuple[str, dict, str]]) -> None:
+    facts = open_facts(settings)
+    try:
+        rows = facts.facts_of_day(inp.user, inp.day)
+        conflicts = [c for c in facts.conflicts(inp.user, status=None) if c["source_day"] == inp.day.isoformat()]
+    finally:
+        facts.close()
+    lines = [f"# 每日摘要 · Daily summary {inp.day.isoformat()}", "", "## Topics"]
+    lines += [f"- [[{cid}]] {meta['summary']}" for cid, meta, _ in cards] or ["- (none)"]
+    lines += ["", "## Facts"]
+    lines += [f"- {r['action']}: #{r['id']} {r['subject']} · {r['predicate']} · {r['object']} ({r['ev_file']}:{r['ev_line_start']})" for r in rows] or ["- (none)"]
+    if conflicts:
+        lines += ["", "## Conflicts (for review)"]
+        lines += [f"- {c['subject']} · {c['predicate']}: kept {c['existing_object']!r} ({c['existing_explicitness']}), "
+                  f"not {c['candidate_object']!r} ({c['candidate_explicitness']}): {c['reason']}" for c in conflicts]
+    problems = inp.problems
+    if problems:
+        lines += ["", "## Quarantined"] + [f"- {p}" for p in problems]
+    meta = {"date": inp.day.isoformat(), "user": inp.user, "files": [log.name for log in inp.logs],
+            "turns": len(inp.turns), "cards": [c[0] for c in cards], "facts": len(rows)}
+    store.write_summary(inp.user, inp.day, meta, "\n".join(lines) + "\n")
+
+
+# -- stage 6 -------------------------------------------------------------------------------------
+def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
+    """errors.log gets every problem of this run; quarantine.jsonl each distinct one once."""
+    ws = Workspace(settings.home)
+    problems = inp.problems
+    log_errors(ws.logs, run, problems)
+    sha = {log.name: log.sha256 for log in inp.logs}
+    record_quarantine(ws.logs, [{"user": inp.user, "day": inp.day.isoformat(), "file": p.file, "line": p.line, "reason": p.reason,
+                                 "severity": p.severity, "sha256": sha.get(p.file), "path": str(Path(inp.folder) / p.file)} for p in problems])
+    return [str(p) for p in problems]
+
+
+def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
+    store = open_facts(settings)
+    try:
+        for log in inp.logs:
+            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name))
+    finally:
+        store.close()
+
+
+def pending_days(settings: Settings, user: str, folder: Path, until: date) -> list[date]:
+    """Days up to ``until`` whose logs are new or changed since they were last digested (catch-up)."""
+    store = open_facts(settings)
+    try:
+        out = []
+        for d in list_days(folder):
+            if d > until:
+                continue
+            files = day_files(folder, d)
+            if any(not store.is_digested(user, d, p.name, file_signature(p, settings.max_log_bytes)) for p in files):
+                out.append(d)
+        return out
+    finally:
+        store.close()
+
+
+def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
+    """All stages in order, without Prefect (benchmarks, tests, and the stage functions' reference)."""
+    inp = read_day(settings, user, day, folder)
+    refs = archive_day(settings, inp)
+    extractor = "rules"
+    if settings.llm_base_url:
+        try:
+            cands, extractor = extract_model(settings, inp), f"llm:{settings.llm_model}"
+        except Exception:  # noqa: BLE001 - any model failure falls back to the rules
+            cands = extract_rules(inp)
+            extractor = "rules (model failed)"
+    else:
+        cands = extract_rules(inp)
+    facts = write_facts(settings, inp, cands, refs)
+    cards = write_cards(settings, inp, cands, facts["fact_ids"], refs)
+    quarantined = record_problems(settings, inp, run)
+    mark_digested(settings, inp, refs)
+    return summarize(inp, cands, facts, cards, quarantined, extractor)
+
+
+def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, quarantined: list[str], extractor: str) -> dict:
+    return {
+        "user": inp.user, "day": inp.day.isoformat(), "files": [log.name for log in inp.logs], "lines_read": inp.lines_read,
+        "turns": len(inp.turns), "candidates": len(cands), "extractor": extractor,
+        "facts_added": facts["added"], "facts_reinforced": facts["reinforced"], "facts_superseded": facts["superseded"],
+        "conflicts": facts["conflicts"], "already_applied": facts["already_applied"],
+        "cards": cards["cards"], "card_ids": cards["card_ids"], "quarantined": quarantined,
+    }

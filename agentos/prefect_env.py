@@ -1,0 +1,52 @@
+"""Environment for Prefect, set before ``import prefect``: state in the workspace, no telemetry.
+
+Stage commands use the Prefect server ``agentos serve`` runs (recorded in the workspace runtime
+folder) or one the user configured with ``PREFECT_API_URL``; otherwise Prefect's ephemeral server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from pathlib import Path
+
+from agentos.workspace import Workspace
+
+DEFAULTS = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+}
+
+
+def server_file(home: Path) -> Path:
+    return Workspace(home).runtime / "prefect-server.json"
+
+
+def running_server(home: Path) -> str | None:
+    """API URL of the server ``agentos serve`` started for this workspace, if it answers."""
+    f = server_file(home)
+    if not f.exists():
+        return None
+    try:
+        url = json.loads(f.read_text())["api_url"]
+        with urllib.request.urlopen(url + "/health", timeout=2) as r:
+            return url if r.status == 200 else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def prepare(home: Path, *, quiet: bool = False) -> str | None:
+    """Set Prefect's environment for this workspace; returns the API URL in use (None: ephemeral)."""
+    for k, v in DEFAULTS.items():
+        os.environ.setdefault(k, v)
+    os.environ.setdefault("PREFECT_HOME", str(Workspace(home).runtime / "prefect"))
+    if quiet:
+        os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    if not os.environ.get("PREFECT_API_URL"):
+        url = running_server(home)
+        if url:
+            os.environ["PREFECT_API_URL"] = url
+    return os.environ.get("PREFECT_API_URL")

@@ -1,0 +1,88 @@
+"""Settings, read from ``AGENTOS_*`` environment variables and an optional TOML file.
+
+The file is ``$AGENTOS_HOME/agentos.toml`` (or ``AGENTOS_CONFIG``); environment variables win over it.
+Every field is described, so ``agentos config`` can show users what they can set.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+DEFAULT_EXPIRY_DAYS: dict[str, int | None] = {
+    "technical": 180,  # technical facts (configs, versions, ports) go stale
+    "fact": None,
+    "event": None,
+    "opinion": None,
+    "preference": None,  # preferences never expire
+    "axiom": None,  # axioms never expire
+}
+
+
+def _config_file() -> Path:
+    explicit = os.environ.get("AGENTOS_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("AGENTOS_HOME", "agentos-home")) / "agentos.toml"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTOS_", extra="ignore")
+
+    home: Path = Field(Path("agentos-home"), description="Workspace root (AGENTOS_HOME): agent-sync/ and agent-local/ live here.")
+    timezone: str = Field("Asia/Shanghai", description="IANA time zone for schedules and for deciding what 'yesterday' is.")
+    user: str = Field("default", description="User id whose memory the commands read and write.")
+    logs_dir: Path | None = Field(
+        None,
+        description="Working-memory folder with YYYY-MM-DD.md / .jsonl logs to digest. "
+        "Default: agent-sync/04_memory/working/<user> inside the workspace.",
+    )
+    hostname: str = Field(default_factory=lambda: socket.gethostname().split(".")[0] or "host",
+                          description="Host name used in index card names {hostname}_{YYYYMMDD}_{slug}.")
+    llm_base_url: str | None = Field(None, description="Optional OpenAI-compatible chat endpoint (…/v1) for fact extraction.")
+    llm_model: str = Field("qwen3-8b", description="Chat model name sent to the endpoint.")
+    llm_api_key: str | None = Field(None, description="Bearer token for the chat endpoint, if it needs one.")
+    llm_timeout_s: float = Field(60.0, description="Seconds before a chat request is abandoned (then the rules extractor is used).")
+    expiry_days: dict[str, int | None] = Field(
+        default_factory=lambda: dict(DEFAULT_EXPIRY_DAYS),
+        description="Days until a fact expires, by kind (technical, fact, event, opinion, preference, axiom); null = never.",
+    )
+    reinforce_step: float = Field(0.05, description="How much of the remaining gap to 1.0 a repeated fact gains in confidence.")
+    max_log_bytes: int = Field(20 * 1024 * 1024, description="Log files larger than this are quarantined, not read.")
+    include_today: bool = Field(False, description="Whether the nightly catch-up also digests today's (still growing) log.")
+    schedules: dict[str, str] = Field(
+        default_factory=dict,
+        description='Cron overrides by deployment name for `agentos serve`, e.g. {"daily-digest": "30 1 * * *"}; '
+        "unset ones keep deployments/prefect.yaml's.",
+    )
+    prefect_port: int = Field(4200, description="Port of the local Prefect server that `agentos serve` runs on 127.0.0.1.")
+
+    @field_validator("expiry_days", mode="after")
+    @classmethod
+    def _fill_expiry(cls, value: dict[str, int | None]) -> dict[str, int | None]:
+        return {**DEFAULT_EXPIRY_DAYS, **value}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=_config_file()))
+
+    def working_dir(self) -> Path:
+        if self.logs_dir is not None:
+            return Path(self.logs_dir)
+        return self.home / "agent-sync" / "04_memory" / "working" / self.user
+
+
+def load_settings(**overrides) -> Settings:
+    """Settings from the environment and config file, with explicit overrides (CLI flags, flow parameters)."""
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})

@@ -1,0 +1,137 @@
+"""Text tooling that treats Chinese as first-class: normalised keys, slugs, keywords, token estimates.
+
+Never an ASCII-only regex here: ``\\w`` is Unicode-aware in Python 3 and CJK ranges are spelled out
+where a class needs them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from pathlib import Path
+
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
+_CJK_CHAR = re.compile(f"[{CJK}]")
+_PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
+_LEADING_ARTICLES = re.compile(r"^(?:the|my|our|your|a|an|我的|我们的|咱们的|你的)\s*", re.IGNORECASE)
+_WORDISH = re.compile(rf"[{CJK}]|[^\W_]+", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """
+    的 了 和 是 在 我 你 他 她 它 我们 你们 他们 这 那 这个 那个 就 也 都 还 又 很 吧 吗 呢 啊 呀 哦 嗯 好 好的 一个
+    有 没有 不 要 会 能 可以 把 被 让 给 跟 对 说 想 去 来 到 上 下 里 中 与 及 或 而 但 但是 因为 所以 如果 然后 已经
+    什么 怎么 为什么 哪 哪里 谁 多少 一下 一些 一点 现在 今天 昨天 明天 时候 自己 东西 事情 觉得 知道 真的 非常 比较
+    the a an and or but if then so to of in on at for with by from as is are was were be been being it its this that
+    these those i me my we our you your he she they them his her their what which who whom how when where why do does
+    did done have has had not no yes ok okay just also very really can could will would should shall may might must
+    about into over than too more most some any all each there here up down out off again once only own same such
+    let lets get got go going gonna hey hi hello thanks thank oh yeah um well like im i'm it's that's
+    """.split()
+)
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def normalize_key(text: str) -> str:
+    """Matching key for subjects and objects: NFKC, case-folded, articles and punctuation dropped.
+
+    "我们的 服务器配置" and "服务器配置", "8C16G" and "８ｃ１６ｇ", "The DB port" and "db port" match.
+    """
+    s = nfkc(text).strip().casefold()
+    prev = None
+    while prev != s:
+        prev = s
+        s = _LEADING_ARTICLES.sub("", s).strip()
+    return _PUNCT_OR_SPACE.sub("", s)
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK_CHAR.search(text))
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough model-token count: one per CJK character, ~1.3 per other word, 1 per symbol run."""
+    cjk = len(_CJK_CHAR.findall(text))
+    words = len(re.findall(r"[^\W_]+", _CJK_CHAR.sub(" ", text), re.UNICODE))
+    return cjk + int(words * 1.3 + 0.5)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut to at most ``limit`` characters (code points, so Chinese is never split mid-character)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def slugify(text: str, max_len: int = 48) -> str:
+    """GitHub-style slug that keeps Chinese: lower-case, punctuation dropped, spaces to hyphens."""
+    s = nfkc(text).strip().lower()
+    s = re.sub(r"[^\w\- ]+", "", s, flags=re.UNICODE).replace("_", "-")
+    s = re.sub(r"[\s\-]+", "-", s).strip("-")
+    if len(s) > max_len:
+        s = s[:max_len].rstrip("-")
+    return s
+
+
+# -- jieba, loaded once per process, with its cache kept in the workspace runtime folder ----------------
+_jieba_lock = threading.Lock()
+_jieba_ready = False
+
+
+def configure_jieba(cache_dir: Path | None = None) -> None:
+    """Load jieba's dictionary once; cache it in ``cache_dir`` instead of the system temp folder."""
+    global _jieba_ready
+    with _jieba_lock:
+        if _jieba_ready:
+            return
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        if cache_dir is not None:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            jieba.dt.cache_file = str(Path(cache_dir) / "jieba.cache")
+        jieba.initialize()
+        _jieba_ready = True
+
+
+def words(text: str) -> list[str]:
+    """Content words: jieba precise mode, lower-cased, punctuation and stop words dropped."""
+    import jieba
+
+    configure_jieba()
+    out = []
+    for tok in jieba.lcut(nfkc(text)):
+        tok = tok.strip().lower()
+        if not tok or not _WORDISH.search(tok) or tok in STOPWORDS:
+            continue
+        out.append(tok)
+    return out
+
+
+def keywords(text: str, k: int = 8) -> list[str]:
+    """Top ``k`` keywords by TF-IDF (jieba's IDF table for Chinese; rarer-is-better default for the rest)."""
+    from jieba.analyse import default_tfidf
+
+    toks = words(text)
+    if not toks:
+        return []
+    idf, median = default_tfidf.idf_freq, default_tfidf.median_idf
+    tf: dict[str, int] = {}
+    for t in toks:
+        if len(t) < 2 and not has_cjk(t):
+            continue
+        if len(t) < 2 and has_cjk(t):
+            continue  # single characters carry little meaning on an index card
+        tf[t] = tf.get(t, 0) + 1
+    first = {t: i for i, t in reversed(list(enumerate(toks)))}
+    scored = sorted(tf, key=lambda t: (-tf[t] * idf.get(t, median), first[t]))
+    return scored[:k]
+
+
+def sentences(text: str) -> list[str]:
+    """Split on Chinese and Western sentence ends and line breaks; keeps the punctuation."""
+    parts = re.split(r"(?<=[。！？!?；;])\s*|\n+|(?<=[.])\s+(?=[A-Z\u4e00-\u9fff\"'“])", text)
+    return [p.strip() for p in parts if p and p.strip()]

@@ -1,0 +1,154 @@
+"""The workspace (``AGENTOS_HOME``): its folder tree, paths to every store, and ``init``.
+
+``agent-sync/`` is what a user syncs between machines (identity, knowledge, facts, summaries, logs);
+``agent-local/`` is private to this machine and rebuildable (raw archive, vector indexes, runtime).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+KNOWLEDGE_DIRS = [
+    "00_stream/inbox/knowledge/clipping",
+    "00_stream/inbox/knowledge/feed",
+    "00_stream/inbox/memory",
+    "00_stream/inbox/tools",
+    "00_stream/inbox/personal",
+    "01_daily",
+    *[f"10_concepts/{d}" for d in ("cs", "ai", "finance", "law", "medicine", "physics", "math", "business", "personal-insight")],
+    "20_methods",
+    "30_facts",
+    "40_references",
+    "50_resources",
+    "60_opinions",
+    "90_archive",
+    "99_system",
+]
+
+
+@dataclass(frozen=True)
+class Workspace:
+    home: Path
+
+    @property
+    def sync(self) -> Path:
+        return self.home / "agent-sync"
+
+    @property
+    def local(self) -> Path:
+        return self.home / "agent-local"
+
+    @property
+    def core(self) -> Path:
+        return self.sync / "01_core"
+
+    @property
+    def knowledge(self) -> Path:
+        return self.sync / "03_knowledge"
+
+    @property
+    def memory(self) -> Path:
+        return self.sync / "04_memory"
+
+    @property
+    def facts_db(self) -> Path:
+        return self.memory / "long_term" / "facts.db"
+
+    @property
+    def cards_dir(self) -> Path:
+        return self.memory / "cards"
+
+    @property
+    def summaries_dir(self) -> Path:
+        return self.memory / "daily_summaries"
+
+    @property
+    def logs(self) -> Path:
+        return self.memory / "logs"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.local / "memory" / "raw"
+
+    @property
+    def runtime(self) -> Path:
+        return self.local / "runtime"
+
+    def working_dir(self, user: str) -> Path:
+        return self.memory / "working" / user
+
+    def exists(self) -> bool:
+        return self.core.is_dir() and self.memory.is_dir()
+
+    def ensure(self) -> None:
+        """Create every folder of the tree (idempotent; never touches existing files)."""
+        dirs = [
+            self.core,
+            self.sync / "02_skills",
+            *[self.knowledge / d for d in KNOWLEDGE_DIRS],
+            self.facts_db.parent,
+            self.cards_dir,
+            self.summaries_dir,
+            self.logs,
+            self.memory / "working",
+            self.raw_dir,
+            self.local / "vector_db" / "local",
+            self.local / "vector_db" / "global",
+            self.local / "materials",
+            self.runtime,
+        ]
+        for d in dirs:
+            d.mkdir(parents=True, exist_ok=True)
+
+
+def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end_day=None) -> dict:
+    """Create the workspace tree and identity templates; with ``demo``, also sample logs.
+
+    Existing files are left as they are: running init twice, or on a synced folder, loses nothing.
+    """
+    from agentos.demo import core_templates, write_demo_logs
+
+    ws = Workspace(Path(home))
+    ws.ensure()
+    written = []
+    for name, text in core_templates().items():
+        path = ws.core / name
+        if not path.exists():
+            path.write_text(text, encoding="utf-8")
+            written.append(str(path))
+    demo_files: list[str] = []
+    if demo:
+        import datetime as _dt
+
+        target = ws.working_dir(user)
+        target.mkdir(parents=True, exist_ok=True)
+        if not any(target.iterdir()):
+            end = end_day or (_dt.date.today() - _dt.timedelta(days=1))
+            demo_files = [str(p) for p in write_demo_logs(target, end_day=end)]
+    return {"home": str(ws.home), "templates_written": written, "demo_logs": demo_files}
+
+
+class workspace_lock:
+    """An exclusive lock on the workspace's writers (held across one day's digest).
+
+    A scheduled run and a manual CLI run on the same day wait for each other instead of interleaving
+    card and summary writes. Released when the process exits, even on a crash.
+    """
+
+    def __init__(self, home: Path, name: str = "writer"):
+        self.path = Workspace(Path(home)).runtime / f"{name}.lock"
+
+    def __enter__(self):
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = open(self.path, "a")
+        fcntl.flock(self._f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self._f, fcntl.LOCK_UN)
+        self._f.close()

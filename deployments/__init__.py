@@ -1,0 +1,1 @@
+"""Deployment definitions (prefect.yaml) and ``agentos serve``, the embedded default."""

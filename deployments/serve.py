@@ -1,0 +1,108 @@
+"""``agentos serve``: the embedded default. One command keeps a local Prefect server (with its UI) on
+127.0.0.1 and serves every deployment of ``prefect.yaml`` on its schedule, in the configured time zone.
+
+Prefect's ephemeral mode refuses to schedule ("Cannot schedule flows on an ephemeral server"), so this
+starts a real ``prefect server start`` whose state lives in the workspace runtime folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from agentos import prefect_env
+from agentos.settings import Settings
+from agentos.workspace import Workspace
+
+PREFECT_YAML = Path(__file__).with_name("prefect.yaml")
+
+
+def load_deployment_specs(path: Path = PREFECT_YAML) -> list[dict]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["deployments"]
+
+
+def wait_healthy(api_url: str, proc: subprocess.Popen, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"prefect server exited with code {proc.returncode}; see its log in the workspace runtime folder")
+        try:
+            with urllib.request.urlopen(api_url + "/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"Prefect server at {api_url} did not become healthy in {timeout:.0f} s")
+
+
+def start_server(settings: Settings, port: int) -> tuple[subprocess.Popen, str]:
+    ws = Workspace(settings.home)
+    api_url = f"http://127.0.0.1:{port}/api"
+    log = open(ws.runtime / "prefect-server.log", "ab")
+    env = {**os.environ, "PREFECT_API_URL": ""}  # the server itself must not point at another server
+    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port), "--analytics-off"],
+                            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        wait_healthy(api_url, proc)
+    except RuntimeError:
+        proc.terminate()
+        raise
+    prefect_env.server_file(settings.home).write_text(json.dumps({"api_url": api_url, "pid": proc.pid}))
+    return proc, api_url
+
+
+def build_deployments(settings: Settings, specs: list[dict]):
+    """``RunnerDeployment`` objects from the yaml specs, with this workspace's time zone and crons."""
+    from prefect.flows import load_flow_from_entrypoint
+    from prefect.schedules import Cron
+
+    out = []
+    for spec in specs:
+        flow = load_flow_from_entrypoint(spec["entrypoint"])
+        schedules = []
+        for s in spec.get("schedules") or []:
+            cron = settings.schedules.get(spec["name"], s["cron"])
+            schedules.append(Cron(cron, timezone=settings.timezone, active=s.get("active", True)))
+        out.append(flow.to_deployment(name=spec["name"], description=spec.get("description"), tags=spec.get("tags"),
+                                      parameters=spec.get("parameters") or {}, schedules=schedules or None,
+                                      concurrency_limit=spec.get("concurrency_limit")))
+    return out
+
+
+def serve(settings: Settings, *, port: int | None = None, project_dir: Path) -> int:
+    prefect_env.prepare(settings.home)
+    os.environ.pop("PREFECT_API_URL", None)
+    os.chdir(project_dir)  # entrypoints are paths relative to the project root
+    port = port or settings.prefect_port
+    print(f"[agentos] starting Prefect server on 127.0.0.1:{port} (state in {os.environ['PREFECT_HOME']})", flush=True)
+    proc, api_url = start_server(settings, port)
+    os.environ["PREFECT_API_URL"] = api_url
+    # Scheduled runs are subprocesses: they must see the same workspace and settings.
+    os.environ["AGENTOS_HOME"] = str(Path(settings.home).resolve())
+    os.environ["AGENTOS_USER"] = settings.user
+    try:
+        from prefect import serve as prefect_serve
+
+        deployments = build_deployments(settings, load_deployment_specs())
+        print(f"[agentos] UI: http://127.0.0.1:{port}  serving: " + ", ".join(d.name for d in deployments)
+              + f" (time zone {settings.timezone})", flush=True)
+        prefect_serve(*deployments, print_starting_message=False)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            proc.kill()
+        prefect_env.server_file(settings.home).unlink(missing_ok=True)
+    return 0

@@ -1,0 +1,99 @@
+"""``daily-digest`` and ``backfill``: a day's logs into L3 raw, L2 facts and L1 cards."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from prefect import flow, get_run_logger
+
+from agentos.settings import Settings, load_settings
+from agentos.workspace import Workspace, workspace_lock
+from tasks import digest as t
+
+
+def yesterday(settings: Settings) -> date:
+    return datetime.now(ZoneInfo(settings.timezone)).date() - timedelta(days=1)
+
+
+def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+    """The stages of one day, in order (called inside a flow run)."""
+    with workspace_lock(settings.home):
+        inp = t.read_day(settings, user, day, folder)
+        raw_refs = t.archive_day(settings, inp)
+        extractor = "rules"
+        if settings.llm_base_url:
+            state = t.extract_model(settings, inp, return_state=True)
+            if state.is_completed():
+                candidates, extractor = state.result(), f"llm:{settings.llm_model}"
+            else:  # the model failed after its retries: the deterministic extractor carries the day
+                candidates, extractor = t.extract_rules(inp), "rules (model failed)"
+        else:
+            candidates = t.extract_rules(inp)
+        facts = t.write_facts(settings, inp, candidates, raw_refs)
+        cards = t.write_cards(settings, inp, candidates, facts["fact_ids"], raw_refs)
+        quarantined = t.record_problems(settings, inp, run)
+        t.mark_digested(settings, inp, raw_refs)
+    from agentos.digest import summarize
+
+    result = summarize(inp, candidates, facts, cards, quarantined, extractor)
+    t.publish_artifact(result)
+    return result
+
+
+def _setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
+    settings = load_settings(user=user, logs_dir=logs_dir)
+    Workspace(settings.home).ensure()
+    return settings, settings.user, settings.working_dir()
+
+
+@flow(name="daily-digest", log_prints=False)
+def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str | None = None) -> dict:
+    """Digest one day's working-memory logs into facts (L2), the raw archive (L3) and index cards (L1).
+
+    Re-running a day changes nothing; a day without logs is a clean no-op.
+
+    Args:
+        day: The day to digest (YYYY-MM-DD). Empty: yesterday in the configured time zone.
+        user: User id whose memory is written. Empty: AGENTOS_USER (default "default").
+        logs_dir: Folder holding YYYY-MM-DD.md / .jsonl logs. Empty: the workspace's working-memory folder for the user.
+    """
+    settings, user, folder = _setup(user, logs_dir)
+    day = day or yesterday(settings)
+    result = digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
+    get_run_logger().info("digest %s: %s facts added, %s superseded, %s conflicts, %s quarantined", day,
+                          result["facts_added"], result["facts_superseded"], result["conflicts"], len(result["quarantined"]))
+    return result
+
+
+@flow(name="backfill", log_prints=False)
+def backfill(start: date, end: date, user: str | None = None, logs_dir: str | None = None) -> dict:
+    """Digest every day from start to end (inclusive) in date order: supersession depends on order.
+
+    Days already digested are left exactly as they are; days without logs are skipped cleanly.
+
+    Args:
+        start: First day (YYYY-MM-DD).
+        end: Last day (YYYY-MM-DD), inclusive.
+        user: User id whose memory is written. Empty: AGENTOS_USER.
+        logs_dir: Folder holding the daily logs. Empty: the workspace's working-memory folder for the user.
+    """
+    if end < start:
+        raise ValueError(f"backfill: end {end} is before start {start}")
+    settings, user, folder = _setup(user, logs_dir)
+    from agentos.logformat import list_days
+
+    days = [d for d in list_days(folder) if start <= d <= end]
+    results = []
+    for i, day in enumerate(days, 1):
+        results.append(digest_one_day(settings, user, day, folder, run=f"backfill {day}"))
+        get_run_logger().info("backfill %d/%d: %s done", i, len(days), day)
+    return combine(user, results)
+
+
+def combine(user: str, results: list[dict]) -> dict:
+    keys = ("lines_read", "turns", "facts_added", "facts_reinforced", "facts_superseded", "conflicts", "already_applied", "cards")
+    total = {k: sum(r[k] for r in results) for k in keys}
+    return {"user": user, "days": [r["day"] for r in results], **total,
+            "quarantined": [q for r in results for q in r["quarantined"]], "per_day": results}

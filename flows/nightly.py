@@ -1,0 +1,31 @@
+"""``nightly``: the chain of nightly stages. For now: digest every new or changed day (catch-up)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from prefect import flow, get_run_logger
+
+from agentos.digest import pending_days
+from flows.digest import _setup, combine, digest_one_day, yesterday
+
+
+@flow(name="nightly", log_prints=False)
+def nightly(user: str | None = None, logs_dir: str | None = None, include_today: bool | None = None) -> dict:
+    """Run the nightly chain: digest every day whose logs are new or changed (so nights the machine was
+    off are caught up), up to yesterday. Later stages (collect, refine, index rebuild) join this chain.
+
+    Args:
+        user: User id whose memory is written. Empty: AGENTOS_USER.
+        logs_dir: Folder holding the daily logs. Empty: the workspace's working-memory folder for the user.
+        include_today: Also digest today's log, which may still be growing. Empty: AGENTOS_INCLUDE_TODAY (false).
+    """
+    settings, user, folder = _setup(user, logs_dir)
+    today = datetime.now(ZoneInfo(settings.timezone)).date()
+    until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)
+    days = pending_days(settings, user, folder, until)
+    log = get_run_logger()
+    log.info("nightly: %d day(s) to digest for %s", len(days), user)
+    results = [digest_one_day(settings, user, d, folder, run=f"nightly {d}") for d in days]
+    return {"stages": ["digest"], "digest": combine(user, results)}

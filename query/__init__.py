@@ -1,0 +1,1 @@
+"""The thin read path (layered retrieval). Nothing here imports Prefect."""

@@ -1,0 +1,1 @@
+"""The stores, each behind a narrow interface. Nothing here imports Prefect."""

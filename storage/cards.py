@@ -1,0 +1,74 @@
+"""L1 index cards and daily summaries, as Markdown files with frontmatter (Obsidian-readable).
+
+Cards live in ``04_memory/cards/<user>/{hostname}_{YYYYMMDD}_{slug}.md``; a day's set is replaced as
+a whole when that day is digested again, and a file is only rewritten when its content changed, so a
+re-run leaves every file (and its modification time) as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import date
+from pathlib import Path
+
+import frontmatter
+
+from storage.raw_archive import safe_name
+
+
+def _write_if_changed(path: Path, text: str) -> bool:
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    return True
+
+
+def render(meta: dict, body: str) -> str:
+    return frontmatter.dumps(frontmatter.Post(body, **meta)) + "\n"
+
+
+class CardStore:
+    def __init__(self, cards_dir: Path, summaries_dir: Path):
+        self.cards_dir = Path(cards_dir)
+        self.summaries_dir = Path(summaries_dir)
+
+    def user_dir(self, user: str) -> Path:
+        return self.cards_dir / safe_name(user)
+
+    def replace_day(self, user: str, hostname: str, day: date, cards: list[tuple[str, dict, str]]) -> dict:
+        """Write ``(card_id, meta, body)`` cards for one day and drop this host's stale cards of that day."""
+        folder = self.user_dir(user)
+        prefix = f"{hostname}_{day.strftime('%Y%m%d')}_"
+        wanted = {}
+        for card_id, meta, body in cards:
+            safe_name(card_id + ".md")
+            wanted[card_id + ".md"] = render(meta, body)
+        written = sum(_write_if_changed(folder / name, text) for name, text in wanted.items())
+        removed = 0
+        if folder.is_dir():
+            for p in folder.glob(prefix + "*.md"):
+                if p.name not in wanted:
+                    p.unlink()
+                    removed += 1
+        return {"cards": len(wanted), "written": written, "removed": removed}
+
+    def read(self, user: str, card_id: str) -> frontmatter.Post:
+        return frontmatter.load(self.user_dir(user) / f"{safe_name(card_id)}.md")
+
+    def list(self, user: str, day: date | None = None) -> list[Path]:
+        folder = self.user_dir(user)
+        if not folder.is_dir():
+            return []
+        pattern = f"*_{day.strftime('%Y%m%d')}_*.md" if day else "*.md"
+        return sorted(folder.glob(pattern))
+
+    def write_summary(self, user: str, day: date, meta: dict, body: str) -> bool:
+        return _write_if_changed(self.summaries_dir / safe_name(user) / f"{day.isoformat()}.md", render(meta, body))
+
+    def summary_path(self, user: str, day: date) -> Path:
+        return self.summaries_dir / safe_name(user) / f"{day.isoformat()}.md"

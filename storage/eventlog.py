@@ -1,0 +1,48 @@
+"""Append-only text logs in ``04_memory/logs/``: errors.log, conflicts.log, quarantine.jsonl.
+
+Lines are appended whole under an exclusive lock, so two runs writing at once never interleave.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from pathlib import Path
+
+from agentos.domain import now_iso
+
+
+def append_lines(path: Path, lines: list[str]) -> None:
+    if not lines:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.write("".join(line.rstrip("\n") + "\n" for line in lines))
+        fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def log_errors(logs_dir: Path, run: str, problems: list) -> None:
+    stamp = now_iso()
+    append_lines(logs_dir / "errors.log", [f"{stamp} {run} {p.severity.upper()} {p}" for p in problems])
+
+
+def log_conflicts(logs_dir: Path, lines: list[str]) -> None:
+    stamp = now_iso()
+    append_lines(logs_dir / "conflicts.log", [f"{stamp} {line}" for line in lines])
+
+
+def record_quarantine(logs_dir: Path, entries: list[dict]) -> int:
+    """Add entries to quarantine.jsonl unless the same (file sha, file, line, reason) is already there."""
+    path = logs_dir / "quarantine.jsonl"
+    seen = set()
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            seen.add((e.get("sha256"), e.get("file"), e.get("line"), e.get("reason")))
+    new = [e for e in entries if (e.get("sha256"), e.get("file"), e.get("line"), e.get("reason")) not in seen]
+    append_lines(path, [json.dumps({**e, "recorded_at": now_iso()}, ensure_ascii=False) for e in new])
+    return len(new)

@@ -1,0 +1,99 @@
+"""L3: the raw archive. Immutable copies of each day's logs, read back by line range.
+
+Layout: ``agent-local/memory/raw/<user>/<YYYY-MM-DD>/r<N>/<file name>`` plus ``index.json`` per day.
+A log that changes after it was archived becomes revision N+1; earlier revisions stay as they were.
+Archived files are made read-only. A reference (``raw_ref``) is ``<user>/<day>/r<N>/<name>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from agentos.domain import now_iso
+
+
+class ArchiveError(Exception):
+    """A raw reference that does not resolve to an archived file."""
+
+
+def safe_name(name: str) -> str:
+    """A path component we are willing to create: no separators, no '..', no control characters."""
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name or any(ord(c) < 32 for c in name) or len(name) > 200:
+        raise ArchiveError(f"unsafe name for the archive: {name!r}")
+    return name
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class Archived:
+    ref: str
+    revision: int
+    sha256: str
+    new: bool  # False when these exact bytes were already archived
+
+
+class RawArchive:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _day_dir(self, user: str, day: date) -> Path:
+        return self.root / safe_name(user) / day.isoformat()
+
+    def _index(self, day_dir: Path) -> dict:
+        p = day_dir / "index.json"
+        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+
+    def archive(self, user: str, day: date, name: str, data: bytes) -> Archived:
+        day_dir = self._day_dir(user, day)
+        safe_name(name)
+        sha = hashlib.sha256(data).hexdigest()
+        index = self._index(day_dir)
+        revisions = index.get(name, [])
+        for rev in revisions:
+            if rev["sha256"] == sha:
+                return Archived(rev["ref"], rev["revision"], sha, new=False)
+        n = max((r["revision"] for r in revisions), default=0) + 1
+        ref = f"{user}/{day.isoformat()}/r{n}/{name}"
+        target = self.root / ref
+        _atomic_write(target, data)
+        target.chmod(0o444)
+        revisions.append({"revision": n, "ref": ref, "sha256": sha, "bytes": len(data), "archived_at": now_iso()})
+        index[name] = revisions
+        _atomic_write(day_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
+        return Archived(ref, n, sha, new=True)
+
+    def path_of(self, ref: str) -> Path:
+        parts = ref.split("/")
+        if len(parts) != 4 or not parts[2].startswith("r"):
+            raise ArchiveError(f"not a raw reference: {ref!r} (expected <user>/<day>/r<N>/<file>)")
+        for p in parts:
+            safe_name(p)
+        path = self.root / ref
+        if not path.is_file():
+            raise ArchiveError(f"no archived file for {ref!r}")
+        return path
+
+    def read_lines(self, ref: str, start: int = 1, end: int | None = None) -> list[str]:
+        """Lines ``start``..``end`` (1-based, inclusive) of an archived file."""
+        if start < 1 or (end is not None and end < start):
+            raise ArchiveError(f"bad line range {start}-{end}")
+        lines = self.path_of(ref).read_text(encoding="utf-8").splitlines()
+        return lines[start - 1 : end]
+
+    def revisions(self, user: str, day: date) -> dict[str, list[dict]]:
+        return self._index(self._day_dir(user, day))

@@ -1,0 +1,88 @@
+"""The digest stages as Prefect tasks. Logic lives in ``agentos.digest``; these add names and retries.
+
+Caching is off: inputs are whole days of text, and re-running a day must re-check the stores.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NONE
+
+from agentos import digest
+from agentos.digest import DayInput
+from agentos.domain import Candidate
+from agentos.settings import Settings
+
+
+@task(name="read-day-logs", cache_policy=NONE)
+def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput:
+    return digest.read_day(settings, user, day, folder)
+
+
+@task(name="archive-raw-l3", cache_policy=NONE, retries=2, retry_delay_seconds=1)
+def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
+    return digest.archive_day(settings, inp)
+
+
+@task(name="extract-facts-rules", cache_policy=NONE)
+def extract_rules(inp: DayInput) -> list[Candidate]:
+    return digest.extract_rules(inp)
+
+
+@task(name="extract-facts-model", cache_policy=NONE, retries=2, retry_delay_seconds=2)
+def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
+    return digest.extract_model(settings, inp)
+
+
+@task(name="write-facts-l2", cache_policy=NONE, retries=2, retry_delay_seconds=1)
+def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
+    return digest.write_facts(settings, inp, candidates, raw_refs)
+
+
+@task(name="write-cards-l1", cache_policy=NONE, retries=2, retry_delay_seconds=1)
+def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list, raw_refs: dict[str, str]) -> dict:
+    return digest.write_cards(settings, inp, candidates, fact_ids, raw_refs)
+
+
+@task(name="record-quarantine", cache_policy=NONE)
+def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
+    return digest.record_problems(settings, inp, run)
+
+
+@task(name="mark-digested", cache_policy=NONE)
+def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
+    digest.mark_digested(settings, inp, raw_refs)
+
+
+@task(name="publish-digest-artifact", cache_policy=NONE)
+def publish_artifact(result: dict) -> str:
+    from prefect.artifacts import create_markdown_artifact
+
+    return str(create_markdown_artifact(key=artifact_key("digest", result["user"], result["day"]), markdown=digest_markdown(result),
+                                        description=f"Daily digest of {result['day']} for {result['user']}"))
+
+
+def artifact_key(kind: str, user: str, day: str) -> str:
+    """Artifact keys allow only a-z, 0-9 and '-': non-ASCII user ids are replaced by a short hash."""
+    import hashlib
+    import re
+
+    slug = re.sub(r"[^a-z0-9]+", "-", user.lower()).strip("-")
+    if not slug or slug != user.lower():
+        slug = (slug + "-" if slug else "u") + hashlib.sha1(user.encode()).hexdigest()[:8]
+    return f"{kind}-{slug}-{day}"
+
+
+def digest_markdown(r: dict) -> str:
+    rows = [("files", ", ".join(r["files"]) or "(none)"), ("lines read", r["lines_read"]), ("turns", r["turns"]),
+            ("extractor", r["extractor"]), ("facts added", r["facts_added"]), ("facts reinforced", r["facts_reinforced"]),
+            ("facts superseded", r["facts_superseded"]), ("conflicts", r["conflicts"]),
+            ("already applied (re-run)", r["already_applied"]), ("cards", r["cards"]), ("files/lines quarantined", len(r["quarantined"]))]
+    md = [f"# Daily digest {r['day']} · {r['user']}", "", "| measure | value |", "|---|---|"]
+    md += [f"| {k} | {v} |" for k, v in rows]
+    if r["quarantined"]:
+        md += ["", "## Quarantined", *[f"- `{q}`" for q in r["quarantined"]]]
+    return "\n".join(md) + "\n"

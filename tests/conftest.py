@@ -1,0 +1,78 @@
+"""Shared test fixtures.
+
+``eval_dir``: the public evaluation data (``shared/eval`` next to the repository, or $AGENTOS_EVAL_DIR).
+Tests that need it skip, saying why, when it is absent: the project must test without it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
+
+
+def eval_path() -> Path:
+    if os.environ.get("AGENTOS_EVAL_DIR"):
+        return Path(os.environ["AGENTOS_EVAL_DIR"])
+    for candidate in (DEFAULT_EVAL_DIR, Path("/work/shared/eval")):
+        if candidate.is_dir():
+            return candidate
+    return DEFAULT_EVAL_DIR
+
+
+@pytest.fixture
+def eval_dir() -> Path:
+    path = eval_path()
+    if not path.is_dir():
+        pytest.skip(f"evaluation data not found at {path} (set AGENTOS_EVAL_DIR to the shared/eval folder)")
+    return path
+
+
+# -- shared fixtures for the digest ---------------------------------------------------------------------
+import datetime as _dt  # noqa: E402
+
+DEMO_END = _dt.date(2026, 11, 29)
+
+
+@pytest.fixture
+def demo_home(tmp_path, monkeypatch):
+    """A fresh workspace with the demo logs (8+ days ending DEMO_END), selected through AGENTOS_HOME."""
+    from agentos.workspace import init_workspace
+
+    home = tmp_path / "home"
+    init_workspace(home, demo=True, end_day=DEMO_END)
+    monkeypatch.setenv("AGENTOS_HOME", str(home))
+    monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
+    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory):
+    """One temporary Prefect server for the whole session (starting one costs ~20 s)."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+def snapshot(home: Path) -> dict:
+    """Every byte and modification time under the stores a re-run must leave as they were."""
+    import sqlite3
+
+    out = {}
+    for sub in ("agent-sync/04_memory/cards", "agent-sync/04_memory/daily_summaries", "agent-local/memory/raw"):
+        for p in sorted((home / sub).rglob("*")):
+            if p.is_file():
+                out[str(p.relative_to(home))] = (p.read_bytes(), p.stat().st_mtime_ns)
+    con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
+    for table in ("facts", "evidence", "conflicts", "digested"):
+        out[table] = con.execute(f"select * from {table} order by rowid").fetchall()
+    con.close()
+    return out

@@ -1,0 +1,42 @@
+"""The scaled setup end to end: a real Prefect server, deployments from deployments/prefect.yaml, a
+process worker, and a triggered digest run that completes with facts written."""
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tests.prefect_server import PROJECT, PrefectServer, flow_runs
+
+PREFECT = [sys.executable, "-m", "prefect"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = PrefectServer(tmp_path / "prefect-home")
+    yield srv
+    srv.stop()
+
+
+def run(cmd, env, timeout=300):
+    p = subprocess.run(cmd, cwd=PROJECT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, f"{cmd} failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+    return p.stdout
+
+
+def test_deploy_from_prefect_yaml_and_run_on_a_process_worker(server, demo_home):
+    env = server.client_env(AGENTOS_HOME=str(demo_home), AGENTOS_HOSTNAME="testhost")
+    run(PREFECT + ["work-pool", "create", "agentos-local", "--type", "process"], env)
+    run(PREFECT + ["work-pool", "set-concurrency-limit", "agentos-local", "1"], env)
+    out = run(PREFECT + ["--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"], env)
+    for name in ("daily-digest/daily-digest", "backfill/backfill", "nightly/nightly"):
+        assert name in out
+    inspect = run(PREFECT + ["deployment", "inspect", "daily-digest/daily-digest"], env)
+    assert "0 2 * * *" in inspect and "Asia/Shanghai" in inspect
+    run(PREFECT + ["deployment", "run", "daily-digest/daily-digest", "--param", "day=2026-11-24"], env)
+    run(PREFECT + ["worker", "start", "--pool", "agentos-local", "--run-once"], env, timeout=400)
+    (fr,) = [r for r in flow_runs(server.url) if r["state"]["type"] != "SCHEDULED"]
+    assert fr["state"]["type"] == "COMPLETED", fr["state"]
+    con = sqlite3.connect(demo_home / "agent-sync/04_memory/long_term/facts.db")
+    assert con.execute("select count(*) from facts where source_day='2026-11-24'").fetchone()[0] > 0

@@ -1,0 +1,81 @@
+"""The Prefect flows, run for real on a temporary Prefect server: stages, artifacts, idempotency, retries."""
+
+import asyncio
+import json
+from datetime import date
+
+import pytest
+
+from tests.chat_server import ChatServer
+from tests.conftest import DEMO_END, snapshot
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
+    from prefect.client.orchestration import get_client
+
+    from flows.digest import daily_digest
+
+    day = date(2026, 11, 22)
+    r = daily_digest(day=day)
+    assert r["turns"] > 0 and r["facts_added"] > 0 and r["cards"] > 0 and r["quarantined"] == []
+    assert (demo_home / "agent-sync/04_memory/daily_summaries/default/2026-11-22.md").exists()
+    assert any((demo_home / "agent-sync/04_memory/cards/default").glob("testhost_20261122_*.md"))
+    assert any((demo_home / "agent-local/memory/raw/default/2026-11-22").rglob("2026-11-22.md"))
+
+    async def latest():
+        async with get_client() as c:
+            return await c.read_latest_artifacts()
+
+    arts = [a for a in asyncio.run(latest()) if a.key == "digest-default-2026-11-22"]
+    assert arts and "facts added" in arts[0].data
+
+
+def test_missing_day_is_a_clean_noop(demo_home):
+    from flows.digest import daily_digest
+
+    r = daily_digest(day=date(2020, 1, 1))
+    assert (r["files"], r["turns"], r["facts_added"], r["quarantined"]) == ([], 0, 0, [])
+
+
+def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
+    from flows.digest import backfill
+
+    first = backfill(start=date(2026, 11, 1), end=DEMO_END)
+    assert len(first["days"]) >= 8 and first["facts_superseded"] >= 2 and first["conflicts"] >= 1
+    assert any("invalid JSON" in q for q in first["quarantined"])
+    before = snapshot(demo_home)
+    again = backfill(start=date(2026, 11, 1), end=DEMO_END)
+    assert again["facts_added"] == again["facts_superseded"] == again["conflicts"] == again["facts_reinforced"] == 0
+    assert again["already_applied"] > 0
+    assert snapshot(demo_home) == before
+
+
+def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
+    from flows.nightly import nightly
+
+    r = nightly()
+    assert r["stages"] == ["digest"] and len(r["digest"]["days"]) >= 8
+    assert nightly()["digest"]["days"] == []
+
+
+def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
+    from flows.digest import daily_digest
+
+    facts = {"facts": [{"turn": 0, "subject": "user", "predicate": "name", "object": "林晓", "nature": "fact",
+                        "confidence": 0.9, "explicitness": "stated"}]}
+    with ChatServer([(500, ""), (500, ""), (200, json.dumps(facts, ensure_ascii=False))]) as srv:
+        monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)
+        r = daily_digest(day=date(2026, 11, 22))
+        assert len(srv.requests) == 3
+    assert r["extractor"].startswith("llm:") and r["facts_added"] == 1
+
+
+def test_model_failure_falls_back_to_rules(demo_home, monkeypatch):
+    from flows.digest import daily_digest
+
+    with ChatServer([(200, "no json here")]) as srv:
+        monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)
+        r = daily_digest(day=date(2026, 11, 22))
+    assert r["extractor"] == "rules (model failed)" and r["facts_added"] > 0

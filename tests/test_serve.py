@@ -1,0 +1,48 @@
+"""``agentos serve``: one command keeps a local Prefect server up and serves the deployments; a cron
+schedule really fires a run that digests yesterday's logs."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from agentos.workspace import init_workspace
+from tests.prefect_server import PROJECT, base_env, flow_runs, free_port, wait_health
+
+
+def test_serve_fires_a_cron_schedule(tmp_path):
+    home = tmp_path / "home"
+    yesterday = datetime.now(ZoneInfo("Asia/Shanghai")).date() - timedelta(days=1)
+    init_workspace(home, demo=True, end_day=yesterday)
+    port = free_port()
+    env = base_env(tmp_path / "prefect-home")
+    env.update(AGENTOS_HOME=str(home), AGENTOS_HOSTNAME="testhost", PREFECT_RUNNER_POLL_FREQUENCY="2",
+               AGENTOS_SCHEDULES=json.dumps({"daily-digest": "* * * * *"}))
+    log = open(tmp_path / "serve.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "agentos.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/api"
+    try:
+        wait_health(url, proc=proc)
+        assert json.loads((home / "agent-local/runtime/prefect-server.json").read_text())["api_url"] == url
+        done = None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and done is None:
+            time.sleep(3)
+            done = next((r for r in flow_runs(url) if r["auto_scheduled"] and r["state"]["type"] == "COMPLETED"), None)
+        assert done is not None, (tmp_path / "serve.log").read_text()[-4000:]
+        con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
+        assert con.execute("select count(*) from facts where source_day=?", [yesterday.isoformat()]).fetchone()[0] > 0
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+    assert not (home / "agent-local/runtime/prefect-server.json").exists()
