@@ -20,6 +20,7 @@ install-test: $(VENV)/.test
 
 $(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements/bootstrap.txt
 
 $(VENV)/.run: $(VENV)/bin/python requirements/run.txt constraints.txt pyproject.toml
 	$(PIP) -r requirements/run.txt

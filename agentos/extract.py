@@ -75,6 +75,12 @@ class _Source:
         if text.isascii():
             self.norm, self._idx = text, None
             return
+        norm = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+        if len(norm) == len(text) and all(
+            a == b or unicodedata.normalize("NFKC", a).translate(_QUOTES) == b for a, b in zip(text, norm)
+        ):
+            self.norm, self._idx = norm, None  # one character for one: positions need no map (the usual case)
+            return
         parts: list[str] = []
         idx: list[int] = []
         for i, ch in enumerate(text):
@@ -170,6 +176,7 @@ _ZH_ROLE = (
     r"摄影师|音乐人|顾问|职员|员工|工人|农民|军人|公务员|自由职业者|创业者|运维|咨询师|社工|志愿者|家庭主妇|"
     r"全职妈妈|全职爸爸|宝妈|博主|运营|策划|数据分析师|CEO|CTO|COO|CFO|HR"
 )
+_EN_ADV_NO_DO = _EN_ADV.replace("|do|", "|")  # "I will do some exercises": "do" is the verb there
 _EN_ROLE = (
     r"engineer|developer|programmer|coder|architect|designer|manager|director|student|teacher|professor|"
     r"lecturer|tutor|doctor|physician|surgeon|nurse|dentist|pharmacist|therapist|counselor|counsellor|"
@@ -254,6 +261,33 @@ _CORRECTION = re.compile(
 _CORRECTION_WEAK = re.compile(r"其实|实际上|事实上|\bactually\b|\bin\s+fact\b", re.I)
 
 
+def _has_any(text: str, keys: tuple[str, ...]) -> bool:
+    """Cheap keyword pre-check (substring tests) before an expensive alternation regex runs."""
+    for k in keys:
+        if k in text:
+            return True
+    return False
+
+
+# Every branch of _CORRECTION / _HYPOTHETICAL / _CORRECTION_WEAK contains one of these (lower-cased) keywords.
+_CORRECTION_KEYS = (
+    "不对", "不是", "更正", "纠正", "错了", "应该是", "准确", "确切", "correction", "meant", "sorry", "no", "wrong",
+    "mistake", "my bad", "scratch", "misspoke", "make that", "it's", "isn't",
+)
+_HYPOTHETICAL_KEYS = (
+    "如果", "假如", "假设", "假使", "要是", "万一", "倘若", "若是", "哪怕", "if", "suppos", "imagine", "in case", "assuming",
+)
+_CORRECTION_WEAK_KEYS = ("其实", "实际上", "事实上", "actually", "in fact")
+
+
+def _hypothetical(sent: "_Sentence") -> bool:
+    return _has_any(sent.lower, _HYPOTHETICAL_KEYS) and bool(_HYPOTHETICAL.search(sent.s))
+
+
+def _weak_correction(sent: "_Sentence") -> re.Match[str] | None:
+    return _CORRECTION_WEAK.search(sent.s) if _has_any(sent.lower, _CORRECTION_WEAK_KEYS) else None
+
+
 def _technical(*texts: str) -> bool:
     return any(t and _TECH.search(t) for t in texts)
 
@@ -277,7 +311,9 @@ _EN_BREAK = re.compile(
 )
 _EN_COMMA = re.compile(r"\s*,")
 _TRIM_LEAD = re.compile(r"[\s,.:;!?~\-了是为着]+")
-_TRIM_TAIL = re.compile(r"(?:[\s,.:;!?~\-。]|(?<=[" + CJK + r"\w\s])(?:了|啦|呀|啊|哦|喔|吧|呢|嘛|哈|哟|的啦|咯|呐)(?=[\s,.:;!?~。]*$))+$")
+_TRIM_TAIL = re.compile(
+    r"(?:[\s,.:;!?~\-。]|(?<=[" + CJK + r"\w\s])(?:了|啦|呀|啊|哦|喔|吧|呢|嘛|哈|哟|的啦|咯|呐)(?=[\s,.:;!?~。]*$))+$"
+)
 
 
 _CLOSING = {'"': '"', "《": "》", "'": "'"}
@@ -345,7 +381,10 @@ _EN_LIST_SEP = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.I)
 # A list inside a prepositional phrase ("在海滩、山脉和湖泊附近拍摄") is one thing, not three.
 _ZH_PP_START = re.compile(r"[在和跟与去到用对给为从把向往]")
 # An English item that starts with an adverb or a verb of its own ends the list ("..., and often focus on").
-_EN_ITEM_STOP = re.compile(r"(?:often|usually|sometimes|always|also|then|still|even|really|just|especially|so|but)\b", re.I)
+_EN_PP_END = re.compile(r"\s(?:near|in|at|on|around|by|from)\s+[\w\-']+$", re.I)
+_EN_ITEM_STOP = re.compile(
+    r"(?:often|usually|sometimes|always|also|then|still|even|really|just|especially|so|but)\b", re.I
+)
 
 
 def _split_list(sent: _Sentence, a: int, b: int) -> list[tuple[int, int]]:
@@ -373,6 +412,8 @@ def _split_list(sent: _Sentence, a: int, b: int) -> list[tuple[int, int]]:
             return [(a, b)]
         if commas == 1 and not re.search(r"\s(?:and|or)\s", seg[seg.rfind(",") :], re.I):
             return [(a, a + seg.index(","))]
+        if _EN_PP_END.search(seg, 0, seg.index(",")):
+            return [(a, b)]  # "shooting near beaches, mountains, and lakes": the list belongs to the preposition
         seps = list(_EN_LIST_SEP.finditer(s, a, b))
     spans, p = [], a
     for m in seps:
@@ -1014,7 +1055,7 @@ _PLANS = _indexed(
         "plans",
         re.compile(
             rf"(?i:{_EN_I})(?:'ll|(?i:\s+will|\s+shall))\s+(?!(?i:be\s+(?:able|happy|"
-            rf"glad|sure|fine|ok|okay)|never|always|not)\b)(?i:{_EN_ADV}{{0,2}})(?P<obj>.+)"
+            rf"glad|sure|fine|ok|okay)|never|always|not)\b)(?i:{_EN_ADV_NO_DO}{{0,2}})(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="'ll|will|shall",
@@ -1037,9 +1078,12 @@ _FUTURE_PLANS = _indexed(
 )
 
 
+_OPINION_BAD = re.compile(r"(?:(?:so|not|it|that|yes|no|so\s+too|这样|是的|对|也是)\W*$|你|您|you\b|you're\b)", re.I)
+
+
 def _opinion_ok(o: str) -> bool:
     """Not "I think so" and not "我觉得你说得对" (agreeing with the assistant is no opinion of substance)."""
-    return len(o) >= 2 and not re.match(r"(?:(?:so|not|it|that|yes|no|so\s+too|这样|是的|对|也是)\W*$|你|您|you\b|you're\b)", o, re.I)
+    return len(o) >= 2 and not _OPINION_BAD.match(o)
 
 
 # Opinion markers count only at the start of a clause ("我认为很重要的项目" inside a clause is not an opinion).
@@ -1167,7 +1211,10 @@ _ZH_SUBJ_TAIL = re.compile(
     r"或许|好像|似乎|估计|\s)+$"
 )
 _ZH_SUBJ_BAD = re.compile(r"[了过着吗呢吧啊我你您他她它]|喜欢|觉得|认为|知道|感觉|时候|有时|很多|有些|一些|大家|人们|自己|的$|^[这那哪谁]")
-_ZH_OBJ_BAD_START = re.compile(r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|关于|根据|由于)")
+_ZH_OBJ_BAD_START = re.compile(
+    r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|"
+    r"关于|根据|由于)"
+)
 
 _EN_CHANGE_VERB = (
     r"(?:changed|upgraded|updated|set|switched|moved|migrated|bumped|increased|reduced|raised|lowered|"
@@ -1182,6 +1229,12 @@ _EN_COPULA = re.compile(
     r"|(?P<weak>\s+(?:is|are)\s+(?:currently\s+|still\s+)?|\s*=\s*)",
     re.I,
 )
+_EN_CHANGE_KEYS = (
+    "chang", "upgrad", "updat", "set", "switch", "mov", "migrat", "bump", "increas", "reduc", "rais", "lower",
+    "downgrad", "renam", "scal", "resiz", "expand", "extend", "shorten", "postpon", "push", "reschedul",
+    "went", "grew", "dropp",
+)
+_EN_COPULA_KEYS = _EN_CHANGE_KEYS + (" is", " are", " was", " were", "=", " been", " got")
 # Active voice: "we upgraded the server to 8C16G", "I moved the meeting to Friday".
 _EN_ACTIVE = re.compile(
     rf"\b(?:I|we|they|he|she|you|someone|the\s+team|ops)\s+(?:have\s+|'ve\s+|just\s+|finally\s+|already\s+|also\s+|"
@@ -1202,7 +1255,9 @@ _EN_SUBJ_BAD_WORDS = frozenset(
     feel know like love want need got get make made said say to i'm it's that's there's what's he's she's today
     tomorrow yesterday tonight weather life day everything""".split()
 )
-_EN_SUBJ_STOP = frozenset("out up off back on over away aside forward down in about myself ourselves yourself it that this them".split())
+_EN_SUBJ_STOP = frozenset(
+    "out up off back on over away aside forward down in about myself ourselves yourself it that this them".split()
+)
 _EN_OBJ_BAD_START = re.compile(
     r"^(?:not|n't|a\s+bit|very|really|so|too|quite|pretty|kind\s+of|sort\s+of|also|just|always|never|getting|"
     r"going|being|in|on|at|for|with|about|like|that|what|how|why|where|when|who|it|there|because|still|such|one\s+of|"
@@ -1348,10 +1403,17 @@ def _value_like(obj_norm: str, obj_orig: str) -> bool:
 
 
 def _value_gate(subj: str, obj_norm: str, obj_orig: str, change: bool, poss: bool) -> bool:
-    return _technical(subj, obj_norm) or bool(_ATTRIBUTE.search(subj)) or _value_like(obj_norm, obj_orig) or (change and poss)
+    return (
+        _technical(subj, obj_norm)
+        or bool(_ATTRIBUTE.search(subj))
+        or _value_like(obj_norm, obj_orig)
+        or (change and poss)  # "我的X改成了Y": a change to something of mine
+    )
 
 
-def _value_found(sent: _Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool) -> _Found | None:
+def _value_found(
+    sent: _Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool
+) -> _Found | None:
     """Validate and build a value from subject [sa, sb) and object [oa, ob) of clause starting at c0."""
     s = sent.s
     oa, ob = _trim(s, oa, ob)
@@ -1409,13 +1471,16 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
                     out.append(f)
                     break
             continue
-        m = _EN_ACTIVE.search(s, lead, cb) if not assistant else None
+        low = sent.lower[lead:cb]
+        m = _EN_ACTIVE.search(s, lead, cb) if not assistant and _has_any(low, _EN_CHANGE_KEYS) else None
         if m:
             sa, sb, poss = _en_subject(s, m.start("subj"), m.end("subj"))
             f = _value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, poss, False)
             if f:
                 out.append(f)
                 continue
+        if not _has_any(low, _EN_COPULA_KEYS):
+            continue
         for m in _EN_COPULA.finditer(s, lead, cb):
             sa, sb, poss = _en_subject(s, lead, m.start())
             f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, False)
@@ -1428,6 +1493,8 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
 def _not_but(sent: _Sentence) -> list[_Found]:
     """"X不是Z，是Y" / "X isn't Z, it's Y": a corrected value Y for X."""
     out = []
+    if not _has_any(sent.lower, ("不是", "not", "n't", "no longer")):
+        return out
     regex = _ZH_NOT_BUT if sent.cjk else _EN_NOT_BUT
     for m in regex.finditer(sent.s):
         if sent.cjk:
@@ -1452,7 +1519,10 @@ _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日"
 _MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
 _EN_WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
 _EN_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "ten": 10}
-_MONTH_NAME = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+_MONTH_NAME = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
 _ZH_NUM = r"(?:\d{1,2}|[一二三四五六七八九十两]{1,3})"
 
 _DATE_ISO = re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)")
@@ -1516,21 +1586,30 @@ def _near(day: date, m: int, d: int) -> date | None:
     return best
 
 
+def _month_start(day: date, step: int) -> date:
+    """First day of the previous (step < 0) or next month."""
+    first = day.replace(day=1)
+    return (first - timedelta(days=1)).replace(day=1) if step < 0 else (first + timedelta(days=32)).replace(day=1)
+
+
 def _monday(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
-# Cheap pre-check: no digit and none of these words means no date at all.
-_DATE_HINT = re.compile(
-    r"\d|[号天晚早周期拜月]|yesterday|today|tonight|tomorrow|morning|afternoon|evening|night|week|month|day|ago|"
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)",
-    re.I,
+# Cheap pre-check: no digit and none of these (lower-cased) words means no date at all.
+_DIGIT = re.compile(r"\d")
+_DATE_KEYS = (
+    "号", "天", "晚", "早", "周", "期", "拜", "月", "day", "tonight", "tomorrow", "morning", "afternoon", "evening",
+    "night", "week", "month", "ago", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
 )
+
+
+_MODAL_MAY = re.compile(r"\b(?:I|you|we|it|he|she|they)\s+$")
 
 
 def _find_date(s: str, day: date) -> tuple[str, int, int] | None:
     """The first explicit or relative date in a sentence: (ISO date, start, end)."""
-    if not _DATE_HINT.search(s):
+    if not _DIGIT.search(s) and not _has_any(s.lower(), _DATE_KEYS):
         return None
     m = _DATE_ISO.search(s) or _DATE_ZH_FULL.search(s)
     if m:
@@ -1544,7 +1623,7 @@ def _find_date(s: str, day: date) -> tuple[str, int, int] | None:
             return d.isoformat(), m.start(), m.end()
     for rx in (_DATE_EN_MD, _DATE_EN_DM):
         m = rx.search(s)
-        if m and not (m["mon"] == "May" and rx is _DATE_EN_MD and re.search(r"\b(?:I|you|we|it|he|she|they)\s+$", s[: m.start()])):
+        if m and not (m["mon"] == "May" and rx is _DATE_EN_MD and _MODAL_MAY.search(s, 0, m.start())):  # "we May 5"
             mon = _MONTHS[m["mon"][:3].lower()]
             d = _mk(int(m["y"]), mon, int(m["d"])) if m["y"] else _near(day, mon, int(m["d"]))
             if d:
@@ -1560,7 +1639,14 @@ def _find_date(s: str, day: date) -> tuple[str, int, int] | None:
     m = _REL_EN_DAY.search(s)
     if m:
         w = m.group().lower()
-        off = -2 if "before" in w else 2 if "after" in w else -1 if w in ("yesterday",) or w.startswith("last") else 1 if w == "tomorrow" else 0
+        if "before" in w:
+            off = -2
+        elif "after" in w:
+            off = 2
+        elif w == "yesterday" or w.startswith("last"):
+            off = -1
+        else:
+            off = 1 if w == "tomorrow" else 0
         return (day + timedelta(days=off)).isoformat(), m.start(), m.end()
     m = _REL_ZH_WEEK.search(s)
     if m:
@@ -1580,9 +1666,7 @@ def _find_date(s: str, day: date) -> tuple[str, int, int] | None:
         shift = {"last": -7, "next": 7}.get(w, 0)
         if u == "month":
             if shift:
-                first = day.replace(day=1)
-                target = (first - timedelta(days=1)).replace(day=1) if shift < 0 else (first + timedelta(days=32)).replace(day=1)
-                return target.isoformat(), m.start(), m.end()
+                return _month_start(day, shift).isoformat(), m.start(), m.end()
         elif u == "week":
             if shift:
                 return (_monday(day) + timedelta(days=shift)).isoformat(), m.start(), m.end()
@@ -1591,9 +1675,7 @@ def _find_date(s: str, day: date) -> tuple[str, int, int] | None:
             return (_monday(day) + timedelta(days=shift + off)).isoformat(), m.start(), m.end()
     m = _REL_ZH_MONTH.search(s)
     if m:
-        first = day.replace(day=1)
-        target = (first - timedelta(days=1)).replace(day=1) if m["w"] == "上" else (first + timedelta(days=32)).replace(day=1)
-        return target.isoformat(), m.start(), m.end()
+        return _month_start(day, -1 if m["w"] == "上" else 1).isoformat(), m.start(), m.end()
     m = _REL_ZH_AGO.search(s)
     if m:
         n = _zh_int(m["n"]) or 0
@@ -1727,7 +1809,7 @@ def _possessed(subject: str, speaker_subject: str) -> str:
 
 def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool) -> list[_Found]:
     """Everything a user or a named participant says in one sentence."""
-    if _HYPOTHETICAL.search(sent.s):
+    if _hypothetical(sent):
         return []
     found: list[_Found] = []
     claimed: list[tuple[int, int]] = []
@@ -1753,7 +1835,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(values)
     take(_apply_rules(sent, _OPINIONS, subject))
 
-    weak = _CORRECTION_WEAK.search(sent.s)
+    weak = _weak_correction(sent)
     for f in found:
         nature = _PREDICATES[f.predicate][0]
         marked = correction or (weak is not None and weak.start() <= f.span[0])
@@ -1813,7 +1895,7 @@ def _event_object(sent: _Sentence) -> str:
 
 def _assistant_sentence(sent: _Sentence) -> list[_Found]:
     """Assistant restatements about the user; never a stated fact."""
-    if _HYPOTHETICAL.search(sent.s):
+    if _hypothetical(sent):
         return []
     found = _apply_rules(sent, _ASSISTANT_PREFS, "user")
     claimed = [f.span for f in found]
@@ -1900,13 +1982,13 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
     seen: set[tuple[str, str, str]] = set()
     assistant = turn.role == "assistant"
     subject = _speaker_subject(turn)
-    correction = not assistant and bool(_CORRECTION.search(src.norm))
+    correction = not assistant and _has_any(src.norm.lower(), _CORRECTION_KEYS) and bool(_CORRECTION.search(src.norm))
     for sent in _sentences(src):
         if assistant:
             found = _assistant_sentence(sent)
         else:
             found = _speaker_sentence(sent, subject, day, correction)
-            if (correction or _CORRECTION_WEAK.search(sent.s)) and not any(f.predicate in _CORRECTABLE for f in found):
+            if (correction or _weak_correction(sent)) and not any(f.predicate in _CORRECTABLE for f in found):
                 fix = _bare_correction(sent, anchors, pos)
                 if fix:
                     found.append(fix)

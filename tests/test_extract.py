@@ -206,6 +206,9 @@ def test_technical_flag():
 def test_objects_keep_the_original_full_width_text():
     (c,) = only("服务器配置改成了８Ｃ１６Ｇ！", "value")
     assert (c.subject, c.object) == ("服务器配置", "８Ｃ１６Ｇ")
+    # "㎏" normalises to two characters: spans still map back onto the original text
+    (c,) = only("㎏是单位，数据库端口是５４３２。", "value")
+    assert (c.subject, c.object, c.evidence) == ("数据库端口", "５４３２", "㎏是单位，数据库端口是５４３２。")
 
 
 @pytest.mark.parametrize(
