@@ -70,6 +70,12 @@ def _flows(settings, quiet: bool):
     return flows
 
 
+def _finish_stage() -> None:
+    from agentos.prefect_env import let_ephemeral_server_drain
+
+    let_ephemeral_server_drain()
+
+
 def _print_digest(r: dict) -> None:
     days = r.get("days", [r.get("day")])
     print(f"user {r['user']}: {len(days)} day(s) digested" + (f" ({days[0]} .. {days[-1]})" if days and days[0] else ""))
@@ -88,6 +94,7 @@ def cmd_digest(args) -> int:
     _need_workspace(settings)
     fl = _flows(settings, args.quiet)
     r = fl.digest.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
+    _finish_stage()
     _emit(args, r, _print_digest)
     return 0
 
@@ -97,6 +104,7 @@ def cmd_backfill(args) -> int:
     _need_workspace(settings)
     fl = _flows(settings, args.quiet)
     r = fl.digest.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
+    _finish_stage()
     _emit(args, r, _print_digest)
     return 0
 
@@ -106,6 +114,7 @@ def cmd_nightly(args) -> int:
     _need_workspace(settings)
     fl = _flows(settings, args.quiet)
     r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
+    _finish_stage()
     _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"])))
     return 0
 
@@ -171,8 +180,8 @@ def cmd_facts_conflicts(args) -> int:
     def render(o):
         print(f"conflicts for {settings.user}: {len(rows)}")
         for c in rows:
-            print(f"#{c['id']} {c['subject']} · {c['predicate']}: kept {c['existing_object']!r} ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
-                  f" not {c['candidate_object']!r} ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]: {c['reason']}")
+            print(f"#{c['id']} {c['subject']}: kept '{c['existing_predicate']} {c['existing_object']}' ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
+                  f" not '{c['predicate']} {c['candidate_object']}' ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]")
 
     _emit(args, {"user": settings.user, "conflicts": rows}, render)
     return 0
@@ -236,7 +245,7 @@ def cmd_demo(args) -> int:
     from agentos.digest import open_facts
 
     store = open_facts(settings)
-    subjects = [r["subject"] for r in store.db.execute(
+    subjects = [r[0] for r in store.db.execute(
         "select subject, count(*) n from facts where user_id=? and predicate='value' group by subject_key order by n desc, subject limit 2", [settings.user]).fetchall()]
     first_day = store.db.execute("select min(source_day) from facts where user_id=?", [settings.user]).fetchone()[0]
     store.close()

@@ -208,8 +208,8 @@ def _write_summary(settings: Settings, store: CardStore, inp: DayInput, cards: l
     lines += [f"- {r['action']}: #{r['id']} {r['subject']} · {r['predicate']} · {r['object']} ({r['ev_file']}:{r['ev_line_start']})" for r in rows] or ["- (none)"]
     if conflicts:
         lines += ["", "## Conflicts (for review)"]
-        lines += [f"- {c['subject']} · {c['predicate']}: kept {c['existing_object']!r} ({c['existing_explicitness']}), "
-                  f"not {c['candidate_object']!r} ({c['candidate_explicitness']}): {c['reason']}" for c in conflicts]
+        lines += [f"- {c['subject']}: kept '{c['existing_predicate']} {c['existing_object']}' ({c['existing_explicitness']}), "
+                  f"not '{c['predicate']} {c['candidate_object']}' ({c['candidate_explicitness']}, {c['source_file']}:{c['line_start']})" for c in conflicts]
     problems = inp.problems
     if problems:
         lines += ["", "## Quarantined"] + [f"- {p}" for p in problems]

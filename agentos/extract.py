@@ -3,27 +3,34 @@
 ``extract_candidates(turns, day)`` reads a day's turns and proposes :class:`Candidate` facts:
 
 * identity   name / role / works_at / lives_in / from           (nature "fact", single-valued)
-* taste      likes / dislikes (one candidate per list item), prefers (single-valued)
+* taste      likes / dislikes (one candidate per list item), prefers / prefers_not ("Go over Java")
 * values     "X 是/改成/升级到 Y", "my X is Y", "X changed to Y"   -> (X, "value", Y), the core of supersession
 * plans      plans (event) / decided (fact)
 * events     a sentence with a date or a day word, resolved against ``day``  -> event_date
 * opinions   thinks;  rules of conduct: rule (axiom)
 
 Who the subject is: first person in a "user" turn is ``"user"``; in an "other" turn (a named participant)
-it is the speaker's name. Assistant turns never state facts: only their restatements about the user
+it is the speaker's name, and their "my birthday" becomes "Caroline's birthday" so two participants' values
+never supersede each other. Assistant turns never state facts: only their restatements about the user
 ("你的X是Y", "you seem to prefer X") come out, as "inferred".
+
+Precision over recall: questions, hypotheticals, negations, evaluations ("X is great"), relative clauses and
+chat boilerplate ("I'll try it", "明天再聊") produce nothing. Rule families run in a fixed order (identity,
+preferences, rules, corrections, decisions, plans, values, opinions) and a later family never reads text an
+earlier one already used, so "我的爱好是X" is a preference, not a value.
 
 Matching runs on an NFKC-normalised copy of the text (full-width letters, digits and punctuation become
 half-width; curly quotes become straight); every object and subject is cut from the ORIGINAL text through an
 index map, so "８Ｃ１６Ｇ" stays as written. Chinese is matched with explicit CJK classes or Unicode ``\\w``.
-All patterns are compiled at import; nothing here holds mutable state between calls.
+All patterns are compiled at import, each rule with a few literal keywords checked first (a substring test is
+far cheaper than a regex search); nothing here holds mutable state between calls.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
@@ -46,7 +53,10 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "value": ("fact", False, 0.9),
     "likes": ("preference", True, 0.85),
     "dislikes": ("preference", True, 0.85),
-    "prefers": ("preference", False, 0.85),
+    # Multi-valued: "用中文回答" and "Go over Java" are different preferences, neither replaces the other.
+    # The rejected side of a comparison is kept as prefers_not, so a later "you seem to prefer Java" meets it.
+    "prefers": ("preference", True, 0.85),
+    "prefers_not": ("preference", True, 0.85),
     "plans": ("event", True, 0.8),
     "decided": ("fact", True, 0.85),
     "event": ("event", True, 0.8),
@@ -190,32 +200,25 @@ _EN_ROLE = (
 )
 # Words that make a subject or object technical (technical facts expire sooner).
 _TECH = re.compile(
-    r"\b(?:ports?|servers?|hosts?|hostname|databases?|db|redis|mysql|postgres(?:ql)?|sqlite|mongo(?:db)?|api|"
-    r"urls?|endpoints?|ip|versions?|config(?:uration)?|memory|ram|cpu|gpu|vcpu|disk|storage|cluster|nodes?|"
-    r"deploy(?:ment|ed|s)?|framework|(?:programming\s+)?language|library|sdk|timeout|tokens?|domain|dns|ssl|tls|"
-    r"docker|kubernetes|k8s|branch|repo(?:sitory)?|build|staging|production|prod|env(?:ironment)?|python|java|"
-    r"javascript|typescript|node\.js|rust|golang|linux|ubuntu|os|kernel|bandwidth|latency|qps|cache|proxy|"
-    r"nginx|backend|frontend|schema|index|queue|bucket|region|instance|vm|container|image|runtime|compiler|"
-    r"editor|ide|shell|cron|webhook|ci|cd|pipeline|replica|shard|git|http|https|json|yaml|cli)\b"
-    r"|端口|服务器|主机|配置|数据库|版本|接口|域名|内存|显存|显卡|硬盘|磁盘|存储|集群|节点|部署|框架|编程语言|语言|"
-    r"缓存|超时|密钥|环境|分支|仓库|系统|带宽|代码|容器|镜像|依赖|编译|线上|后端|前端|实例|机器|网关|中间件|队列"
-    r"|\d+\s*[cC]\s*\d+\s*[gG]|\b\d+\s*(?:GB|MB|TB|G|C|核|vCPU|ms)\b|\d+\s*(?:核|G|GB)|"
-    r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\bv?\d+\.\d+\.\d+\b|\bv\d+(?:\.\d+)?\b|https?://|localhost",
+    r"\b(?:ports?|servers?|hosts?|hostname|databases?|db|redis|mysql|postgres(?:ql)?|sqlite|mongo(?:db)?|api|urls?|endpoints?|ip|versions?|"
+    r"config(?:uration)?|memory|ram|cpu|gpu|vcpu|disk|storage|cluster|nodes?|deploy(?:ment|ed|s)?|framework|(?:programming\s+)?language|library|sdk|"
+    r"timeout|tokens?|domain|dns|ssl|tls|docker|kubernetes|k8s|branch|repo(?:sitory)?|build|staging|production|prod|env(?:ironment)?|python|java|"
+    r"javascript|typescript|node\.js|rust|golang|linux|ubuntu|os|kernel|bandwidth|latency|qps|cache|proxy|nginx|backend|frontend|schema|index|queue|"
+    r"bucket|region|instance|vm|container|image|runtime|compiler|editor|ide|shell|cron|webhook|ci|cd|pipeline|replica|shard|git|http|https|json|"
+    r"yaml|cli)\b|端口|服务器|主机|配置|数据库|版本|接口|域名|内存|显存|显卡|硬盘|磁盘|存储|集群|节点|部署|框架|编程语言|语言|缓存|超时|密钥|环境|分支|仓库|系统|带宽|代码|容器|镜像|依赖|编译|线上|后端|前端|实例|机器|网关|中间件|"
+    r"队列|\d+\s*[cC]\s*\d+\s*[gG]|\b\d+\s*(?:GB|MB|TB|G|C|核|vCPU|ms)\b|\d+\s*(?:核|G|"
+    r"GB)|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bv?\d+\.\d+\.\d+\b|\bv\d+(?:\.\d+)?\b|https?://|localhost",
     re.I,
 )
 # Subjects whose head (last word) is an attribute of a person or thing: "X 是 Y" then states a value even
 # without digits ("my favourite colour is blue", "女儿的名字是小美"; not "The Name of the Wind is great").
 _ATTRIBUTE = re.compile(
-    r"(?:\b(?:name|email|e-mail|phone|number|address|birthday|age|colou?r|city|hometown|company|employer|school|"
-    r"university|college|major|team|manager|boss|budget|deadline|goal|time\s*zone|pet|dog|cat|username|"
-    r"password|account|id|model|brand|size|height|weight|blood\s+type|wife|husband|partner|girlfriend|"
-    r"boyfriend|son|daughter|font|salary|rent|title|position|department|office|meeting|flight|room|"
-    r"seat|car|schedule|price|cost|rate|score|grade|level|status|location|zip|postcode|website|handle|"
-    r"nickname|alias|favou?rite\s+\w+)\b"
-    r"|名字|名称|昵称|邮箱|电子邮件|电话|手机号?|号码|地址|生日|年龄|颜色|城市|家乡|老家|公司|单位|学校|大学|专业|团队|"
-    r"部门|领导|老板|经理|预算|截止日期|期限|目标|时区|宠物|猫|狗|用户名|账号|帐号|密码|型号|品牌|尺码|尺寸|身高|"
-    r"体重|血型|星座|老婆|老公|妻子|丈夫|女朋友|男朋友|对象|儿子|女儿|字体|工资|薪水|房租|职位|职称|岗位|"
-    r"会议|航班|房间|座位|车牌|日程|价格|费用|成本|分数|成绩|等级|位置|邮编|网站|学号|工号|时间|日期|地点)\W*$",
+    r"(?:\b(?:name|email|e-mail|phone|number|address|birthday|age|colou?r|city|hometown|company|employer|school|university|college|major|team|"
+    r"manager|boss|budget|deadline|goal|time\s*zone|pet|dog|cat|username|password|account|id|model|brand|size|height|weight|blood\s+type|wife|"
+    r"husband|partner|girlfriend|boyfriend|son|daughter|font|salary|rent|title|position|department|office|meeting|flight|room|seat|car|schedule|"
+    r"price|cost|rate|score|grade|level|status|location|zip|postcode|website|handle|nickname|alias|favou?rite\s+\w+)\b|名字|名称|昵称|邮箱|电子邮件|电话|手机号?|号码|"
+    r"地址|生日|年龄|颜色|城市|家乡|老家|公司|单位|学校|大学|专业|团队|部门|领导|老板|经理|预算|截止日期|期限|目标|时区|宠物|猫|狗|用户名|账号|帐号|密码|型号|品牌|尺码|尺寸|身高|体重|血型|星座|老婆|老公|妻子|丈夫|女朋友|男朋友|对象|儿子|女儿|"
+    r"字体|工资|薪水|房租|职位|职称|岗位|会议|航班|房间|座位|车牌|日程|价格|费用|成本|分数|成绩|等级|位置|邮编|网站|学号|工号|时间|日期|地点)\W*$",
     re.I,
 )
 _PRONOUN_SUBJECTS = frozenset(
@@ -224,37 +227,30 @@ _PRONOUN_SUBJECTS = frozenset(
     "my your his our their its glad".split()
 )
 # Question clauses: Chinese question words anywhere, English interrogatives at the clause start (with a "?").
-_ZH_QUESTION = re.compile(
-    r"吗|什么|哪|怎么|怎样|为什么|为何|多少|几点|几号|几个|几岁|是否|是不是|有没有|能不能|可不可以|要不要|会不会|"
-    r"好不好|对不对|呢\s*[?]?\s*$"
-)
+_ZH_QUESTION = re.compile(r"吗|什么|哪|怎么|怎样|为什么|为何|多少|几点|几号|几个|几岁|是否|是不是|有没有|能不能|可不可以|要不要|会不会|好不好|对不对|呢\s*[?]?\s*$")
 _EN_QUESTION_START = re.compile(
-    r"^\s*(?:(?:so|and|but|well|oh|hey|also|then|ok|okay|by\s+the\s+way|btw)[,\s]+)?(?:what|which|how|why|where|"
-    r"when|who|whom|whose|do|does|did|are|is|am|was|were|can|could|would|will|should|shall|have|has|may|"
-    r"isn't|aren't|don't|doesn't|didn't|won't|wouldn't|any)\b",
+    r"^\s*(?:(?:so|and|but|well|oh|hey|also|then|ok|okay|by\s+the\s+way|btw)[,\s]+)?(?:what|which|how|why|where|when|who|whom|whose|do|does|did|are|"
+    r"is|am|was|were|can|could|would|will|should|shall|have|has|may|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|any)\b",
     re.I,
 )
 # A value is never read from a clause that asks something.
 _EN_QUESTION_WORD = re.compile(r"\b(?:what|which|how|whether|who)\b", re.I)
 # Hypotheticals: nothing in the sentence is a fact.
 _HYPOTHETICAL = re.compile(
-    r"如果|假如|假设|假使|(?<!主)(?<!只)(?<!就)要是|万一|倘若|若是|哪怕|\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|"
-    r"\bin\s+case\b|\bassuming\b|\bwhat\s+if\b",
+    r"如果|假如|假设|假使|(?<!主)(?<!只)(?<!就)要是|万一|倘若|若是|哪怕|\bif\b|\bsuppose\b|\bsupposing\b|\bimagine\b|\bin\s+case\b|\bassuming\b|\bwhat\s+if\b",
     re.I,
 )
 # Hedges turn a statement into an inference.
 _HEDGE = re.compile(
-    r"可能|大概|也许|或许|好像|似乎|估计|说不定|不确定|不太确定|我猜|应该吧|我觉得|我认为|"
-    r"\b(?:maybe|probably|perhaps|possibly|might|i\s+guess|i\s+think|i\s+believe|i\s+suppose|not\s+sure)\b",
+    r"可能|大概|也许|或许|好像|似乎|估计|说不定|不确定|不太确定|我猜|应该吧|我觉得|我认为|\b(?:maybe|probably|perhaps|possibly|might|i\s+guess|i\s+think|i\s+believe|i\s+suppose|"
+    r"not\s+sure)\b",
     re.I,
 )
 # A turn that corrects something said before: these mark every value/identity fact of the turn.
 _CORRECTION = re.compile(
-    r"不对|不是的|^\s*不是\s*[,!。]|更正|纠正|搞错了|说错了|弄错了|记错了|写错了|打错了|应该是|准确地说|"
-    r"确切地说|准确来说|不是\S{1,20}?[,]?\s*而是|"
-    r"\bcorrection\b|\bI\s+meant\b|\bsorry,?\s+(?:it's|it\s+is|I\s+meant|that's)|^\s*sorry\b|"
-    r"\bno,?\s+(?:it's|it\s+is|that's)|\bI\s+was\s+wrong\b|\bmy\s+(?:mistake|bad)\b|\bscratch\s+that\b|"
-    r"\bI\s+misspoke\b|\bmake\s+that\b|\bit's\s+\S+,?\s+not\b|\bisn't\s+\S+,\s+it's\b",
+    r"不对|不是的|^\s*不是\s*[,!。]|更正|纠正|搞错了|说错了|弄错了|记错了|写错了|打错了|应该是|准确地说|确切地说|准确来说|不是\S{1,20}?[,]?\s*而是|\bcorrection\b|\bI\s+meant\b|\bsorry,?\s+(?:it's|"
+    r"it\s+is|I\s+meant|that's)|^\s*sorry\b|\bno,?\s+(?:it's|it\s+is|that's)|\bI\s+was\s+wrong\b|\bmy\s+(?:mistake|"
+    r"bad)\b|\bscratch\s+that\b|\bI\s+misspoke\b|\bmake\s+that\b|\bit's\s+\S+,?\s+not\b|\bisn't\s+\S+,\s+it's\b",
     re.I,
 )
 # Weaker markers ("其实我很喜欢…", "Actually, I love music") correct only what follows them in the same sentence.
@@ -299,14 +295,11 @@ def _technical(*texts: str) -> bool:
 _ZH_STOP = re.compile(r"[,;:。!?()\"《]|\.{3}")
 # English clause breakers: a conjunction or a new subject ends the object ("jazz, especially bebop").
 _EN_BREAK = re.compile(
-    r"\s*(?:[;:!?()\"]|\s[-–—]+\s|\s+'cause\b|\.(?:\s|$)|,\s*(?=(?:but|because|"
-    r"'cause|cause|cuz|since|although|though|so|as|when|while|which|who|where|"
-    r"especially|particularly|like|such\s+as|including|and\s+(?:I|we|it|he|she|they|you|my|that|this|then|"
-    r"also)|I|we|it|he|she|they|you|my|that|this|then|not|which|too|etc)\b)|\s+(?:but|because|since|although|"
-    r"though|so\s+that|when|while|which|who|whenever|especially|particularly|as\s+well\s+as|such\s+as|"
-    r"rather\s+than|instead\s+of|over|more\s+than)\b|(?<!\bI)(?<!\bwe)(?<!\byou)"
-    r"(?<!\bthey)\s+like\b|\s+and\s+(?:I|we|it|he|she|they|you|my|that|this|"
-    r"then|also)\b)",
+    r"\s*(?:[;:!?()\"]|\s[-–—]+\s|\s+'cause\b|\.(?:\s|$)|,\s*(?=(?:but|because|'cause|cause|cuz|since|although|though|so|as|when|while|which|who|"
+    r"where|especially|particularly|like|such\s+as|including|and\s+(?:I|we|it|he|she|they|you|my|that|this|then|also)|I|we|it|he|she|they|you|my|"
+    r"that|this|then|not|which|too|etc)\b)|\s+(?:but|because|since|although|though|so\s+that|when|while|which|who|whenever|especially|particularly|"
+    r"as\s+well\s+as|such\s+as|rather\s+than|instead\s+of|over|more\s+than)\b|(?<!\bI)(?<!\bwe)(?<!\byou)(?<!\bthey)\s+like\b|\s+and\s+(?:I|we|it|"
+    r"he|she|they|you|my|that|this|then|also)\b)",
     re.I,
 )
 _EN_COMMA = re.compile(r"\s*,")
@@ -554,8 +547,8 @@ _IDENTITY = _indexed(
     _Rule(
         "name",
         re.compile(
-            r"(?i:\bmy\s+(?:first\s+|full\s+)?name\s+is|\bmy\s+name's|\bcall\s+me|\bI(?:'m|"
-            r"\s+am)\s+called)\s+(?P<obj>[^\s,.;!?\"]+(?:\s+[A-Z][\w'\-]*){0,3})"
+            r"(?i:\bmy\s+(?:first\s+|full\s+)?name\s+is|\bmy\s+name's|\bcall\s+me|\bI(?:'m|\s+am)\s+called)\s+"
+            r"(?P<obj>[^\s,.;!?\"]+(?:\s+[A-Z][\w'\-]*){0,3})"
         ),
         check=_en_name_ok,
         keys="name|call me|called",
@@ -563,20 +556,14 @@ _IDENTITY = _indexed(
     # "I'm Emily" (case-sensitive: a capitalised name right after, then the clause ends).
     _Rule(
         "name",
-        re.compile(
-            r"\b(?:I'm|I\s+am|i'm)\s+(?P<obj>[A-Z][a-z][\w'\-]*(?:[ \-][A-Z][\w'\-]*)"
-            r"{0,2})(?=\s*(?:[,.!;?]|$)|\s+(?:and|from|here)\b)"
-        ),
+        re.compile(r"\b(?:I'm|I\s+am|i'm)\s+(?P<obj>[A-Z][a-z][\w'\-]*(?:[ \-][A-Z][\w'\-]*){0,2})(?=\s*(?:[,.!;?]|$)|\s+(?:and|from|here)\b)"),
         check=_en_name_ok,
         keys="i'm|i am",
     ),
     # 我是(一名)X工程师: a role noun ends the clause.
     _Rule(
         "role",
-        _zh(
-            rf"{_ZH_I}{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE})"
-            rf")(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"
-        ),
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
         keys="是",
     ),
     # 我的工作/职业是X.
@@ -584,10 +571,7 @@ _IDENTITY = _indexed(
     # 我在X当/做/担任Y (role) and 我在X工作 (works_at) below.
     _Rule(
         "role",
-        _zh(
-            rf"我{_ZH_ADV}{{0,3}}在[^,;:!?。]{{1,20}}?(?:当|做|担任|任)(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE})"
-            rf")"
-        ),
+        _zh(rf"我{_ZH_ADV}{{0,3}}在[^,;:!?。]{{1,20}}?(?:当|做|担任|任)(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE}))"),
         keys="在",
     ),
     # "I am a software engineer", "I'm also a teacher": needs a role noun.
@@ -600,9 +584,8 @@ _IDENTITY = _indexed(
     _Rule(
         "role",
         _en(
-            rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+as\s+(?:a\s+|"
-            rf"an\s+|the\s+)?(?P<obj>[\w\- ]{{1,40}}?)(?=\s+(?:at|for|in|with)\b|\s*[,.;!?]|"
-            rf"$)"
+            rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+as\s+(?:a\s+|an\s+|the\s+)?"
+            rf"(?P<obj>[\w\- ]{{1,40}}?)(?=\s+(?:at|for|in|with)\b|\s*[,.;!?]|$)"
         ),
         keys="work",
     ),
@@ -621,10 +604,7 @@ _IDENTITY = _indexed(
     ),
     _Rule(
         "works_at",
-        _zh(
-            rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:当|做|担任)(?:一名|一位|一个|一|名|"
-            rf"个)?[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE})"
-        ),
+        _zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:当|做|担任)(?:一名|一位|一个|一|名|个)?[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE})"),
         check=_zh_place_ok,
         keys="在",
     ),
@@ -646,19 +626,13 @@ _IDENTITY = _indexed(
     # "I work at/for X", "I'm a student at MIT", "I'm employed by X".
     _Rule(
         "works_at",
-        _en(
-            rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)"
-            rf"?(?:at|for)\s+(?P<obj>.+)"
-        ),
+        _en(rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+)"),
         check=_short(50),
         keys="work",
     ),
     _Rule(
         "works_at",
-        _en(
-            rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a|an)\s+(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})"
-            rf"\s+(?:at|with)\s+(?P<obj>.+)"
-        ),
+        _en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a|an)\s+(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})\s+(?:at|with)\s+(?P<obj>.+)"),
         check=_short(50),
         keys=" at | with ",
     ),
@@ -677,10 +651,7 @@ _IDENTITY = _indexed(
     ),
     _Rule(
         "lives_in",
-        _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|"
-            rf"am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"
-        ),
+        _en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"),
         check=_short(50),
         keys="live|reside|based",
     ),
@@ -702,8 +673,8 @@ _IDENTITY = _indexed(
     _Rule(
         "from",
         _en(
-            r"\bI\s+(?:originally\s+)?come\s+from\s+(?P<obj>.+)|\bI\s+was\s+born\s+(?:and\s+raised\s+)"
-            r"?in\s+(?P<obj2>.+)|\bmy\s+hometown\s+is\s+(?P<obj3>.+)"
+            r"\bI\s+(?:originally\s+)?come\s+from\s+(?P<obj>.+)|\bI\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj2>.+)|\bmy\s+hometown\s+is\s+"
+            r"(?P<obj3>.+)"
         ),
         check=_short(50),
         keys="come|born|hometown",
@@ -711,11 +682,8 @@ _IDENTITY = _indexed(
 )
 
 _PREF_BAD_START = re.compile(
-    r"^(?:你|您|他|她|它|这|那|上你|听你|和你|跟你|与你|看你|"
-    r"and\b|or\b|but\b|you\b|your\b|their\b|his\b|its\b|(?:to|so|too)$|it\b|"
-    r"it's\b|that\b|this\b|these\b|those\b|them\b|him\b|her\b|how\b|what\b|when\b|"
-    r"the\s+way\b|"
-    r"the\s+idea\b|to\s+hear\b|hearing\s+from\b|chatting\b|talking\s+to\b)",
+    r"^(?:你|您|他|她|它|这|那|上你|听你|和你|跟你|与你|看你|and\b|or\b|but\b|you\b|your\b|their\b|his\b|its\b|(?:to|so|too)$|it\b|it's\b|that\b|this\b|these\b|"
+    r"those\b|them\b|him\b|her\b|how\b|what\b|when\b|the\s+way\b|the\s+idea\b|to\s+hear\b|hearing\s+from\b|chatting\b|talking\s+to\b)",
     re.I,
 )
 
@@ -736,10 +704,7 @@ _PREFERENCES = _indexed(
     _Rule("likes", _zh(r"我的(?:兴趣)?爱好(?:是|有|包括)(?P<obj>.+)"), lists=True, check=_pref_ok, keys="爱好"),
     _Rule(
         "likes",
-        _en(
-            r"\bmy\s+(?:absolute\s+)?(?:favou?rite|fav)\s+(?:[\w\-]+\s+){0,3}?(?:is|"
-            r"are|would\s+be|has\s+to\s+be)\s+(?P<obj>.+)"
-        ),
+        _en(r"\bmy\s+(?:absolute\s+)?(?:favou?rite|fav)\s+(?:[\w\-]+\s+){0,3}?(?:is|are|would\s+be|has\s+to\s+be)\s+(?P<obj>.+)"),
         lists=True,
         check=_pref_ok,
         keys="fav",
@@ -774,8 +739,8 @@ _PREFERENCES = _indexed(
     _Rule(
         "dislikes",
         _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|"
-            rf"can't|cannot)\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+(?P<obj>.+)"
+            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|can't|cannot)\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+"
+            rf"(?P<obj>.+)"
         ),
         lists=True,
         check=_pref_ok,
@@ -805,18 +770,15 @@ _PREFERENCES = _indexed(
     _Rule(
         "prefers",
         _zh(
-            r"(?:以后|今后|往后|之后|从现在起|从今以后)[,\s]*(?:请|你)?(?:都|就|一律|统一|一直|全部)?(?:用|使用|采用|"
-            r"改用)(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写)?(?=[,;:!?。]|$)"
+            r"(?:以后|今后|往后|之后|从现在起|从今以后)[,\s]*(?:请|你)?(?:都|就|一律|统一|一直|全部)?(?:用|使用|采用|改用)"
+            r"(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写)?(?=[,;:!?。]|$)"
         ),
         check=_pref_ok,
         keys="用",
     ),
     _Rule(
         "prefers",
-        _zh(
-            r"请(?:你|您)?(?:以后)?(?:总是|始终|一直|都|务必|统一|一律)?(?:用|使用|采用)(?P<obj>[^,;:!?。]+?)"
-            r"(?:来|去)?(?:回答|回复|交流|沟通|写|编写|和我说话|跟我说话|回答我|回复我)?(?=[,;:!?。]|$)"
-        ),
+        _zh(r"请(?:你|您)?(?:以后)?(?:总是|始终|一直|都|务必|统一|一律)?(?:用|使用|采用)(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写|和我说话|跟我说话|回答我|回复我)?(?=[,;:!?。]|$)"),
         check=_pref_ok,
         keys="请",
     ),
@@ -829,9 +791,9 @@ _PREFERENCES = _indexed(
     _Rule(
         "prefers",
         _en(
-            r"\b(?:please\s+(?:always\s+|only\s+)?|from\s+now\s+on,?\s+(?:please\s+)"
-            r"?(?:always\s+)?|going\s+forward,?\s+(?:please\s+)?(?:always\s+)?)(?:use|"
-            r"reply\s+in|answer\s+in|respond\s+in|write\s+in|stick\s+(?:to|with))\s+(?P<obj>.+)"
+            r"\b(?:please\s+(?:always\s+|only\s+)?|from\s+now\s+on,?\s+(?:please\s+)?(?:always\s+)?|"
+            r"going\s+forward,?\s+(?:please\s+)?(?:always\s+)?)(?:use|reply\s+in|answer\s+in|respond\s+in|write\s+in|stick\s+(?:to|with))\s+"
+            r"(?P<obj>.+)"
         ),
         check=_pref_ok,
         keys="use|reply|answer|respond|write|stick",
@@ -863,10 +825,7 @@ _PREFERENCES = _indexed(
     ),
     _Rule(
         "likes",
-        _zh(
-            rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|比较|挺|十分|"
-            rf"也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"
-        ),
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
         keys="对",
     ),
     _Rule(
@@ -879,8 +838,8 @@ _PREFERENCES = _indexed(
     _Rule(
         "likes",
         _en(
-            rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|"
-            rf"into|interested\s+in|passionate\s+about|obsessed\s+with|fond\s+of)\s+(?P<obj>.+)"
+            rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|interested\s+in|passionate\s+about|"
+            rf"obsessed\s+with|fond\s+of)\s+(?P<obj>.+)"
         ),
         lists=True,
         check=_pref_ok,
@@ -888,10 +847,7 @@ _PREFERENCES = _indexed(
     ),
     _Rule(
         "likes",
-        _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|"
-            rf"strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"
-        ),
+        _en(rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"),
         lists=True,
         check=_pref_ok,
         keys="passion|love for",
@@ -918,34 +874,32 @@ _RULES_AXIOM = _indexed(
     _Rule(
         "rule",
         _en(
-            r"(?:^|(?<=[,;:]))\s*(?:(?:please|so|and|also|remember(?:\s+to)?|as\s+a\s+rule)"
-            r"[,:]?\s+)*(?P<obj>(?:always|never)\s+(?!(?:been|had|was|were|did|mind|"
-            r"ever|thought|knew|saw|here|there|up|good|great|happy|glad|nice|fun|so|"
-            r"too|a|an|the|my|your|calm|ready|welcome|fine|easy|hard|able|sure|say\s+never|"
-            r"on|in|at|for|with)\b)(?!\w+(?:ed|ing)\b)\w+[^,;:]*)"
+            r"(?:^|(?<=[,;:]))\s*(?:(?:please|so|and|also|remember(?:\s+to)?|as\s+a\s+rule)[,:]?\s+)*"
+            r"(?P<obj>(?:always|never)\s+(?!(?:been|had|was|were|did|mind|ever|thought|knew|saw|here|there|up|good|great|happy|glad|nice|fun|so|too|"
+            r"a|an|the|my|your|calm|ready|welcome|fine|easy|hard|able|sure|say\s+never|on|in|at|for|with)\b)(?!\w+(?:ed|ing)\b)\w+[^,;:]*)"
         ),
         keys="always|never",
     ),
     _Rule(
         "rule",
-        _en(
-            r"\b(?:we|you|one|everyone|the\s+team)\s+(?:should|must|have\s+to|need\s+to)"
-            r"\s+(?P<obj>(?:always|never)\s+\w+[^,;:]*)"
-        ),
+        _en(r"\b(?:we|you|one|everyone|the\s+team)\s+(?:should|must|have\s+to|need\s+to)\s+(?P<obj>(?:always|never)\s+\w+[^,;:]*)"),
         keys="always|never",
     ),
 )
 
 
+# Plans that say nothing about the person: about the chat or the assistant, or "try them", "check those out".
 _BOILERPLATE_PLAN = re.compile(
-    r"你的建议|您的建议|你说的|\byour\s+(?:advice|suggestions?|recommendations?|help|words)\b|\b(?:do|try)\s+my\s+best\b|"
-    r"^(?:take\s+a\s+look|think\s+about\s+it|keep\s+(?:that|it)\s+in\s+mind|let\s+you\s+know|do\s+(?:that|it|so)|"
-    r"try\s+(?:that|it)|see|go|miss\s+you|give\s+it\s+a\s+(?:try|shot|go))$|"
-    r"^be\b|^(?:I|you)\b|\bchat\b|\btalk\s+to\s+you\b|"
-    r"^(?:\w+\s+){0,2}(?:it|them|that|this|those|these|one)(?:\s+(?:out|carefully|again|up|seriously))?$|"
-    r"^(?:have\s+to\s+)?give\s+it\s+a\s+(?:try|shot|go)\b|^keep\s+(?:you|that|"
-    r"this|it)\b|^my\s+best\b|^let\s+you\s+know\b|\bto\s+my\s+list\b|"
-    r"尽力|试试看$|^看看$|^聊|再聊|聊天|和你聊|跟你聊",
+    "|".join(
+        [
+            r"你的建议|您的建议|你说的|尽力|试试看$|^看看$|^聊|再聊|聊天|和你聊|跟你聊",
+            r"\byour\s+(?:advice|suggestions?|recommendations?|help|words)\b|\b(?:do|try)\s+my\s+best\b|^my\s+best\b",
+            r"^(?:take\s+a\s+look|think\s+about\s+it|keep\s+(?:that|it)\s+in\s+mind|do\s+(?:that|it|so)|try\s+(?:that|it)|see|go)$",
+            r"^(?:have\s+to\s+)?give\s+it\s+a\s+(?:try|shot|go)\b|^keep\s+(?:you|ya|that|this|it)\b|^let\s+you\s+know\b",
+            r"\bto\s+my\s+list\b|^be\b|^(?:I|you)\b|\bchat\b|\btalk\s+to\s+you\b|^miss\s+you$",
+            r"^(?:\w+\s+){0,2}(?:it|them|that|this|those|these|one)(?:\s+(?:out|carefully|again|up|seriously))?$",
+        ]
+    ),
     re.I,
 )
 
@@ -973,9 +927,8 @@ _DECISIONS = _indexed(
     _Rule(
         "decided",
         _en(
-            r"\b(?:we|I)(?:\s+|(?='))(?:have\s+|'ve\s+|finally\s+|just\s+|already\s+|"
-            r"all\s+|eventually\s+)*decided\s+(?:to\s+(?:use\s+|adopt\s+|go\s+with\s+)"
-            r"?|on\s+(?:using\s+)?|that\s+)(?P<obj>.+)"
+            r"\b(?:we|I)(?:\s+|(?='))(?:have\s+|'ve\s+|finally\s+|just\s+|already\s+|all\s+|eventually\s+)*decided\s+(?:to\s+(?:use\s+|adopt\s+|"
+            r"go\s+with\s+)?|on\s+(?:using\s+)?|that\s+)(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="decided",
@@ -983,9 +936,8 @@ _DECISIONS = _indexed(
     _Rule(
         "decided",
         _en(
-            r"\b(?:(?:we|I)(?:'ll|\s+will|'re\s+going\s+to|\s+are\s+going\s+to|\s+am\s+going\s+to|"
-            r"'m\s+going\s+to)\s+go|(?:we|I)(?:'re|\s+are|'m|\s+am)\s+going|let's\s+go)"
-            r"\s+with\s+(?P<obj>.+)"
+            r"\b(?:(?:we|I)(?:'ll|\s+will|'re\s+going\s+to|\s+are\s+going\s+to|\s+am\s+going\s+to|'m\s+going\s+to)\s+go|(?:we|I)(?:'re|\s+are|"
+            r"'m|\s+am)\s+going|let's\s+go)\s+with\s+(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="with",
@@ -993,9 +945,8 @@ _DECISIONS = _indexed(
     _Rule(
         "decided",
         _en(
-            r"\b(?:we(?:\s+|(?='))(?:have\s+|'ve\s+|finally\s+)*(?:chose|picked(?!\s+up)"
-            r")|(?:we|I)(?:\s+|(?='))(?:have\s+|'ve\s+|finally\s+)*(?:settled\s+on|opted\s+for)"
-            r")\s+(?P<obj>.+)"
+            r"\b(?:we(?:\s+|(?='))(?:have\s+|'ve\s+|finally\s+)*(?:chose|picked(?!\s+up))|(?:we|I)(?:\s+|(?='))(?:have\s+|'ve\s+|"
+            r"finally\s+)*(?:settled\s+on|opted\s+for))\s+(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="settled|chose|picked|opted",
@@ -1034,9 +985,8 @@ _PLANS = _indexed(
     _Rule(
         "plans",
         _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+)?{_EN_ADV}{{0,2}}(?:(?:planning|"
-            rf"plan|going|intend|intending|about|hoping|hope)\s+to|gonna)\s+(?!(?:the|"
-            rf"a|an|my|our|his|her|their|some)\b)(?P<obj>.+)"
+            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+)?{_EN_ADV}{{0,2}}(?:(?:planning|plan|going|intend|intending|about|hoping|"
+            rf"hope)\s+to|gonna)\s+(?!(?:the|a|an|my|our|his|her|their|some)\b)(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="plan|going|intend|about|hop|gonna",
@@ -1045,8 +995,7 @@ _PLANS = _indexed(
     _Rule(
         "plans",
         _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+){_EN_ADV}{{0,2}}(?P<obj>going\s+to\s+(?:the|"
-            rf"a|an|my|our|his|her|their|some)\b.+)"
+            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+){_EN_ADV}{{0,2}}(?P<obj>going\s+to\s+(?:the|a|an|my|our|his|her|their|some)\b.+)"
         ),
         check=_not_boilerplate,
         keys="going",
@@ -1054,8 +1003,8 @@ _PLANS = _indexed(
     _Rule(
         "plans",
         re.compile(
-            rf"(?i:{_EN_I})(?:'ll|(?i:\s+will|\s+shall))\s+(?!(?i:be\s+(?:able|happy|"
-            rf"glad|sure|fine|ok|okay)|never|always|not)\b)(?i:{_EN_ADV_NO_DO}{{0,2}})(?P<obj>.+)"
+            rf"(?i:{_EN_I})(?:'ll|(?i:\s+will|\s+shall))\s+(?!(?i:be\s+(?:able|happy|glad|sure|fine|ok|okay)|never|always|"
+            rf"not)\b)(?i:{_EN_ADV_NO_DO}{{0,2}})(?P<obj>.+)"
         ),
         check=_not_boilerplate,
         keys="'ll|will|shall",
@@ -1112,10 +1061,7 @@ _OPINIONS = _indexed(
     # "I think X", "I believe X", "in my opinion X".
     _Rule(
         "thinks",
-        _en(
-            rf"{_CLAUSE_START_EN}I\s+{_EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)"
-            rf"\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"
-        ),
+        _en(rf"{_CLAUSE_START_EN}I\s+{_EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="think|believe|feel|reckon",
@@ -1133,7 +1079,7 @@ _OPINIONS = _indexed(
 _ASSISTANT_PREFS = _indexed(
     _Rule(
         "prefers",
-        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?P<obj>.+)"),
+        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?:用|使用|采用)?(?P<obj>.+)"),
         check=_pref_ok,
         keys="你|您",
     ),
@@ -1146,17 +1092,14 @@ _ASSISTANT_PREFS = _indexed(
     ),
     _Rule(
         "likes",
-        _zh(
-            rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)"
-            rf"(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"
-        ),
+        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"),
         keys="你|您",
     ),
     _Rule(
         "prefers",
         _en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}prefer\s+(?P<obj>.+)|\b(?:it\s+)"
-            rf"?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
+            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}prefer\s+"
+            rf"(?P<obj>.+)|\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
         ),
         check=_pref_ok,
         keys="prefer",
@@ -1164,9 +1107,8 @@ _ASSISTANT_PREFS = _indexed(
     _Rule(
         "likes",
         _en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|"
-            rf"great\s+|strong\s+|deep\s+)?passion\s+for|be\s+(?:really\s+|very\s+)?(?:interested\s+in|"
-            rf"into|passionate\s+about))\s+(?P<obj>.+)"
+            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
+            rf"be\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,
         check=_pref_ok,
@@ -1175,10 +1117,8 @@ _ASSISTANT_PREFS = _indexed(
     _Rule(
         "likes",
         _en(
-            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}(?:like|"
-            rf"love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
-            rf"are\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about)"
-            rf")\s+(?P<obj>.+)"
+            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|"
+            rf"deep\s+)?passion\s+for|are\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,
         check=_pref_ok,
@@ -1197,32 +1137,23 @@ _ZH_CHANGE = (
     r"扩容到|扩容至|扩到|增加到|提高到|提升到|减少到|降到|降低到"
 )
 # Copulas in a clause: a change verb, or 是/为 when they are not part of another word (但是, 因为, 认为 ...).
-_ZH_COPULA = re.compile(
-    rf"(?P<change>{_ZH_CHANGE})|(?<![但可总要于只不倒老凡像算还真硬或若即])是(?!否|不是)|(?<![因认成作以称行更视])为(?!了|什么|何|止|主|期|难|人|此)"
-)
+_ZH_COPULA = re.compile(rf"(?P<change>{_ZH_CHANGE})|(?<![但可总要于只不倒老凡像算还真硬或若即])是(?!否|不是)|(?<![因认成作以称行更视])为(?!了|什么|何|止|主|期|难|人|此)")
 _ZH_SUBJ_LEAD = re.compile(
-    r"(?:(?:对了|另外|还有|顺便说一下|顺便说|顺便|然后|而且|但是|不过|所以|因为|其实|实际上|现在|目前|如今|今天|昨天|"
-    r"最近|刚刚|刚才|已经|终于|哦|噢|嗯|啊|好的|好|那么|不对|更正一下|更正|纠正一下|纠正|抱歉|话说|另|"
-    r"我觉得|我认为|我猜|我记得|我想|好像|可能|大概|也许|应该|告诉你|跟你说)[,:\s]*)+"
+    r"(?:(?:对了|另外|还有|顺便说一下|顺便说|顺便|然后|而且|但是|不过|所以|因为|其实|实际上|现在|目前|如今|今天|昨天|最近|刚刚|刚才|已经|终于|哦|噢|嗯|啊|好的|好|那么|不对|更正一下|更正|纠正一下|纠正|抱歉|话说|另|我觉得|我认为|我猜|我记得|"
+    r"我想|好像|可能|大概|也许|应该|告诉你|跟你说)[,:\s]*)+"
 )
 _ZH_SUBJ_POSS = re.compile(r"(?:我们公司的|我们家的|我们的|咱们的|我家的|我的|我们|咱们|我)\s*")
-_ZH_SUBJ_TAIL = re.compile(
-    r"(?:已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|"
-    r"或许|好像|似乎|估计|\s)+$"
-)
+_ZH_SUBJ_TAIL = re.compile(r"(?:已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|或许|好像|似乎|估计|\s)+$")
 _ZH_SUBJ_BAD = re.compile(r"[了过着吗呢吧啊我你您他她它]|喜欢|觉得|认为|知道|感觉|时候|有时|很多|有些|一些|大家|人们|自己|的$|^[这那哪谁]")
-_ZH_OBJ_BAD_START = re.compile(
-    r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|"
-    r"关于|根据|由于)"
-)
+_ZH_OBJ_BAD_START = re.compile(r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|关于|根据|由于)")
 
 _EN_CHANGE_VERB = (
     r"(?:changed|upgraded|updated|set|switched|moved|migrated|bumped|increased|reduced|raised|lowered|"
     r"downgraded|renamed|scaled|resized|expanded|extended|shortened|postponed|pushed|rescheduled)"
 )
 _EN_COPULA = re.compile(
-    rf"(?P<change>\s+(?:is|was|has\s+been|have\s+been|had\s+been|got|are|were)\s+(?:now\s+|just\s+|finally\s+|"
-    rf"recently\s+|already\s+|been\s+)*{_EN_CHANGE_VERB}\s+(?:from\s+[^,;]+?\s+)?(?:to|into)\s+"
+    rf"(?P<change>\s+(?:is|was|has\s+been|have\s+been|had\s+been|got|are|were)\s+(?:now\s+|just\s+|finally\s+|recently\s+|already\s+|"
+    rf"been\s+)*{_EN_CHANGE_VERB}\s+(?:from\s+[^,;]+?\s+)?(?:to|into)\s+"
     r"|\s+(?:has\s+|have\s+|just\s+|now\s+)*(?:changed|switched|moved|migrated|went\s+up|went\s+down|grew|dropped)\s+"
     r"(?:from\s+[^,;]+?\s+)?to\s+"
     r"|\s+(?:is|are)\s+now\s+)"
@@ -1242,10 +1173,9 @@ _EN_ACTIVE = re.compile(
     re.I,
 )
 _EN_SUBJ_LEAD = re.compile(
-    r"(?:(?:so|and|but|also|btw|by\s+the\s+way|oh|ok|okay|well|now|actually|currently|update|fyi|note|correction|"
-    r"sorry|no|yes|yeah|hey|hi|just\s+so\s+you\s+know|as\s+of\s+(?:today|now)|today|quick\s+update|heads\s+up|"
-    r"I\s+think(?:\s+that)?|I\s+believe(?:\s+that)?|I\s+guess|I'm\s+(?:pretty\s+)?sure(?:\s+that)?|maybe|"
-    r"probably|I\s+remember(?:\s+that)?|remember(?:\s+that)?)[,:]?\s+)+",
+    r"(?:(?:so|and|but|also|btw|by\s+the\s+way|oh|ok|okay|well|now|actually|currently|update|fyi|note|correction|sorry|no|yes|yeah|hey|hi|"
+    r"just\s+so\s+you\s+know|as\s+of\s+(?:today|now)|today|quick\s+update|heads\s+up|I\s+think(?:\s+that)?|I\s+believe(?:\s+that)?|I\s+guess|"
+    r"I'm\s+(?:pretty\s+)?sure(?:\s+that)?|maybe|probably|I\s+remember(?:\s+that)?|remember(?:\s+that)?)[,:]?\s+)+",
     re.I,
 )
 _EN_SUBJ_DET = re.compile(r"(?:my|our|the|this|that|these|those)\s+(?=\S)", re.I)
@@ -1259,56 +1189,45 @@ _EN_SUBJ_STOP = frozenset(
     "out up off back on over away aside forward down in about myself ourselves yourself it that this them".split()
 )
 _EN_OBJ_BAD_START = re.compile(
-    r"^(?:not|n't|a\s+bit|very|really|so|too|quite|pretty|kind\s+of|sort\s+of|also|just|always|never|getting|"
-    r"going|being|in|on|at|for|with|about|like|that|what|how|why|where|when|who|it|there|because|still|such|one\s+of|"
-    r"based\s+on|according\s+to|from)\b",
+    r"^(?:not|n't|a\s+bit|very|really|so|too|quite|pretty|kind\s+of|sort\s+of|also|just|always|never|getting|going|being|in|on|at|for|with|about|"
+    r"like|that|what|how|why|where|when|who|it|there|because|still|such|one\s+of|based\s+on|according\s+to|from)\b",
     re.I,
 )
 # "X is tough / 很重要": an evaluation, not a value.
 _EVALUATIVE = re.compile(
-    r"(?:tough|hard|easy|great|good|bad|awesome|amazing|key|important|nice|fun|cool|okay|ok|fine|true|crucial|"
-    r"essential|worth\s+it|beautiful|wonderful|terrible|awful|interesting|difficult|challenging|helpful|useful|"
-    r"perfect|lovely|incredible|fantastic|special|everything|life|the\s+best|the\s+worst|"
-    r"重要|关键|困难|容易|不错|很棒|最好|最重要)\W*$",
+    r"(?:tough|hard|easy|great|good|bad|awesome|amazing|key|important|nice|fun|cool|okay|ok|fine|true|crucial|essential|worth\s+it|beautiful|"
+    r"wonderful|terrible|awful|interesting|difficult|challenging|helpful|useful|perfect|lovely|incredible|fantastic|special|everything|life|"
+    r"the\s+best|the\s+worst|重要|关键|困难|容易|不错|很棒|最好|最重要)\W*$",
     re.I,
 )
 _OBJ_TAIL_NOW = re.compile(
-    r"(?:\s+(?:now|already|today|yesterday|tomorrow|originally|as\s+well|too|"
-    r"also|currently|anymore|at\s+the\s+moment|"
-    r"these\s+days|right\s+now|lately|recently|a\s+lot|very\s+much|so\s+much|sometimes|often|usually))+$",
+    r"(?:\s+(?:now|already|today|yesterday|tomorrow|originally|as\s+well|too|also|currently|anymore|at\s+the\s+moment|these\s+days|right\s+now|"
+    r"lately|recently|a\s+lot|very\s+much|so\s+much|sometimes|often|usually))+$",
     re.I,
 )
 
 # Corrections with both values in one sentence: "端口不是5432，是5433", "the port isn't 5432, it's 5433".
 _ZH_NOT_BUT = re.compile(
-    r"(?:^|(?<=[,:]))\s*(?P<subj>[^,;:!?。]{1,30}?)(?:并|其实|真的)?不是(?P<wrong>[^,;:!?。]{1,40}?)[,\s]*"
-    r"(?:而|应该|其实|实际上)?是(?P<obj>[^,;:!?。]{1,60})"
+    r"(?:^|(?<=[,:]))\s*(?P<subj>[^,;:!?。]{1,30}?)(?:并|其实|真的)?不是(?P<wrong>[^,;:!?。]{1,40}?)[,\s]*(?:而|应该|其实|实际上)?是(?P<obj>[^,;:!?。]{1,60})"
 )
 _EN_NOT_BUT = re.compile(
-    r"(?:^|(?<=[,:;]))\s*(?P<subj>[^,;:]{1,40}?)\s+(?:is\s+not|isn't|is\s+no\s+longer|was\s+not|wasn't)\s+"
-    r"(?P<wrong>[^,;:]+?),?\s+(?:but(?:\s+(?:it's|it\s+is|rather))?|it's|it\s+is|"
-    r"it's\s+now|rather)\s+(?P<obj>[^,;:]+)",
+    r"(?:^|(?<=[,:;]))\s*(?P<subj>[^,;:]{1,40}?)\s+(?:is\s+not|isn't|is\s+no\s+longer|was\s+not|"
+    r"wasn't)\s+(?P<wrong>[^,;:]+?),?\s+(?:but(?:\s+(?:it's|it\s+is|rather))?|it's|it\s+is|it's\s+now|rather)\s+(?P<obj>[^,;:]+)",
     re.I,
 )
 # Correction sentences with no subject: "不对，是5433", "No, it's 5433", "Sorry, I meant 5433".
 _ZH_BARE_FIX = re.compile(
-    r"^\s*(?:(?:不对|不是的?|错了|说错了|搞错了|弄错了|记错了|更正(?:一下)?|纠正(?:一下)?|抱歉|不好意思|哦|噢|啊|嗯|其实|"
-    r"实际上)[,:!。\s]*)*(?:应该是|其实是|实际上是|是|应为|改成|换成)\s*(?P<obj>[^,;!?。]+?)"
-    r"(?:[,\s]*(?:而?不是|并非)(?P<wrong>[^。]+))?\s*[。!.]?\s*$"
+    r"^\s*(?:(?:不对|不是的?|错了|说错了|搞错了|弄错了|记错了|更正(?:一下)?|纠正(?:一下)?|抱歉|不好意思|哦|噢|啊|嗯|其实|实际上)[,:!。\s]*)*(?:应该是|其实是|实际上是|是|应为|改成|换成)\s*"
+    r"(?P<obj>[^,;!?。]+?)(?:[,\s]*(?:而?不是|并非)(?P<wrong>[^。]+))?\s*[。!.]?\s*$"
 )
-_ZH_BARE_FIX_DIGITS = re.compile(
-    r"^\s*(?:(?:不对|错了|说错了|搞错了|弄错了|记错了|更正|纠正)[,:!。\s]*)+(?P<obj>[^,;!?。]*\d[^,;!?。]*?)"
-    r"\s*[。!.]?\s*$"
-)
+_ZH_BARE_FIX_DIGITS = re.compile(r"^\s*(?:(?:不对|错了|说错了|搞错了|弄错了|记错了|更正|纠正)[,:!。\s]*)+(?P<obj>[^,;!?。]*\d[^,;!?。]*?)\s*[。!.]?\s*$")
 _EN_BARE_FIX = re.compile(
-    r"^\s*(?:(?:no|nope|sorry|oops|actually|correction|wait|my\s+bad|my\s+mistake|oh)[,:!.\s]*)*"
-    r"(?:it's|it\s+is|it\s+should\s+be|should\s+be|that's|that\s+should\s+be|I\s+meant|make\s+(?:that|it))\s+"
-    r"(?P<obj>[^,;!?]+?)(?:,?\s*not\s+(?P<wrong>[^.]+))?\s*[.!]?\s*$",
+    r"^\s*(?:(?:no|nope|sorry|oops|actually|correction|wait|my\s+bad|my\s+mistake|oh)[,:!.\s]*)*(?:it's|it\s+is|it\s+should\s+be|should\s+be|that's|"
+    r"that\s+should\s+be|I\s+meant|make\s+(?:that|it))\s+(?P<obj>[^,;!?]+?)(?:,?\s*not\s+(?P<wrong>[^.]+))?\s*[.!]?\s*$",
     re.I,
 )
 _EN_BARE_FIX_DIGITS = re.compile(
-    r"^\s*(?:(?:no|sorry|actually|correction)[,:!.\s]*)+(?P<obj>[^,;!?]*\d[^,;!?]*?)"
-    r"\s*[.!]?\s*$",
+    r"^\s*(?:(?:no|sorry|actually|correction)[,:!.\s]*)+(?P<obj>[^,;!?]*\d[^,;!?]*?)\s*[.!]?\s*$",
     re.I,
 )
 _EN_NOT_Z_BUT_Y = re.compile(r"^\s*not\s+(?P<wrong>[^,]+?),?\s+but\s+(?P<obj>[^,;!?]+?)\s*[.!]?\s*$", re.I)
@@ -1327,8 +1246,7 @@ class _Found:
     confidence: float | None = None
     technical: bool = False
     event_date: str | None = None
-    evidence: str = ""
-    extra: dict = field(default_factory=dict)
+    possessive: bool = False  # a value read from "my X" / "我的X"
 
 
 def _zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
@@ -1414,7 +1332,8 @@ def _value_gate(subj: str, obj_norm: str, obj_orig: str, change: bool, poss: boo
 def _value_found(
     sent: _Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool
 ) -> _Found | None:
-    """Validate and build a value from subject [sa, sb) and object [oa, ob) of clause starting at c0."""
+    """Validate and build a value from subject [sa, sb) and object [oa, ob) (``change``: a change verb was used;
+    ``poss``: the subject had 我的/my)."""
     s = sent.s
     oa, ob = _trim(s, oa, ob)
     if cjk:
@@ -1441,9 +1360,12 @@ def _value_found(
     subj_o, obj_o = sent.orig(sa, sb), sent.orig(oa, ob)
     if not _value_gate(subj_n, obj_n, obj_o, change, poss):
         return None
-    found = _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n))
-    found.extra["poss"] = poss
-    return found
+    return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss)
+
+
+# An assistant restates the user's things ("你的X是Y", "your X is Y"); a speaker's "your/his X" is not theirs.
+_YOUR = re.compile(r"\s*(?:(?:所以|那么|好的|嗯|哦|so|ok|okay|got\s+it|great)[,\s]+)*(?:你的|您的|your\s+)", re.I)
+_NOT_MINE = re.compile(r"\s*(?:你的|您的|your\b|his\b|her\b|their\b|他的|她的|他们的)", re.I)
 
 
 def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
@@ -1455,12 +1377,12 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
         clause = s[ca:cb]
         cjk = bool(_HAS_CJK.search(clause))
         if assistant:  # only restatements of the user's own things: 你的X是Y / your X is Y
-            m = re.match(r"\s*(?:(?:所以|那么|好的|嗯|哦|so|ok|okay|got\s+it|great)[,\s]+)*(?:你的|您的|your\s+)", clause, re.I)
+            m = _YOUR.match(clause)
             if not m:
                 continue
             lead = ca + m.end()
         else:
-            if re.match(r"\s*(?:你的|您的|your\b|his\b|her\b|their\b|他的|她的|他们的)", clause, re.I):
+            if _NOT_MINE.match(clause):
                 continue
             lead = ca
         if cjk:
@@ -1503,6 +1425,8 @@ def _not_but(sent: _Sentence) -> list[_Found]:
             sa, sb, poss = _en_subject(sent.s, m.start("subj"), m.end("subj"))
         wrong = m.group("wrong").strip()
         f = _value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, False, sent.cjk)
+        if f:
+            f.possessive = poss
         # a contrast ("Running a business isn't easy, but ...") is no correction: the wrong value must look like one
         if f and (_value_like(wrong, wrong) or _technical(sent.s[sa:sb]) or _ATTRIBUTE.search(sent.s[sa:sb])):
             f.explicitness = "corrected"
@@ -1530,28 +1454,24 @@ _DATE_ZH_FULL = re.compile(rf"(?P<y>\d{{4}})\s*年\s*(?P<m>{_ZH_NUM})\s*月\s*(?
 _DATE_ZH_MD = re.compile(rf"(?<![\d年])(?P<m>{_ZH_NUM})\s*月\s*(?P<d>{_ZH_NUM})\s*[日号]?(?!\d)")
 _DATE_ZH_D = re.compile(r"(?<![\d月年.:])(?P<d>\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])号(?![楼线房门床位球机车窗口店馆厅院屋桌码])")
 _DATE_EN_MD = re.compile(rf"\b(?P<mon>{_MONTH_NAME})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}}))?")
-_DATE_EN_DM = re.compile(
-    rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_NAME})\b\.?(?:,?\s+(?P<y>\d{{4}})"
-    rf")?"
-)
+_DATE_EN_DM = re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH_NAME})\b\.?(?:,?\s+(?P<y>\d{{4}}))?")
 _REL_ZH_DAY = re.compile(r"大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日|大后天|后天|明天|明早|明晚|明日")
 _REL_ZH_WEEK = re.compile(r"(?P<w>上|下|这|本)(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天末])?")
 _REL_ZH_MONTH = re.compile(r"(?P<w>上|下)个?月(?![\d一二三四五六七八九十])")
 _REL_ZH_AGO = re.compile(rf"(?P<n>{_ZH_NUM})\s*(?:个)?(?P<u>天|周|星期|礼拜)(?P<dir>前|后|以前|以后|之前|之后)")
 _REL_EN_DAY = re.compile(
-    r"\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|tomorrow|"
-    r"this\s+(?:morning|afternoon|evening)|last\s+night)\b",
+    r"\b(?:the\s+day\s+before\s+yesterday|the\s+day\s+after\s+tomorrow|yesterday|today|tonight|tomorrow|this\s+(?:morning|afternoon|evening)|"
+    r"last\s+night)\b",
     re.I,
 )
 _REL_EN_WEEK = re.compile(
-    r"\b(?P<w>last|next|this|coming)\s+(?P<u>week|weekend|month|monday|tuesday|"
-    r"wednesday|thursday|friday|saturday|sunday)\b",
+    r"\b(?P<w>last|next|this|coming)\s+(?P<u>week|weekend|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
     re.I,
 )
+# "3 days ago", "a week ago", "in two days" (not "in a day": "Rome wasn't built in a day").
 _REL_EN_AGO = re.compile(
-    r"\b(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|ten)\s+(?P<u>day|"
-    r"week)s?\s+ago\b|\bin\s+(?P<n2>\d{1,2}|a|an|one|two|three|four|five|six|"
-    r"seven|ten)\s+(?P<u2>day|week)s?\b",
+    r"\b(?P<n>\d{1,2}|a|an|one|two|three|four|five|six|seven|ten)\s+(?P<u>day|week)s?\s+ago\b"
+    r"|\bin\s+(?P<n2>\d{1,2}|one|two|three|four|five|six|seven|ten)\s+(?P<u2>day|week)s?\b",
     re.I,
 )
 _ZH_REL_OFFSETS = {"大前天": -3, "前天": -2, "昨天": -1, "昨晚": -1, "昨日": -1, "今天": 0, "今晚": 0, "今早": 0, "今日": 0,
@@ -1718,16 +1638,14 @@ def _overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:
 # English "I"/"we" must open a clause (or follow a conjunction): "things we enjoy doing" is a relative clause.
 _EN_I_AT = re.compile(r"(?:I|we)\b", re.I)
 _EN_LEAD_OK = re.compile(
-    r"(?:^|[,;:(]|\b(?:and|but|so|because|also|actually|well|haha|yes|yeah|oh|really|now|though|although|since|as|"
-    r"then|when|while|um|personally|honestly|however|besides|today|tonight|recently|lately|sometimes|usually|"
-    r"often|always|still|ok|okay|sure|hi|hello|hey|plus|anyway|generally|mostly|i\s+(?:think|know|guess|feel|believe|"
-    r"mean|admit|must\s+say)(?:\s+that)?|and\s+that's\s+why))\s*$",
+    r"(?:^|[,;:(]|\b(?:and|but|so|because|also|actually|well|haha|yes|yeah|oh|really|now|though|although|since|as|then|when|while|um|personally|"
+    r"honestly|however|besides|today|tonight|recently|lately|sometimes|usually|often|always|still|ok|okay|sure|hi|hello|hey|plus|anyway|generally|"
+    r"mostly|i\s+(?:think|know|guess|feel|believe|mean|admit|must\s+say)(?:\s+that)?|and\s+that's\s+why))\s*$",
     re.I,
 )
 # A plan said in fear or hope is not a plan: "I'm afraid I'll forget my lines", "I hope we will ...".
 _NOT_A_PLAN = re.compile(
-    r"afraid|worried|scared|fear|hope|wish|sometimes|often|usually|every|担心|"
-    r"害怕|怕|希望|但愿|恐怕|有时|经常|每",
+    r"afraid|worried|scared|fear|hope|wish|sometimes|often|usually|every|担心|害怕|怕|希望|但愿|恐怕|有时|经常|每",
     re.I,
 )
 
@@ -1800,11 +1718,21 @@ def _rule_match(sent: _Sentence, rule: _Rule, m: re.Match[str], subject: str, ou
     return ob
 
 
-def _possessed(subject: str, speaker_subject: str) -> str:
-    """For a named participant, "my birthday" is theirs: "Caroline's birthday" (users keep the bare attribute)."""
-    if speaker_subject == "user":
-        return subject
-    return f"{speaker_subject}的{subject}" if _HAS_CJK.search(subject) else f"{speaker_subject}'s {subject}"
+_NAME_ATTRIBUTE = re.compile(r"\s*(?:名字|姓名|全名|name|first\s+name|full\s+name)\s*", re.I)
+
+
+def _owned(values: list[_Found], speaker_subject: str) -> list[_Found]:
+    """Values of "my X": "my name" is the speaker's name; for a named participant "my birthday" is theirs
+    ("Caroline's birthday", so two speakers' birthdays never supersede each other); users keep the bare X."""
+    for v in values:
+        if not v.possessive:
+            continue
+        if _NAME_ATTRIBUTE.fullmatch(v.subject):
+            v.subject, v.predicate = speaker_subject, "name"
+        elif speaker_subject != "user":
+            sep = "的" if _HAS_CJK.search(v.subject) else "'s "
+            v.subject = f"{speaker_subject}{sep}{v.subject}"
+    return values
 
 
 def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool) -> list[_Found]:
@@ -1822,17 +1750,13 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_apply_rules(sent, _IDENTITY, subject))
     take(_apply_rules(sent, _PREFERENCES, subject))
     take(_apply_rules(sent, _RULES_AXIOM, subject))
-    take(_not_but(sent))
+    take(_owned(_not_but(sent), subject))
     take(_apply_rules(sent, _DECISIONS, subject))
     take(_apply_rules(sent, _PLANS, subject))
     dated = _find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():
         take(_apply_rules(sent, _FUTURE_PLANS, subject))
-    values = _values(sent)
-    for v in values:
-        if v.extra.get("poss"):
-            v.subject = _possessed(v.subject, subject)
-    take(values)
+    take(_owned(_values(sent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
 
     weak = _weak_correction(sent)
@@ -1861,20 +1785,23 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     return found
 
 
+# A greeting or a bare vocative ("你好", "AI伴侣", "Hello friend") opening an event sentence is dropped.
 _GREETING = re.compile(
     r"^\s*(?:你好|您好|嗨|哈喽|早上好|晚上好|下午好|(?:hi|hello|hey|good\s+(?:morning|evening|afternoon))\b)"
-    r"|^\s*(?:亲爱的|my\s+|dear\s+)*(?:AI伴侣|AI助手|AI|朋友|老朋友|伙伴|小助手|助手|伴侣|AI\s+companion|"
-    r"friend|buddy|companion|assistant)\W*$",
+    r"|^\s*(?:亲爱的|my\s+|dear\s+)*(?:AI伴侣|AI助手|AI|朋友|老朋友|伙伴|小助手|助手|伴侣|AI\s+companion|friend|buddy|companion|assistant)\W*$",
     re.I,
 )
 # Events about the chat itself ("今天想和你聊聊", "see you tomorrow") are not events in the person's life.
 _CHAT_BOILERPLATE = re.compile(
-    r"聊天|聊聊|聊一下|再见|明天见|下次见|先到这|就到这|\btalk\s+again\b|\blet's\s+talk\b|想(?:和你|"
-    r"跟你)?(?:聊|谈|说说)|\bwant(?:ed)?\s+to\s+talk\b|请教|谢谢|感谢|问你|谈谈|谈一谈|谈论|想问|问一个|"
-    r"问个|"
-    r"\bchat(?:ting)?\b|\btalk(?:ing)?\s+(?:to|with)\s+you\b|\bsee\s+you\b|\bgoodbye\b|\bbye\b|\bthank|"
-    r"\bthat's\s+it\b|\bask\s+you\b|\bquestions?\s+(?:to\s+ask|for)\s+you\b|"
-    r"\b(?:have|got)\s+a\s+(?:small\s+|quick\s+)?question\b|有一个(?:小)?问题|有个(?:小)?问题",
+    "|".join(
+        [
+            r"聊天|聊聊|聊一下|再见|明天见|下次见|先到这|就到这|想(?:和你|跟你)?(?:聊|谈|说说)|请教|谢谢|感谢|问你|谈谈|谈一谈|谈论",
+            r"想问|问一个|问个|有一个(?:小)?问题|有个(?:小)?问题",
+            r"\btalk\s+again\b|\blet's\s+talk\b|\bwant(?:ed)?\s+to\s+talk\b|\bchat(?:ting)?\b|\btalk(?:ing)?\s+(?:to|with)\s+you\b",
+            r"\bsee\s+you\b|\bgoodbye\b|\bbye\b|\bthank|\bthat's\s+it\b|\bask\s+you\b|\bquestions?\s+(?:to\s+ask|for)\s+you\b",
+            r"\b(?:have|got)\s+a\s+(?:small\s+|quick\s+)?question\b",
+        ]
+    ),
     re.I,
 )
 
@@ -1902,7 +1829,7 @@ def _assistant_sentence(sent: _Sentence) -> list[_Found]:
     for v in _values(sent, assistant=True):
         if _overlaps(v.span, claimed):
             continue
-        if re.fullmatch(r"(?:名字|姓名|全名|name|full\s+name)", v.subject.strip(), re.I):
+        if _NAME_ATTRIBUTE.fullmatch(v.subject):
             v.subject, v.predicate = "user", "name"
         found.append(v)
     for f in found:
@@ -1973,6 +1900,29 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
     )
 
 
+# "Go over Java", "Go rather than Java", "Go 而不是 Java": the alternative the speaker turned down.
+_REJECTED = re.compile(
+    r"^\s*(?:over|rather\s+than|instead\s+of|and\s+not|not)\s+(?P<en>[\w.+#-]+(?:\s+[\w.+#-]+)?)"
+    r"|^\s*[,，]?\s*(?:而不是|而非|不是|胜过|多过|不要用|别用)\s*(?P<zh>[^,，。;；!?！？\s]{1,20})",
+    re.I,
+)
+
+
+_RATHER = re.compile(r"\s*[,，]?\s*(?:而不是|而非|胜过)\s*|\s+(?:over|than|rather\s+than|instead\s+of)\s+", re.I)
+_USE_PREFIX = re.compile(r"^(?:to\s+)?(?:use|using)\s+", re.I)
+
+
+def _rejected_alternative(sentence: str, obj: str) -> str | None:
+    at = sentence.find(obj)
+    if at < 0:
+        return None
+    m = _REJECTED.match(sentence[at + len(obj):])
+    if not m:
+        return None
+    alt = (m.group("en") or m.group("zh") or "").strip(" .。")
+    return alt or None
+
+
 def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Candidate]]) -> list[Candidate]:
     text = turn.text or ""
     if not text.strip():
@@ -1998,10 +1948,20 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
             if key in seen:
                 continue
             seen.add(key)
+            rejected = None
+            if f.predicate == "prefers":  # "Go 而不是 Java", "use Go than Java": the object is Go, Java is turned down
+                parts = _RATHER.split(f.obj, maxsplit=1)
+                if len(parts) == 2 and parts[0].strip() and parts[1].strip():
+                    f.obj, rejected = _USE_PREFIX.sub("", parts[0]).strip(), parts[1].strip(" .。")
             cand = _candidate(turn, day, f, evidence)
             out.append(cand)
             if not cand.multi_valued:
                 anchors.append((pos, cand))
+            if f.predicate == "prefers" and not assistant:
+                alt = rejected or _rejected_alternative(sent.orig(0, len(sent.s)), cand.object)
+                if alt and (f.subject, "prefers_not", alt) not in seen:
+                    seen.add((f.subject, "prefers_not", alt))
+                    out.append(Candidate(**{**cand.to_dict(), "predicate": "prefers_not", "object": alt}))
     return out
 
 

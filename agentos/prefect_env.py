@@ -45,8 +45,19 @@ def prepare(home: Path, *, quiet: bool = False) -> str | None:
     os.environ.setdefault("PREFECT_HOME", str(Workspace(home).runtime / "prefect"))
     if quiet:
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    # Progress is the flow's own log lines ("backfill 3/8 ..."); one line per task run is noise here.
+    os.environ.setdefault("PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL", "WARNING")
     if not os.environ.get("PREFECT_API_URL"):
         url = running_server(home)
         if url:
             os.environ["PREFECT_API_URL"] = url
     return os.environ.get("PREFECT_API_URL")
+
+
+def let_ephemeral_server_drain(seconds: float = 2.0) -> None:
+    """Give Prefect's ephemeral server a moment to record the last task-run events before the process
+    exits and stops it; stopped mid-flush it prints harmless tracebacks that read like a failure."""
+    if not os.environ.get("PREFECT_API_URL"):
+        import time
+
+        time.sleep(seconds)

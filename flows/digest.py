@@ -39,6 +39,9 @@ def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: 
 
     result = summarize(inp, candidates, facts, cards, quarantined, extractor)
     t.publish_artifact(result)
+    get_run_logger().info("digested %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
+                          day, result["turns"], result["facts_added"], result["facts_reinforced"], result["facts_superseded"],
+                          result["conflicts"], len(result["quarantined"]))
     return result
 
 
@@ -61,10 +64,7 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
     """
     settings, user, folder = _setup(user, logs_dir)
     day = day or yesterday(settings)
-    result = digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
-    get_run_logger().info("digest %s: %s facts added, %s superseded, %s conflicts, %s quarantined", day,
-                          result["facts_added"], result["facts_superseded"], result["conflicts"], len(result["quarantined"]))
-    return result
+    return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
 
 
 @flow(name="backfill", log_prints=False)
@@ -87,8 +87,8 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     days = [d for d in list_days(folder) if start <= d <= end]
     results = []
     for i, day in enumerate(days, 1):
+        get_run_logger().info("backfill day %d/%d: %s", i, len(days), day)
         results.append(digest_one_day(settings, user, day, folder, run=f"backfill {day}"))
-        get_run_logger().info("backfill %d/%d: %s done", i, len(days), day)
     return combine(user, results)
 
 

@@ -25,7 +25,7 @@ from agentos.text import normalize_key
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
-OPPOSITES = {"likes": "dislikes", "dislikes": "likes"}
+OPPOSITES = {"likes": "dislikes", "dislikes": "likes", "prefers": "prefers_not", "prefers_not": "prefers"}
 
 migrations = Migrations("facts")
 
@@ -88,6 +88,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             subject text not null,
             predicate text not null,
             existing_fact_id integer references facts(id),
+            existing_predicate text,
             existing_object text,
             existing_explicitness text,
             candidate_object text not null,
@@ -237,7 +238,7 @@ class FactStore:
             return fid
         if AUTHORITY[cand.explicitness] < AUTHORITY[old["explicitness"]] and cand.explicitness == "inferred":
             return self._conflict(user, day, cand, old, raw_ref, evidence, report,
-                                  f"an inference does not overrule a {old['explicitness']} fact")
+                                  f"an inference does not overrule a {old['explicitness']} fact ({old['predicate']} {old['object']})")
         fid = self._insert(user, day, cand, skey, okey, raw_ref, version=old["version"] + 1, previous_version=old["id"])
         self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where id=?", [cand.observed_at, fid, old["id"]])
         self._evidence(evidence, "superseded", fid)
@@ -278,17 +279,17 @@ class FactStore:
 
     def _conflict(self, user, day, cand: Candidate, old: dict, raw_ref, evidence: dict, report: ApplyReport, reason: str) -> None:
         cur = self.db.execute(
-            "insert into conflicts (user_id, subject, predicate, existing_fact_id, existing_object, existing_explicitness, candidate_object,"
-            " candidate_explicitness, candidate_confidence, reason, source_day, source_file, raw_ref, line_start, line_end, observed_at, created_at)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [user, cand.subject, cand.predicate, old["id"], old["object"], old["explicitness"], cand.object, cand.explicitness,
+            "insert into conflicts (user_id, subject, predicate, existing_fact_id, existing_predicate, existing_object, existing_explicitness,"
+            " candidate_object, candidate_explicitness, candidate_confidence, reason, source_day, source_file, raw_ref, line_start, line_end,"
+            " observed_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [user, cand.subject, cand.predicate, old["id"], old["predicate"], old["object"], old["explicitness"], cand.object, cand.explicitness,
              cand.confidence, reason, day.isoformat(), cand.source_file, raw_ref, cand.line_start, cand.line_end, cand.observed_at, now_iso()],
         )
         self._evidence(evidence, "conflict", None, conflict_id=cur.lastrowid)
         report.conflicts += 1
         report.conflict_lines.append(
             json.dumps({"user": user, "day": day.isoformat(), "subject": cand.subject, "predicate": cand.predicate,
-                        "existing": {"fact_id": old["id"], "object": old["object"], "explicitness": old["explicitness"]},
+                        "existing": {"fact_id": old["id"], "predicate": old["predicate"], "object": old["object"], "explicitness": old["explicitness"]},
                         "candidate": {"object": cand.object, "explicitness": cand.explicitness},
                         "source": f"{cand.source_file}:{cand.line_start}-{cand.line_end}", "reason": reason}, ensure_ascii=False)
         )

@@ -132,13 +132,13 @@ def test_dislikes_chinese_and_english():
     ]
 
 
-def test_prefers_is_single_valued():
+def test_prefers_are_multi_valued():
     got = cands("我更喜欢用 Vim。以后都用 pnpm。请总是用中文回复。I prefer artistic works, like \"The Great Gatsby\".")
     assert [(c.predicate, c.object, c.multi_valued) for c in got] == [
-        ("prefers", "Vim", False),
-        ("prefers", "pnpm", False),
-        ("prefers", "中文", False),
-        ("prefers", "artistic works", False),
+        ("prefers", "Vim", True),
+        ("prefers", "pnpm", True),
+        ("prefers", "中文", True),
+        ("prefers", "artistic works", True),
     ]
     assert facts("Please always use UTC timestamps.") == [("user", "prefers", "UTC timestamps", "preference", "stated")]
 
@@ -264,6 +264,12 @@ def test_corrected_identity():
         ("user", "name", "张三", "fact", "stated"),
         ("user", "name", "张叁", "fact", "corrected"),
     ]
+    assert facts("我的名字不是张三，是张叁。") == [("user", "name", "张叁", "fact", "corrected")]
+    assert facts("My name isn't Jon, it's John.") == [("user", "name", "John", "fact", "corrected")]
+
+
+def test_a_contrast_is_not_a_correction():
+    assert facts("Running a business isn't easy, but I'm determined to make it work.") == []
 
 
 def test_actually_only_corrects_what_follows_it():
@@ -383,7 +389,7 @@ def test_assistant_restatements_are_inferred_about_the_user():
         role="assistant",
     )
     assert got == [
-        ("user", "prefers", "用 Vim", "preference", "inferred"),
+        ("user", "prefers", "Vim", "preference", "inferred"),
         ("端口", "value", "5432", "fact", "inferred"),
         ("user", "name", "Emily", "fact", "inferred"),
         ("user", "prefers", "dark mode", "preference", "inferred"),
@@ -440,3 +446,9 @@ def test_candidates_come_in_turn_order_and_empty_turns_are_fine():
     got = extract_candidates([turn("", index=0), turn("我喜欢猫。", index=1), turn("I like dogs.", index=2)], DAY)
     assert [(c.object, c.line_start) for c in got] == [("猫", 5), ("dogs", 7)]
     assert extract_candidates([], DAY) == []
+
+
+@pytest.mark.parametrize("text", ["I prefer Go over Java.", "I'd rather use Go than Java.", "我更喜欢用 Go 而不是 Java。", "我更喜欢 Go，而不是 Java"])
+def test_the_rejected_alternative_is_kept_as_prefers_not(text):
+    got = [(c.predicate, c.object) for c in cands(text)]
+    assert ("prefers_not", "Java") in got and got[0][0] == "prefers" and got[0][1].startswith("Go")

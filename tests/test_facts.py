@@ -118,3 +118,13 @@ def test_users_are_isolated(store):
     store.apply("bob", D1, [cand("user", "name", "Bob")], file_sha={}, raw_refs={})
     assert [f["object"] for f in store.current("alice")] == ["Alice"]
     assert [f["object"] for f in store.current("bob")] == ["Bob"]
+
+
+def test_inferred_preference_against_a_stated_rejection_is_a_conflict(store):
+    apply(store, D1, [cand("user", "prefers", "Go", nature="preference", multi=True),
+                      cand("user", "prefers_not", "Java", line=1, nature="preference", multi=True)])
+    r = apply(store, D2, [cand("user", "prefers", "Java", day=D2, nature="preference", explicitness="inferred", conf=0.6, multi=True)])
+    assert r.conflicts == 1
+    (c,) = store.conflicts("u")
+    assert (c["existing_predicate"], c["existing_object"], c["predicate"], c["candidate_object"]) == ("prefers_not", "Java", "prefers", "Java")
+    assert sorted((f["predicate"], f["object"]) for f in store.current("u")) == [("prefers", "Go"), ("prefers_not", "Java")]
