@@ -54,10 +54,24 @@ def prepare(home: Path, *, quiet: bool = False) -> str | None:
     return os.environ.get("PREFECT_API_URL")
 
 
-def let_ephemeral_server_drain(seconds: float = 2.0) -> None:
-    """Give Prefect's ephemeral server a moment to record the last task-run events before the process
-    exits and stops it; stopped mid-flush it prints harmless tracebacks that read like a failure."""
-    if not os.environ.get("PREFECT_API_URL"):
-        import time
+def let_ephemeral_server_drain(max_seconds: float = 20.0) -> None:
+    """Wait until Prefect's ephemeral server has recorded the run's task-run events (its count stops
+    growing), at most ``max_seconds``. Stopped mid-flush, as the process exits, it prints harmless
+    "Error flushing events" tracebacks that read like a failure of the command."""
+    if os.environ.get("PREFECT_API_URL"):
+        return
+    import time
 
-        time.sleep(seconds)
+    from prefect.client.orchestration import get_client
+
+    deadline, last = time.monotonic() + max_seconds, -1
+    try:
+        with get_client(sync_client=True) as client:
+            while time.monotonic() < deadline:
+                count = client._client.post("/task_runs/count", json={}).json()
+                if count == last:
+                    return
+                last = count
+                time.sleep(0.7)
+    except Exception:  # noqa: BLE001 - best effort only; the run itself has already finished
+        return

@@ -111,20 +111,36 @@ def words(text: str) -> list[str]:
     return out
 
 
-def keywords(text: str, k: int = 8) -> list[str]:
-    """Top ``k`` keywords by TF-IDF (jieba's IDF table for Chinese; rarer-is-better default for the rest)."""
-    from jieba.analyse import default_tfidf
+_idf: tuple[dict[str, float], float] | None = None
 
+
+def _idf_table() -> tuple[dict[str, float], float]:
+    """jieba's IDF table, read directly: importing ``jieba.analyse`` would also load the POS tagger (~1 s)."""
+    global _idf
+    if _idf is None:
+        import jieba
+
+        table = {}
+        with open(Path(jieba.__file__).parent / "analyse" / "idf.txt", encoding="utf-8") as f:
+            for line in f:
+                word, _, value = line.strip().partition(" ")
+                if value:
+                    table[word] = float(value)
+        values = sorted(table.values())
+        _idf = (table, values[len(values) // 2])
+    return _idf
+
+
+def keywords(text: str, k: int = 8) -> list[str]:
+    """Top ``k`` keywords by TF-IDF (jieba's IDF table for Chinese; the median IDF for unknown words)."""
     toks = words(text)
     if not toks:
         return []
-    idf, median = default_tfidf.idf_freq, default_tfidf.median_idf
+    idf, median = _idf_table()
     tf: dict[str, int] = {}
     for t in toks:
-        if len(t) < 2 and not has_cjk(t):
-            continue
-        if len(t) < 2 and has_cjk(t):
-            continue  # single characters carry little meaning on an index card
+        if len(t) < 2:
+            continue  # single characters (Chinese or not) carry little meaning on an index card
         tf[t] = tf.get(t, 0) + 1
     first = {t: i for i, t in reversed(list(enumerate(toks)))}
     scored = sorted(tf, key=lambda t: (-tf[t] * idf.get(t, median), first[t]))
