@@ -140,65 +140,81 @@ def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
 
 
 def cmd_facts_list(args) -> int:
-    from agentos.digest import open_facts
+    from query.facts import facts_as_of
 
     settings = _settings(args)
     _need_workspace(settings)
-    store = open_facts(settings)
-    rows = store.as_of(settings.user, args.as_of, min_confidence=args.min_confidence)
-    store.close()
-    when = args.as_of.isoformat() if args.as_of else "now"
-    _emit(args, {"user": settings.user, "as_of": when, "facts": rows},
-          lambda o: (print(f"facts valid {('on ' + when) if args.as_of else 'now'} for {settings.user}: {len(rows)}"), _facts_table(rows)))
+    out = facts_as_of(settings, args.as_of, min_confidence=args.min_confidence)
+    when = f"on {args.as_of}" if args.as_of else "now"
+    _emit(args, out, lambda o: (print(f"facts valid {when} for {settings.user}: {len(o['facts'])}"), _facts_table(o["facts"])))
     return 0
 
 
 def cmd_facts_history(args) -> int:
-    from agentos.digest import open_facts
+    from query.facts import fact_history
 
     settings = _settings(args)
     _need_workspace(settings)
-    store = open_facts(settings)
-    rows = store.history(settings.user, args.subject)
-    store.close()
-    if not rows and not args.json:
+    out = fact_history(settings, args.subject)
+    if not out["versions"] and not args.json:
         raise CliError(f"no facts about {args.subject!r} for user {settings.user}")
-    _emit(args, {"user": settings.user, "subject": args.subject, "versions": rows},
-          lambda o: (print(f"history of {args.subject!r}: {len(rows)} version(s)"), _facts_table(rows, show_status=True)))
+    _emit(args, out, lambda o: (print(f"history of {args.subject!r}: {len(o['versions'])} version(s)"), _facts_table(o["versions"], show_status=True)))
     return 0
 
 
 def cmd_facts_conflicts(args) -> int:
-    from agentos.digest import open_facts
+    from query.facts import conflicts
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    out = conflicts(settings, include_resolved=args.all)
+
+    def render(o):
+        print(f"conflicts for {settings.user}: {len(o['conflicts'])}")
+        for c in o["conflicts"]:
+            print(f"#{c['id']} {c['subject']}: kept '{c['existing_predicate']} {c['existing_object']}' ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
+                  f" not '{c['predicate']} {c['candidate_object']}' ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]")
+
+    _emit(args, out, render)
+    return 0
+
+
+def cmd_facts_resolve(args) -> int:
+    from agentos.stores import open_facts
 
     settings = _settings(args)
     _need_workspace(settings)
     store = open_facts(settings)
-    rows = store.conflicts(settings.user, status=None if args.all else "open")
-    store.close()
+    try:
+        out = store.resolve_conflict(settings.user, args.conflict_id, accept=args.accept)
+    except (KeyError, ValueError) as e:
+        raise CliError(str(e).strip("'\"")) from None
+    finally:
+        store.close()
 
     def render(o):
-        print(f"conflicts for {settings.user}: {len(rows)}")
-        for c in rows:
-            print(f"#{c['id']} {c['subject']}: kept '{c['existing_predicate']} {c['existing_object']}' ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
-                  f" not '{c['predicate']} {c['candidate_object']}' ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]")
+        if o["fact"]:
+            f = o["fact"]
+            print(f"conflict #{o['id']} accepted: fact #{f['id']} {f['subject']} · {f['predicate']} · {f['object']} is now current")
+        else:
+            print(f"conflict #{o['id']} rejected: the store keeps '{o['existing_predicate']} {o['existing_object']}'")
 
-    _emit(args, {"user": settings.user, "conflicts": rows}, render)
+    _emit(args, out, render)
     return 0
 
 
 def cmd_raw(args) -> int:
-    from agentos.workspace import Workspace
-    from storage.raw_archive import ArchiveError, RawArchive
+    from query.facts import raw_lines
+    from storage.raw_archive import ArchiveError
 
     settings = _settings(args)
     _need_workspace(settings)
     start, _, end = args.lines.partition("-")
     try:
-        lines = RawArchive(Workspace(settings.home).raw_dir).read_lines(args.ref, int(start), int(end) if end else int(start))
+        out = raw_lines(settings, args.ref, int(start), int(end) if end else int(start))
     except (ArchiveError, ValueError) as e:
         raise CliError(str(e)) from None
-    _emit(args, {"ref": args.ref, "lines": args.lines, "text": lines}, lambda o: print("\n".join(lines)))
+    _emit(args, out, lambda o: print("\n".join(o["text"])))
     return 0
 
 
@@ -242,9 +258,9 @@ def cmd_demo(args) -> int:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
-    from agentos.digest import open_facts
+    from agentos.stores import open_facts
 
-    store = open_facts(settings)
+    store = open_facts(settings)  # pick the most-revised values of the demo to show their history
     subjects = [r[0] for r in store.db.execute(
         "select subject, count(*) n from facts where user_id=? and predicate='value' group by subject_key order by n desc, subject limit 2", [settings.user]).fetchall()]
     first_day = store.db.execute("select min(source_day) from facts where user_id=?", [settings.user]).fetchone()[0]
@@ -291,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     fsub = facts.add_subparsers(dest="facts_command", required=True)
     for name, fn, help in (("list", cmd_facts_list, "facts valid now, or on --as-of DATE"),
                            ("history", cmd_facts_history, "every version of the facts about SUBJECT"),
-                           ("conflicts", cmd_facts_conflicts, "conflicts kept for review")):
+                           ("conflicts", cmd_facts_conflicts, "conflicts kept for review"),
+                           ("resolve", cmd_facts_resolve, "decide a conflict: --accept makes its value current, --reject keeps the store")):
         sp = fsub.add_parser(name, help=help, description=help)
         sp.set_defaults(fn=fn)
         sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -301,6 +318,11 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--min-confidence", type=float, default=0.0, help="hide facts below this confidence")
         elif name == "history":
             sp.add_argument("subject")
+        elif name == "resolve":
+            sp.add_argument("conflict_id", type=int)
+            choice = sp.add_mutually_exclusive_group(required=True)
+            choice.add_argument("--accept", action="store_true", help="the contested value becomes a new version (as a user correction)")
+            choice.add_argument("--reject", action="store_true", help="keep what the store holds")
         else:
             sp.add_argument("--all", action="store_true", help="include resolved conflicts")
 

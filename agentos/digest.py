@@ -8,6 +8,7 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -15,8 +16,9 @@ from pathlib import Path
 from agentos.domain import Candidate, DayLog, Quarantined, Turn
 from agentos.logformat import day_files, list_days, read_log
 from agentos.settings import Settings
+from agentos.stores import open_facts
 from agentos.text import configure_jieba, keywords, sentences, slugify, truncate
-from agentos.workspace import Workspace
+from agentos.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
 from storage.eventlog import log_conflicts, log_errors, record_quarantine
 from storage.facts import FactStore
@@ -44,10 +46,6 @@ class DayInput:
     @property
     def lines_read(self) -> int:
         return sum(log.text.count("\n") + (1 if log.text and not log.text.endswith("\n") else 0) for log in self.logs)
-
-
-def open_facts(settings: Settings) -> FactStore:
-    return FactStore(Workspace(settings.home).facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step)
 
 
 def file_signature(path: Path, max_bytes: int) -> str:
@@ -255,24 +253,34 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
         store.close()
 
 
-def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
-    """All stages in order, without Prefect (benchmarks, tests, and the stage functions' reference)."""
-    inp = read_day(settings, user, day, folder)
-    refs = archive_day(settings, inp)
-    extractor = "rules"
-    if settings.llm_base_url:
-        try:
-            cands, extractor = extract_model(settings, inp), f"llm:{settings.llm_model}"
-        except Exception:  # noqa: BLE001 - any model failure falls back to the rules
-            cands = extract_rules(inp)
-            extractor = "rules (model failed)"
-    else:
-        cands = extract_rules(inp)
-    facts = write_facts(settings, inp, cands, refs)
-    cards = write_cards(settings, inp, cands, facts["fact_ids"], refs)
-    quarantined = record_problems(settings, inp, run)
-    mark_digested(settings, inp, refs)
+def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest", stages=None) -> dict:
+    """All stages of one day, in order, under the workspace lock.
+
+    ``stages`` is this module (plain functions: benchmarks, tests) or ``tasks.digest`` (the same
+    functions as Prefect tasks, from a flow). A model failure after its retries falls back to the rules.
+    """
+    s = stages or sys.modules[__name__]
+    with workspace_lock(settings.home):
+        inp = s.read_day(settings, user, day, folder)
+        refs = s.archive_day(settings, inp)
+        extractor = "rules"
+        if settings.llm_base_url:
+            try:
+                cands, extractor = s.extract_model(settings, inp), f"llm:{settings.llm_model}"
+            except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
+                cands, extractor = s.extract_rules(inp), "rules (model failed)"
+        else:
+            cands = s.extract_rules(inp)
+        facts = s.write_facts(settings, inp, cands, refs)
+        cards = s.write_cards(settings, inp, cands, facts["fact_ids"], refs)
+        quarantined = s.record_problems(settings, inp, run)
+        s.mark_digested(settings, inp, refs)
     return summarize(inp, cands, facts, cards, quarantined, extractor)
+
+
+def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
+    """One day through the plain stage functions, without Prefect."""
+    return run_day(settings, user, day, folder, run=run)
 
 
 def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, quarantined: list[str], extractor: str) -> dict:

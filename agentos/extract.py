@@ -622,6 +622,19 @@ _IDENTITY = _indexed(
         after_i=True,
         keys="住|家",
     ),
+    # "我叫林晓，是一名后端工程师", "base 在杭州": the same dropped 我 before a role or a base city.
+    _Rule(
+        "role",
+        _zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
+        after_i=True,
+        keys="是",
+    ),
+    _Rule(
+        "lives_in",
+        _zh(r"(?:^|(?<=,))\s*(?:我)?(?:人)?(?:base|Base|BASE|常驻|驻扎)\s*在(?P<obj>[^,;:!?。\s]{1,15})"),
+        check=_zh_place_ok,
+        keys="base|常驻|驻扎",
+    ),
     _Rule("works_at", _zh(rf"我{_ZH_ADV}{{0,3}}(?:就职于|任职于|供职于)(?P<obj>.+)"), keys="于"),
     # "I work at/for X", "I'm a student at MIT", "I'm employed by X".
     _Rule(
@@ -876,7 +889,7 @@ _RULES_AXIOM = _indexed(
         _en(
             r"(?:^|(?<=[,;:]))\s*(?:(?:please|so|and|also|remember(?:\s+to)?|as\s+a\s+rule)[,:]?\s+)*"
             r"(?P<obj>(?:always|never)\s+(?!(?:been|had|was|were|did|mind|ever|thought|knew|saw|here|there|up|good|great|happy|glad|nice|fun|so|too|"
-            r"a|an|the|my|your|calm|ready|welcome|fine|easy|hard|able|sure|say\s+never|on|in|at|for|with)\b)(?!\w+(?:ed|ing)\b)\w+[^,;:]*)"
+            r"a|an|the|my|your|calm|ready|welcome|fine|easy|hard|able|sure|say\s+never|on|in|at|for|with|have|has|do|does|will|would|could|can|again|before)\b)(?!\w+(?:ed|ing)\b)\w+[^,;:]*)"
         ),
         keys="always|never",
     ),
@@ -1626,6 +1639,20 @@ def _is_question(sent: _Sentence, ci: int, values: bool = False) -> bool:
     return values and bool(_EN_QUESTION_WORD.search(c))
 
 
+_TAG_QUESTION = re.compile(r"^\s*(?:对吧|是吧|对吗|是吗|对不对|是不是|没错吧|right|correct|isn't\s+it|is\s+that\s+right)\s*\??\s*$", re.I)
+
+
+def _asks(sent: _Sentence, start: int) -> bool:
+    """The clause at ``start`` is a question, or is followed only by a tag question ("…5432，对吧？")."""
+    ci = sent.clause_at(start)
+    if _is_question(sent, ci):
+        return True
+    if sent.s.rstrip().endswith("?") and ci + 1 < len(sent.clauses):
+        a, b = sent.clauses[-1]
+        return ci + 2 >= len(sent.clauses) and bool(_TAG_QUESTION.match(sent.s[a:b]))
+    return False
+
+
 def _hedged(sent: _Sentence, start: int, end: int) -> bool:
     ca = sent.clauses[sent.clause_at(start)][0]
     return bool(_HEDGE.search(sent.s, ca, end))
@@ -1954,6 +1981,12 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
                 if len(parts) == 2 and parts[0].strip() and parts[1].strip():
                     f.obj, rejected = _USE_PREFIX.sub("", parts[0]).strip(), parts[1].strip(" .。")
             cand = _candidate(turn, day, f, evidence)
+            if assistant and _asks(sent, f.span[0]):
+                # "你的数据库端口是 5432，对吧？" asks, it does not claim: no fact, but a user's bare
+                # "不对，是 5433" that follows still knows which value it corrects.
+                if not cand.multi_valued:
+                    anchors.append((pos, cand))
+                continue
             out.append(cand)
             if not cand.multi_valued:
                 anchors.append((pos, cand))

@@ -8,8 +8,9 @@ from zoneinfo import ZoneInfo
 
 from prefect import flow, get_run_logger
 
+from agentos.digest import run_day
 from agentos.settings import Settings, load_settings
-from agentos.workspace import Workspace, workspace_lock
+from agentos.workspace import Workspace
 from tasks import digest as t
 
 
@@ -18,26 +19,8 @@ def yesterday(settings: Settings) -> date:
 
 
 def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
-    """The stages of one day, in order (called inside a flow run)."""
-    with workspace_lock(settings.home):
-        inp = t.read_day(settings, user, day, folder)
-        raw_refs = t.archive_day(settings, inp)
-        extractor = "rules"
-        if settings.llm_base_url:
-            state = t.extract_model(settings, inp, return_state=True)
-            if state.is_completed():
-                candidates, extractor = state.result(), f"llm:{settings.llm_model}"
-            else:  # the model failed after its retries: the deterministic extractor carries the day
-                candidates, extractor = t.extract_rules(inp), "rules (model failed)"
-        else:
-            candidates = t.extract_rules(inp)
-        facts = t.write_facts(settings, inp, candidates, raw_refs)
-        cards = t.write_cards(settings, inp, candidates, facts["fact_ids"], raw_refs)
-        quarantined = t.record_problems(settings, inp, run)
-        t.mark_digested(settings, inp, raw_refs)
-    from agentos.digest import summarize
-
-    result = summarize(inp, candidates, facts, cards, quarantined, extractor)
+    """The stages of one day as Prefect tasks (inside a flow run), then the run's artifact."""
+    result = run_day(settings, user, day, folder, run=run, stages=t)
     t.publish_artifact(result)
     get_run_logger().info("digested %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
                           day, result["turns"], result["facts_added"], result["facts_reinforced"], result["facts_superseded"],

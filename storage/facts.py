@@ -21,7 +21,7 @@ from pathlib import Path
 import sqlite_utils
 
 from agentos.domain import AUTHORITY, Candidate, now_iso
-from agentos.text import normalize_key
+from agentos.text import normalize_key, subject_key
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
@@ -101,8 +101,10 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             line_start integer not null,
             line_end integer not null,
             observed_at text not null,
-            status text not null default 'open',
-            created_at text not null
+            status text not null default 'open',   -- open | accepted | rejected
+            created_at text not null,
+            resolved_at text,
+            resolved_fact_id integer references facts(id)
         );
         create table digested (
             user_id text not null,
@@ -142,7 +144,8 @@ def _end_of(day: date | datetime | str) -> str:
 class FactStore:
     """The facts database. Open with a path; ``apply`` writes, everything else reads."""
 
-    def __init__(self, path: Path, *, expiry_days: dict[str, int | None] | None = None, reinforce_step: float = 0.05):
+    def __init__(self, path: Path, *, expiry_days: dict[str, int | None] | None = None, reinforce_step: float = 0.05,
+                 aliases: dict[str, str] | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite_utils.Database(self.path)
@@ -151,6 +154,7 @@ class FactStore:
         migrations.apply(self.db)
         self.expiry_days = expiry_days or {"technical": 180}
         self.reinforce_step = reinforce_step
+        self.aliases = aliases or {}
 
     def close(self) -> None:
         self.db.close()
@@ -201,7 +205,7 @@ class FactStore:
         if seen is not None:
             report.already_applied += 1
             return seen["fact_id"]
-        skey, okey = normalize_key(cand.subject), normalize_key(cand.object)
+        skey, okey = subject_key(cand.subject, self.aliases), normalize_key(cand.object)
         if not skey or not okey:
             return None
         evidence = dict(candidate_key=ckey, user_id=user, source_day=day.isoformat(), source_file=cand.source_file,
@@ -295,6 +299,32 @@ class FactStore:
         )
         return None
 
+    def resolve_conflict(self, user: str, conflict_id: int, *, accept: bool) -> dict:
+        """A person decides a conflict. Accepting makes the contested value a new version (as a user
+        correction, so it outranks what was there); rejecting keeps the store as it is. Either way the
+        conflict is closed and nothing is deleted."""
+        c = self._row("select * from conflicts where id=? and user_id=?", [conflict_id, user])
+        if c is None:
+            raise KeyError(f"no conflict #{conflict_id} for user {user!r}")
+        if c["status"] != "open":
+            raise ValueError(f"conflict #{conflict_id} is already {c['status']}")
+        fact_id = None
+        if accept:
+            old = self.get(c["existing_fact_id"]) or {}
+            cand = Candidate(subject=c["subject"], predicate=c["predicate"], object=c["candidate_object"], nature=old.get("nature", "fact"),
+                             confidence=max(0.9, c["candidate_confidence"]), explicitness="corrected", source_file=c["source_file"],
+                             line_start=c["line_start"], line_end=c["line_end"], observed_at=max(c["observed_at"], old.get("valid_from", "")),
+                             technical=bool(old.get("technical")), multi_valued=bool(old.get("multi_valued")),
+                             extractor=f"review:conflict#{conflict_id}")
+            day = date.fromisoformat(c["source_day"])
+            report = self.apply(user, day, [cand], file_sha={c["source_file"]: f"conflict#{conflict_id}"},
+                                raw_refs={c["source_file"]: c["raw_ref"]})
+            fact_id = report.fact_ids[0]
+        self.db.execute("update conflicts set status=?, resolved_at=?, resolved_fact_id=? where id=?",
+                        ["accepted" if accept else "rejected", now_iso(), fact_id, conflict_id])
+        self.db.conn.commit()
+        return {**self._row("select * from conflicts where id=?", [conflict_id]), "fact": self.get(fact_id) if fact_id else None}
+
     def _evidence(self, evidence: dict, action: str, fact_id: int | None, conflict_id: int | None = None) -> None:
         row = {**evidence, "action": action, "fact_id": fact_id, "conflict_id": conflict_id}
         self.db.execute(f"insert into evidence ({', '.join(row)}) values ({', '.join('?' * len(row))})", list(row.values()))
@@ -319,7 +349,7 @@ class FactStore:
 
     def history(self, user: str, subject: str) -> list[dict]:
         """Every version of every fact about ``subject`` (exact key, else a substring match), oldest first."""
-        key = normalize_key(subject)
+        key = subject_key(subject, self.aliases)
         rows = self._rows("select * from facts where user_id=? and subject_key=? order by predicate, valid_from, id", [user, key])
         if not rows and key:
             rows = self._rows("select * from facts where user_id=? and subject_key like ? order by subject_key, predicate, valid_from, id",

@@ -66,9 +66,14 @@ def test_facts_history_shows_every_version(digested):
     assert old["superseded_by"] == new["id"] and new["previous_version"] == old["id"]
 
 
-def test_conflicts_and_raw_read(digested):
+def test_conflicts_review_and_raw_read(digested):
     out = json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)
-    assert any(c["candidate_explicitness"] == "inferred" for c in out["conflicts"])
+    (java,) = [c for c in out["conflicts"] if c["candidate_object"] == "Java"]
+    assert java["candidate_explicitness"] == "inferred" and java["existing_predicate"] == "prefers_not"
+    assert "rejected" in agentos("facts", "resolve", str(java["id"]), "--reject", home=digested).stdout
+    again = agentos("facts", "resolve", str(java["id"]), "--accept", home=digested, check=False)
+    assert again.returncode != 0 and "already rejected" in again.stderr
+    assert json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)["conflicts"] == []
     fact = json.loads(agentos("facts", "history", "服务器配置", "--json", home=digested).stdout)["versions"][0]
     raw = json.loads(agentos("raw", fact["raw_ref"], "--lines", f"{fact['line_start']}-{fact['line_end']}", "--json", home=digested).stdout)
     assert "4C8G" in "\n".join(raw["text"])
@@ -100,3 +105,19 @@ def test_stage_command_runs_the_flow(demo_home):
     r = json.loads(p.stdout)
     assert r["day"] == "2026-11-22" and r["facts_added"] > 0
     assert date.fromisoformat(r["day"]) == date(2026, 11, 22)
+
+
+def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
+    out = tmp_path / "logs"
+    p = agentos("import", "locomo", str(eval_dir / "locomo" / "locomo.json"), "--out", str(out), "--json", home=tmp_path)
+    assert json.loads(p.stdout)["turns"] > 2000
+    conv = out / "conv-26"
+    s = load_settings(home=tmp_path / "home", user="conv-26", logs_dir=conv)
+    from agentos.workspace import Workspace
+
+    Workspace(s.home).ensure()
+    days = list_days(conv)
+    for d in days[:3]:
+        digest_day(s, "conv-26", d, conv)
+    facts = json.loads(agentos("facts", "list", "--user", "conv-26", "--as-of", days[2].isoformat(), "--json", home=tmp_path / "home").stdout)
+    assert {f["subject"] for f in facts["facts"]} & {"Caroline", "Melanie"}

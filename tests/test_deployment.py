@@ -40,3 +40,20 @@ def test_deploy_from_prefect_yaml_and_run_on_a_process_worker(server, demo_home)
     assert fr["state"]["type"] == "COMPLETED", fr["state"]
     con = sqlite3.connect(demo_home / "agent-sync/04_memory/long_term/facts.db")
     assert con.execute("select count(*) from facts where source_day='2026-11-24'").fetchone()[0] > 0
+
+
+def test_every_deployed_flow_has_typed_described_parameters():
+    from prefect.flows import load_flow_from_entrypoint
+    from prefect.utilities.callables import parameter_schema
+
+    from deployments.serve import load_deployment_specs
+
+    specs = load_deployment_specs()
+    assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly"}
+    for spec in specs:
+        flow = load_flow_from_entrypoint(str(PROJECT / spec["entrypoint"]))
+        props = parameter_schema(flow.fn).model_dump()["properties"]
+        assert props, spec["name"]
+        for name, prop in props.items():
+            assert prop.get("description"), f"{spec['name']}.{name} has no description"
+            assert prop.get("type") or prop.get("anyOf"), f"{spec['name']}.{name} has no type"

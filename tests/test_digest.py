@@ -101,7 +101,8 @@ def test_demo_week_tells_the_story(tmp_path):
     store = FactStore(Workspace(home).facts_db)
     history = [f["object"] for f in store.history("default", "服务器配置") if f["predicate"] == "value"]
     assert history[:2] == ["4C8G", "8C16G"]
-    port = [f for f in store.current("default") if f["subject"] == "数据库端口"]
+    port = [f for f in store.history("default", "数据库端口") if f["status"] == "active"]
     assert [f["object"] for f in port] == ["5433"] and port[0]["explicitness"] == "corrected"
+    assert [f["object"] for f in store.history("default", "database port")] == ["5432", "5433"]  # one subject, both languages
     assert any(c["candidate_explicitness"] == "inferred" for c in store.conflicts("default"))
     store.close()

@@ -452,3 +452,24 @@ def test_candidates_come_in_turn_order_and_empty_turns_are_fine():
 def test_the_rejected_alternative_is_kept_as_prefers_not(text):
     got = [(c.predicate, c.object) for c in cands(text)]
     assert ("prefers_not", "Java") in got and got[0][0] == "prefers" and got[0][1].startswith("Go")
+
+
+def test_identity_clauses_that_drop_the_repeated_wo():
+    assert facts("你好，我叫林晓，是一名后端工程师，在云栈科技工作，base 在杭州。") == [
+        ("user", "name", "林晓", "fact", "stated"),
+        ("user", "works_at", "云栈科技", "fact", "stated"),
+        ("user", "role", "后端工程师", "fact", "stated"),
+        ("user", "lives_in", "杭州", "fact", "stated"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["你的数据库端口是 5432，对吧？", "Your database port is 5432, right?"])
+def test_an_assistant_asking_claims_nothing_but_anchors_a_bare_correction(text):
+    asked = turn(text, role="assistant", index=0)
+    assert facts(asked) == []
+    fix = turn("不对，是 5433。" if "你的" in text else "No, it's 5433.", index=1)
+    assert facts(asked, fix) == [("数据库端口" if "你的" in text else "database port", "value", "5433", "fact", "corrected")]
+
+
+def test_never_have_is_not_a_rule():
+    assert only("I don't like tea though, never have.", "rule") == []

@@ -128,3 +128,38 @@ def test_inferred_preference_against_a_stated_rejection_is_a_conflict(store):
     (c,) = store.conflicts("u")
     assert (c["existing_predicate"], c["existing_object"], c["predicate"], c["candidate_object"]) == ("prefers_not", "Java", "prefers", "Java")
     assert sorted((f["predicate"], f["object"]) for f in store.current("u")) == [("prefers", "Go"), ("prefers_not", "Java")]
+
+
+def test_one_subject_in_two_languages_supersedes_across_them(store):
+    apply(store, D1, [cand("数据库端口", "value", "5432")])
+    r = apply(store, D2, [cand("The database port", "value", "5433", day=D2)])
+    assert r.superseded == 1 and [f["object"] for f in store.history("u", "DB port")] == ["5432", "5433"]
+
+
+def test_workspace_aliases_extend_the_built_in_ones(tmp_path):
+    from agentos.text import load_aliases
+
+    f = tmp_path / "subject_aliases.txt"
+    f.write_text("# mine\n灰度比例 = canary ratio\n", encoding="utf-8")
+    s = FactStore(tmp_path / "f.db", aliases=load_aliases(f))
+    s.apply("u", D1, [cand("canary ratio", "value", "5%")], file_sha={}, raw_refs={})
+    s.apply("u", D2, [cand("灰度比例", "value", "20%", day=D2)], file_sha={}, raw_refs={})
+    assert [r["object"] for r in s.current("u")] == ["20%"]
+    s.close()
+
+
+def test_a_person_resolves_conflicts(store):
+    apply(store, D1, [cand("user", "prefers", "Go", nature="preference", multi=True),
+                      cand("user", "prefers_not", "Java", nature="preference", multi=True)])
+    apply(store, D2, [cand("user", "prefers", "Java", day=D2, nature="preference", explicitness="inferred", conf=0.6, multi=True),
+                      cand("数据库端口", "value", "5432", day=D2, line=3)])
+    apply(store, D3, [cand("数据库端口", "value", "6543", day=D3, explicitness="inferred", conf=0.6)])
+    java, port = store.conflicts("u")
+    accepted = store.resolve_conflict("u", java["id"], accept=True)
+    assert accepted["status"] == "accepted" and accepted["fact"]["object"] == "Java" and accepted["fact"]["explicitness"] == "corrected"
+    assert ("prefers_not", "Java") not in {(f["predicate"], f["object"]) for f in store.current("u")}
+    rejected = store.resolve_conflict("u", port["id"], accept=False)
+    assert rejected["status"] == "rejected" and [f["object"] for f in store.history("u", "数据库端口")] == ["5432"]
+    assert store.conflicts("u") == [] and len(store.conflicts("u", status=None)) == 2
+    with pytest.raises(ValueError):
+        store.resolve_conflict("u", port["id"], accept=True)

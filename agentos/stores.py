@@ -1,0 +1,14 @@
+"""Open the workspace's stores with the settings in effect (one place, for the digest and the read path)."""
+
+from __future__ import annotations
+
+from agentos.settings import Settings
+from agentos.text import load_aliases
+from agentos.workspace import Workspace
+from storage.facts import FactStore
+
+
+def open_facts(settings: Settings) -> FactStore:
+    ws = Workspace(settings.home)
+    return FactStore(ws.facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step,
+                     aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"))
