@@ -60,11 +60,26 @@ def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> di
     return totals
 
 
+def one_big_day(src: Path, out: Path) -> None:
+    """Every LoCoMo turn in a single day's log: the throughput of a long day, not per-day overhead."""
+    import frontmatter
+
+    speakers, bodies = {}, []
+    for f in sorted(src.rglob("*.md")):
+        post = frontmatter.load(f)
+        speakers.update(post.get("speakers") or {})
+        bodies.append(post.content)
+    (out / "bigday").mkdir(parents=True, exist_ok=True)
+    meta = "---\nspeakers:\n" + "".join(f"  {name}: {role}\n" for name, role in sorted(speakers.items())) + "---\n"
+    (out / "bigday" / "2030-01-01.md").write_text(meta + "\n\n".join(bodies) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eval", default=os.environ.get("AGENTOS_EVAL_DIR", str(ROOT.parent / "shared" / "eval")))
     ap.add_argument("--prefect", action="store_true", help="run the backfill flow (ephemeral Prefect) instead of the plain stages")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--report", metavar="PATH", help="also write the table as Markdown (with the command and versions) to PATH")
     args = ap.parse_args()
     if args.prefect:
         from agentos.prefect_env import DEFAULTS
@@ -95,6 +110,8 @@ def main() -> int:
         for name, importer, src in sets:
             importer(src, tmp / name / "logs")
             rows.append(run_dataset(name, tmp / name / "logs", tmp / name / "home", args.prefect))
+        one_big_day(tmp / "locomo" / "logs", tmp / "locomo-one-day" / "logs")
+        rows.append(run_dataset("locomo-one-day", tmp / "locomo-one-day" / "logs", tmp / "locomo-one-day" / "home", args.prefect))
     if args.prefect:
         from agentos.prefect_env import let_ephemeral_server_drain
 
@@ -104,12 +121,24 @@ def main() -> int:
         print(json.dumps({"mode": "prefect" if args.prefect else "stages", "startup_s": round(startup, 2), "peak_rss_mb": round(peak_mb, 1),
                           "datasets": rows}, ensure_ascii=False))
         return 0
-    print(f"digest benchmark ({'Prefect backfill flow' if args.prefect else 'plain stage functions'}), "
-          f"one-time start-up (jieba dictionary + IDF) {startup:.1f} s, peak RSS {peak_mb:.0f} MB")
-    print(f"{'dataset':<15}{'users':>6}{'days':>6}{'lines':>8}{'turns':>7}{'sec':>8}{'ms/day':>8}{'lines/s':>9}{'facts':>7}{'facts/day':>10}{'supers.':>8}{'reinf.':>7}{'confl.':>7}{'cards':>7}")
+    mode = "Prefect backfill flow" if args.prefect else "plain stage functions"
+    head = (f"digest benchmark ({mode}), one-time start-up (jieba dictionary + IDF) {startup:.1f} s, peak RSS {peak_mb:.0f} MB")
+    cols = ["dataset", "users", "days", "lines", "turns", "seconds", "ms_per_day", "lines_per_s", "facts_added", "facts_per_day",
+            "superseded", "reinforced", "conflicts", "cards", "quarantined"]
+    print(head)
+    print("".join(f"{c:>14}" if i else f"{c:<16}" for i, c in enumerate(cols)))
     for r in rows:
-        print(f"{r['dataset']:<15}{r['users']:>6}{r['days']:>6}{r['lines']:>8}{r['turns']:>7}{r['seconds']:>8}{r['ms_per_day']:>8}{r['lines_per_s']:>9}"
-              f"{r['facts_added']:>7}{r['facts_per_day']:>10}{r['superseded']:>8}{r['reinforced']:>7}{r['conflicts']:>7}{r['cards']:>7}")
+        print("".join(f"{r[c]!s:>14}" if i else f"{r[c]:<16}" for i, c in enumerate(cols)))
+    if args.report:
+        import platform
+        from importlib.metadata import version
+
+        md = [f"## Digest ({mode})", "", f"`{' '.join(['python', 'bench/digest_bench.py', *sys.argv[1:]])}` on "
+              f"{time.strftime('%Y-%m-%d')}, Python {platform.python_version()}, prefect {version('prefect')}, jieba {version('jieba')}, "
+              f"{os.cpu_count()} cores. {head}.", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        md += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.report).write_text("\n".join(md) + "\n", encoding="utf-8")
     return 0
 
 

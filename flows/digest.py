@@ -68,11 +68,22 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     from agentos.logformat import list_days
 
     days = [d for d in list_days(folder) if start <= d <= end]
+    return digest_days(settings, user, days, folder, kind="backfill")
+
+
+def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *, kind: str) -> dict:
+    """Many days in date order, one task run per day, and one artifact for the range."""
+    log = get_run_logger()
     results = []
     for i, day in enumerate(days, 1):
-        get_run_logger().info("backfill day %d/%d: %s", i, len(days), day)
-        results.append(digest_one_day(settings, user, day, folder, run=f"backfill {day}"))
-    return combine(user, results)
+        r = t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}")
+        log.info("%s %d/%d: %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
+                 kind, i, len(days), day, r["turns"], r["facts_added"], r["facts_reinforced"], r["facts_superseded"],
+                 r["conflicts"], len(r["quarantined"]))
+        results.append(r)
+    total = combine(user, results)
+    t.publish_range_artifact(kind, total)
+    return total
 
 
 def combine(user: str, results: list[dict]) -> dict:

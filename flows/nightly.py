@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from prefect import flow, get_run_logger
 
 from agentos.digest import pending_days
-from flows.digest import _setup, combine, digest_one_day, yesterday
+from flows.digest import _setup, digest_days, yesterday
 
 
 @flow(name="nightly", log_prints=False)
@@ -27,5 +27,4 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     days = pending_days(settings, user, folder, until)
     log = get_run_logger()
     log.info("nightly: %d day(s) to digest for %s", len(days), user)
-    results = [digest_one_day(settings, user, d, folder, run=f"nightly {d}") for d in days]
-    return {"stages": ["digest"], "digest": combine(user, results)}
+    return {"stages": ["digest"], "digest": digest_days(settings, user, days, folder, kind="nightly")}

@@ -57,6 +57,13 @@ def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -
     digest.mark_digested(settings, inp, raw_refs)
 
 
+@task(name="digest-day", cache_policy=NONE, retries=1, retry_delay_seconds=2)
+def digest_whole_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+    """A whole day's stages in one task: for backfills and catch-ups over many days, where nine task
+    runs a day would make Prefect's per-task overhead the cost of the run."""
+    return digest.run_day(settings, user, day, folder, run=run)
+
+
 @task(name="publish-digest-artifact", cache_policy=NONE)
 def publish_artifact(result: dict) -> str:
     from prefect.artifacts import create_markdown_artifact
@@ -74,6 +81,27 @@ def artifact_key(kind: str, user: str, day: str) -> str:
     if not slug or slug != user.lower():
         slug = (slug + "-" if slug else "u") + hashlib.sha1(user.encode()).hexdigest()[:8]
     return f"{kind}-{slug}-{day}"
+
+
+@task(name="publish-range-artifact", cache_policy=NONE)
+def publish_range_artifact(kind: str, total: dict) -> str | None:
+    from prefect.artifacts import create_markdown_artifact
+
+    if not total["days"]:
+        return None
+    key = artifact_key(kind, total["user"], f"{total['days'][0]}-to-{total['days'][-1]}")
+    return str(create_markdown_artifact(key=key, markdown=range_markdown(kind, total),
+                                        description=f"{kind}: {len(total['days'])} day(s) for {total['user']}"))
+
+
+def range_markdown(kind: str, total: dict) -> str:
+    md = [f"# {kind} · {total['user']} · {len(total['days'])} day(s)", "",
+          "| day | lines | turns | added | reinforced | superseded | conflicts | cards | quarantined |", "|---|---|---|---|---|---|---|---|---|"]
+    md += [f"| {r['day']} | {r['lines_read']} | {r['turns']} | {r['facts_added']} | {r['facts_reinforced']} | {r['facts_superseded']} | "
+           f"{r['conflicts']} | {r['cards']} | {len(r['quarantined'])} |" for r in total["per_day"]]
+    if total["quarantined"]:
+        md += ["", "## Quarantined", *[f"- `{q}`" for q in total["quarantined"]]]
+    return "\n".join(md) + "\n"
 
 
 def digest_markdown(r: dict) -> str:

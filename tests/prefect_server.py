@@ -7,9 +7,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
+
+from deployments.serve import wait_healthy
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -25,20 +26,6 @@ def base_env(prefect_home: Path) -> dict:
     env.update(DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_HOME=str(prefect_home),
                PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS="5", PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW="ignore")
     return env
-
-
-def wait_health(url: str, timeout: float = 180, proc: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"the server process exited with {proc.returncode} before {url} answered")
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"no Prefect server at {url} after {timeout} s")
 
 
 def api(url: str, path: str, body: dict | None = None):
@@ -59,7 +46,7 @@ class PrefectServer:
         self.log = open(prefect_home.parent / "prefect-server.log", "wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(self.port),
                                       "--analytics-off"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_health(self.url, proc=self.proc)
+        wait_healthy(self.url, self.proc)
 
     def client_env(self, **extra) -> dict:
         return {**self.env, "PREFECT_API_URL": self.url, **extra}

@@ -12,9 +12,17 @@ from tests.conftest import DEMO_END, snapshot
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
-def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
+def latest_artifacts():
     from prefect.client.orchestration import get_client
 
+    async def read():
+        async with get_client() as c:
+            return await c.read_latest_artifacts()
+
+    return asyncio.run(read())
+
+
+def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
     from flows.digest import daily_digest
 
     day = date(2026, 11, 22)
@@ -24,11 +32,7 @@ def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
     assert any((demo_home / "agent-sync/04_memory/cards/default").glob("testhost_20261122_*.md"))
     assert any((demo_home / "agent-local/memory/raw/default/2026-11-22").rglob("2026-11-22.md"))
 
-    async def latest():
-        async with get_client() as c:
-            return await c.read_latest_artifacts()
-
-    arts = [a for a in asyncio.run(latest()) if a.key == "digest-default-2026-11-22"]
+    arts = [a for a in latest_artifacts() if a.key == "digest-default-2026-11-22"]
     assert arts and "facts added" in arts[0].data
 
 
@@ -45,6 +49,8 @@ def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
     first = backfill(start=date(2026, 11, 1), end=DEMO_END)
     assert len(first["days"]) >= 8 and first["facts_superseded"] >= 2 and first["conflicts"] >= 1
     assert any("invalid JSON" in q for q in first["quarantined"])
+    (art,) = [a for a in latest_artifacts() if a.key == "backfill-default-2026-11-22-to-2026-11-29"]
+    assert "| 2026-11-25 |" in art.data and "invalid JSON" in art.data
     before = snapshot(demo_home)
     again = backfill(start=date(2026, 11, 1), end=DEMO_END)
     assert again["facts_added"] == again["facts_superseded"] == again["conflicts"] == again["facts_reinforced"] == 0

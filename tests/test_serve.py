@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from agentos.workspace import init_workspace
-from tests.prefect_server import PROJECT, base_env, flow_runs, free_port, wait_health
+from deployments.serve import wait_healthy
+from tests.prefect_server import base_env, flow_runs, free_port
 
 
 def test_serve_fires_a_cron_schedule(tmp_path):
@@ -28,7 +29,7 @@ def test_serve_fires_a_cron_schedule(tmp_path):
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/api"
     try:
-        wait_health(url, proc=proc)
+        wait_healthy(url, proc)
         assert json.loads((home / "agent-local/runtime/prefect-server.json").read_text())["api_url"] == url
         done = None
         deadline = time.monotonic() + 300
