@@ -222,7 +222,11 @@ def cmd_config(args) -> int:
     from agentos.settings import Settings
 
     settings = _settings(args)
-    fields = {name: {"value": getattr(settings, name), "description": f.description} for name, f in Settings.model_fields.items()}
+    def shown(name):  # secrets are never printed
+        value = getattr(settings, name)
+        return "***" if name.endswith("api_key") and value else value
+
+    fields = {name: {"value": shown(name), "description": f.description} for name, f in Settings.model_fields.items()}
     _emit(args, {k: v["value"] for k, v in fields.items()},
           lambda o: [print(f"AGENTOS_{k.upper():<18} = {v['value']!s:<40}  # {v['description']}") for k, v in fields.items()])
     return 0

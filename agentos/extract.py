@@ -46,6 +46,7 @@ _HAS_LATIN = re.compile(r"[A-Za-z]")
 # predicate -> (nature, multi_valued, base confidence)
 _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "name": ("fact", False, 0.9),
+    "nickname": ("fact", False, 0.9),
     "role": ("fact", False, 0.9),
     "works_at": ("fact", False, 0.9),
     "lives_in": ("fact", False, 0.9),
@@ -63,7 +64,7 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }
-_CORRECTABLE = {"name", "role", "works_at", "lives_in", "from", "value"}  # what a correction turn upgrades
+_CORRECTABLE = {"name", "nickname", "role", "works_at", "lives_in", "from", "value"}  # what a correction turn upgrades
 CONF_CORRECTED = 0.95
 CONF_INFERRED = 0.6
 
@@ -530,8 +531,9 @@ _IDENTITY = _indexed(
         check=_zh_name_ok,
         keys="叫",
     ),
+    # 叫我X is what to call them (a nickname), not a new name: it never supersedes 我叫张志强.
     _Rule(
-        "name",
+        "nickname",
         _zh(r"(?:(?:你|您|大家)(?:也)?(?:可以|就|都)?|(?:^|(?<=[,\s])))叫我\s*(?P<obj>.+)"),
         check=_zh_name_ok,
         keys="叫我",
@@ -543,15 +545,22 @@ _IDENTITY = _indexed(
         check=_zh_greeting_name_ok,
         keys="我是",
     ),
-    # "my name is Emily" / "call me Em": first word anything, then only capitalised words.
+    # "my name is Emily": first word anything, then only capitalised words.
     _Rule(
         "name",
         re.compile(
-            r"(?i:\bmy\s+(?:first\s+|full\s+)?name\s+is|\bmy\s+name's|\bcall\s+me|\bI(?:'m|\s+am)\s+called)\s+"
+            r"(?i:\bmy\s+(?:first\s+|full\s+)?name\s+is|\bmy\s+name's|\bI(?:'m|\s+am)\s+called)\s+"
             r"(?P<obj>[^\s,.;!?\"]+(?:\s+[A-Z][\w'\-]*){0,3})"
         ),
         check=_en_name_ok,
-        keys="name|call me|called",
+        keys="name|called",
+    ),
+    # "call me Em": what to call them, a nickname that never supersedes the name.
+    _Rule(
+        "nickname",
+        re.compile(r"(?i:\bcall\s+me)\s+(?P<obj>[^\s,.;!?\"]+(?:\s+[A-Z][\w'\-]*){0,2})"),
+        check=_en_name_ok,
+        keys="call me",
     ),
     # "I'm Emily" (case-sensitive: a capitalised name right after, then the clause ends).
     _Rule(

@@ -98,6 +98,8 @@ def test_config_lists_described_settings(tmp_path):
     assert "AGENTOS_TIMEZONE" in out and "Europe/Berlin" in out and "time zone" in out
     (tmp_path / "agentos.toml").write_text('user = "alice"\n', encoding="utf-8")
     assert json.loads(agentos("config", "--json", home=tmp_path).stdout)["user"] == "alice"
+    shown = agentos("config", home=tmp_path, AGENTOS_LLM_API_KEY="sk-secret").stdout
+    assert "sk-secret" not in shown and "***" in shown
 
 
 def test_stage_command_runs_the_flow(demo_home):

@@ -274,7 +274,7 @@ def test_a_contrast_is_not_a_correction():
 
 def test_actually_only_corrects_what_follows_it():
     got = facts("You can call me Jack. Actually, I love music, movies, and travel.")
-    assert got[0] == ("user", "name", "Jack", "fact", "stated")
+    assert got[0] == ("user", "nickname", "Jack", "fact", "stated")
     assert facts("Actually, the server is 4C8G now.") == [("server", "value", "4C8G", "fact", "corrected")]
 
 
@@ -473,3 +473,12 @@ def test_an_assistant_asking_claims_nothing_but_anchors_a_bare_correction(text):
 
 def test_never_have_is_not_a_rule():
     assert only("I don't like tea though, never have.", "rule") == []
+
+
+@pytest.mark.parametrize("text, name, nickname", [
+    ("我叫陆琳，你可以叫我小琳。", "陆琳", "小琳"),
+    ("Hi, my name is Luna, but you can call me Lulu.", "Luna", "Lulu"),
+])
+def test_what_to_call_someone_is_a_nickname_not_a_new_name(text, name, nickname):
+    got = {(c.predicate, c.object) for c in cands(text)}
+    assert ("name", name) in got and ("nickname", nickname) in got
