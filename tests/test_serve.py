@@ -30,7 +30,11 @@ def test_serve_fires_a_cron_schedule(tmp_path):
     url = f"http://127.0.0.1:{port}/api"
     try:
         wait_healthy(url, proc)
-        assert json.loads((home / "agent-local/runtime/prefect-server.json").read_text())["api_url"] == url
+        server_file = home / "agent-local/runtime/prefect-server.json"
+        deadline = time.monotonic() + 60  # serve records the server just after it answers: wait for the file
+        while not server_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert json.loads(server_file.read_text())["api_url"] == url
         done = None
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and done is None:
