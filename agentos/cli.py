@@ -1,7 +1,8 @@
 """The ``agentos`` command line.
 
-Read commands (``facts``, ``raw``, ``config``) read the stores directly and never import Prefect, so
-they answer at once. Stage commands (``digest``, ``backfill``, ``nightly``) run the Prefect flows on
+Read commands (``query``, ``facts``, ``raw``, ``doctor``, ``config``, ``mcp``) read the stores directly and
+never import Prefect, so they answer at once. Stage commands (``digest``, ``backfill``, ``nightly``,
+``rebuild``) run the Prefect flows on
 the server ``agentos serve`` runs, a configured ``PREFECT_API_URL``, or Prefect's ephemeral server.
 """
 
@@ -65,6 +66,7 @@ def _flows(settings, quiet: bool):
     api = prefect_env.prepare(settings.home, quiet=quiet)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
     import flows.digest
+    import flows.index
     import flows.nightly
 
     return flows
@@ -115,7 +117,76 @@ def cmd_nightly(args) -> int:
     fl = _flows(settings, args.quiet)
     r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
     _finish_stage()
-    _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"])))
+    _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_rebuild(o["index"])))
+    return 0
+
+
+def _print_rebuild(r: dict) -> None:
+    if r["status"] == "unchanged":
+        print(f"indexes: unchanged ({r['units']} units, generation {r['generation']}, {r['seconds']} s)")
+    else:
+        print(f"indexes: rebuilt ({r['reason']}): generation {r['generation']}, {r['units']} units, {r['changed']} new or changed, "
+              f"{r['deleted']} removed, {r['embedded']} embedded, {r['seconds']} s")
+    for p in r.get("problems") or []:
+        print(f"  left out: {p}")
+
+
+def cmd_rebuild(args) -> int:
+    settings = _settings(args)
+    _need_workspace(settings)
+    if args.direct:
+        from agentos.indexing import rebuild
+
+        r = rebuild(settings, full=args.full)
+    else:
+        fl = _flows(settings, args.quiet)
+        r = fl.index.index_rebuild(full=args.full)
+        _finish_stage()
+    _emit(args, r, _print_rebuild)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from agentos.indexing import doctor
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    r = doctor(settings)
+
+    def render(o):
+        print(f"index generation {o['generation'] or '(none)'}" + (f", embedder {o['embedder']}" if o.get("embedder") else ""))
+        for name, c in (o.get("counts") or {}).items():
+            print(f"  user {c['user']}: stores {c['stores']} units, manifest {c['manifest']}, keyword {c['keyword']}, vector {c['vector']}")
+        if o["ok"]:
+            print("ok: cards, facts, keyword index and vector index agree")
+        else:
+            print(f"drift ({len(o['drift'])}): the next rebuild (`agentos rebuild`, or the nightly flow) repairs it")
+            for line in o["drift"]:
+                print(f"  - {line}")
+
+    _emit(args, r, render)
+    return 0 if r["ok"] else 1
+
+
+def cmd_query(args) -> int:
+    from query.ask import QueryError, ask, format_answer
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    try:
+        a = ask(args.text, user=settings.user, raw=args.raw, k=args.k, budget=args.budget, history=args.history, settings=settings)
+    except QueryError as e:
+        raise CliError(str(e)) from None
+    _emit(args, a.to_dict(), lambda o: print(format_answer(a)))
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from query.mcp_server import run_stdio
+
+    settings = _settings(args)
+    _need_workspace(settings)
+    run_stdio(settings)
     return 0
 
 
@@ -273,6 +344,9 @@ def cmd_demo(args) -> int:
     if first_day:
         reads.append(["facts", "list", "--as-of", (date.fromisoformat(first_day) + timedelta(days=1)).isoformat()])
     reads.append(["facts", "conflicts"])
+    reads += [["doctor"], ["query", "服务器现在是什么配置？"], ["query", "what is the database port?"], ["query", "我喜欢喝什么？"],
+              ["query", "which database did we pick, and why?", "--raw", "--budget", "300"], ["query", "我的数据库密码是多少？"],
+              ["query", "what is the weather on Mars?"]]
     for argv in reads:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
@@ -330,6 +404,17 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             sp.add_argument("--all", action="store_true", help="include resolved conflicts")
 
+    sp = add("query", cmd_query, "ask memory: L0 rules -> L1 cards -> L2 facts (-> L3 raw lines with --raw), with sources and token count")
+    sp.add_argument("text", help="the question, in any language")
+    sp.add_argument("--raw", action="store_true", help="also read the raw lines of the matched cards (L3)")
+    sp.add_argument("--k", type=int, help="how many units (cards and facts) to match at most (default: AGENTOS_QUERY_K, 5)")
+    sp.add_argument("--budget", type=int, help="token budget of the answer (default: AGENTOS_QUERY_BUDGET, 1000)")
+    sp.add_argument("--history", action="store_true", help="also show earlier (superseded) versions of the facts found")
+    sp = add("rebuild", cmd_rebuild, "bring the keyword and vector indexes in step with cards and facts (the index-rebuild flow)", stage=True)
+    sp.add_argument("--full", action="store_true", help="rebuild every unit, not only what changed")
+    sp.add_argument("--direct", action="store_true", help="run the stages in this process without Prefect (no flow run is recorded)")
+    add("doctor", cmd_doctor, "check that cards, facts and both indexes agree; exit 1 and list the drift when they do not")
+    add("mcp", cmd_mcp, "serve the layered query, fact lookups and raw reads to agents over MCP (stdio)", json_flag=False)
     sp = add("raw", cmd_raw, "read lines of an archived log (L3) by reference")
     sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
     sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")

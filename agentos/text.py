@@ -94,6 +94,14 @@ def estimate_tokens(text: str) -> int:
     return cjk + int(words * 1.3 + 0.5)
 
 
+_NON_CJK_WORD = re.compile(rf"[^\W_{CJK}]+", re.UNICODE)
+
+
+def count_tokens(text: str) -> int:
+    """The token count answers report: Chinese characters plus words of other scripts (numbers count as words)."""
+    return len(_CJK_CHAR.findall(text)) + len(_NON_CJK_WORD.findall(text))
+
+
 def truncate(text: str, limit: int) -> str:
     """Cut to at most ``limit`` characters (code points, so Chinese is never split mid-character)."""
     text = " ".join(text.split())

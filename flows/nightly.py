@@ -1,4 +1,4 @@
-"""``nightly``: the chain of nightly stages. For now: digest every new or changed day (catch-up)."""
+"""``nightly``: the chain of nightly stages: digest every new or changed day (catch-up), then rebuild the indexes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from prefect import flow, get_run_logger
 
 from agentos.digest import pending_days
 from flows.digest import _setup, digest_days, yesterday
+from flows.index import rebuild_indexes
 
 
 @flow(name="nightly", log_prints=False)
 def nightly(user: str | None = None, logs_dir: str | None = None, include_today: bool | None = None) -> dict:
     """Run the nightly chain: digest every day whose logs are new or changed (so nights the machine was
-    off are caught up), up to yesterday. Later stages (collect, refine, index rebuild) join this chain.
+    off are caught up), up to yesterday; then bring the indexes in step, so no one rebuilds them by hand.
+    Later stages (collect, refine) join this chain before the rebuild.
 
     Args:
         user: User id whose memory is written. Empty: AGENTOS_USER.
@@ -27,4 +29,5 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     days = pending_days(settings, user, folder, until)
     log = get_run_logger()
     log.info("nightly: %d day(s) to digest for %s", len(days), user)
-    return {"stages": ["digest"], "digest": digest_days(settings, user, days, folder, kind="nightly")}
+    digested = digest_days(settings, user, days, folder, kind="nightly")
+    return {"stages": ["digest", "index-rebuild"], "digest": digested, "index": rebuild_indexes(settings)}

@@ -76,3 +76,37 @@ def snapshot(home: Path) -> dict:
         out[table] = con.execute(f"select * from {table} order by rowid").fetchall()
     con.close()
     return out
+
+
+# -- an indexed demo workspace (digested and rebuilt once per session, copied per test) --------------------
+
+
+@pytest.fixture(scope="session")
+def indexed_template(tmp_path_factory) -> Path:
+    """The demo workspace after the nightly stages, run as plain functions (no Prefect): digest, rebuild."""
+    from agentos.digest import pending_days, run_day
+    from agentos.indexing import rebuild
+    from agentos.settings import load_settings
+    from agentos.workspace import init_workspace
+
+    home = tmp_path_factory.mktemp("indexed") / "home"
+    init_workspace(home, demo=True, end_day=DEMO_END)
+    settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
+    folder = settings.working_dir()
+    for day in pending_days(settings, settings.user, folder, DEMO_END):
+        run_day(settings, settings.user, day, folder)
+    rebuild(settings)
+    return home
+
+
+@pytest.fixture
+def indexed_home(indexed_template, tmp_path, monkeypatch) -> Path:
+    """A private copy of the indexed demo workspace, selected through AGENTOS_HOME."""
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(indexed_template, home, symlinks=True)
+    monkeypatch.setenv("AGENTOS_HOME", str(home))
+    monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
+    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    return home

@@ -30,7 +30,7 @@ def test_deploy_from_prefect_yaml_and_run_on_a_process_worker(server, demo_home)
     run(PREFECT + ["work-pool", "create", "agentos-local", "--type", "process"], env)
     run(PREFECT + ["work-pool", "set-concurrency-limit", "agentos-local", "1"], env)
     out = run(PREFECT + ["--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"], env)
-    for name in ("daily-digest/daily-digest", "backfill/backfill", "nightly/nightly"):
+    for name in ("daily-digest/daily-digest", "backfill/backfill", "nightly/nightly", "index-rebuild/index-rebuild"):
         assert name in out
     inspect = run(PREFECT + ["deployment", "inspect", "daily-digest/daily-digest"], env)
     assert "0 2 * * *" in inspect and "Asia/Shanghai" in inspect
@@ -49,7 +49,7 @@ def test_every_deployed_flow_has_typed_described_parameters():
     from deployments.serve import load_deployment_specs
 
     specs = load_deployment_specs()
-    assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly"}
+    assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly", "index-rebuild"}
     for spec in specs:
         flow = load_flow_from_entrypoint(str(PROJECT / spec["entrypoint"]))
         props = parameter_schema(flow.fn).model_dump()["properties"]

@@ -62,8 +62,27 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     from flows.nightly import nightly
 
     r = nightly()
-    assert r["stages"] == ["digest"] and len(r["digest"]["days"]) >= 8
-    assert nightly()["digest"]["days"] == []
+    assert r["stages"] == ["digest", "index-rebuild"] and len(r["digest"]["days"]) >= 8
+    assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 20 and r["index"]["embedded"] == r["index"]["units"]
+    from agentos.indexing import doctor
+    from agentos.settings import load_settings
+
+    assert doctor(load_settings())["ok"]  # the chain leaves no drift for anyone to fix by hand
+    again = nightly()
+    assert again["digest"]["days"] == [] and again["index"]["status"] == "unchanged"
+
+
+def test_index_rebuild_flow_is_incremental(demo_home):
+    from flows.index import index_rebuild
+    from flows.nightly import nightly
+
+    nightly()
+    card = next((demo_home / "agent-sync/04_memory/cards/default").glob("*.md"))
+    card.write_text(card.read_text(encoding="utf-8").replace("summary: ", "summary: 已复核 "), encoding="utf-8")
+    r = index_rebuild()
+    assert r["status"] == "rebuilt" and r["changed"] == 1 and r["embedded"] == 1
+    full = index_rebuild(full=True)
+    assert full["full"] and full["embedded"] == 0  # same embedder: vectors come from the cache
 
 
 def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):

@@ -1,0 +1,460 @@
+"""The index rebuild, as plain stage functions (tasks/index.py wraps them for Prefect), and ``doctor``.
+
+Stages: collect units from the stores (cards, current facts) -> plan against the live generation's
+manifest -> tokenise what is new -> embed what is new, in batches -> write a complete new generation
+(incremental: a copy of the live Chroma folder with only the changes applied; BM25 rebuilt from cached
+tokens) -> publish it atomically. Tokens and vectors are cached by content hash and by tokenizer and
+embedder identity, so only new or changed texts are ever tokenised or embedded, a changed embedder
+re-embeds everything (vectors are never mixed), and a run where nothing changed writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from agentos.settings import Settings
+from agentos.stores import open_facts
+from agentos.tokenize import default_tokenizer
+from agentos.units import TurnReader, Unit, card_unit, collection_name, fact_unit
+from agentos.workspace import Workspace, workspace_lock
+from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
+from storage.raw_archive import RawArchive
+
+EMBED_BATCH = 128
+
+
+class RebuildError(RuntimeError):
+    """The rebuild could not produce a complete generation (the live one stays in place)."""
+
+
+def index_store(settings: Settings) -> IndexStore:
+    return IndexStore(Workspace(settings.home).local / "vector_db")
+
+
+def make_settings_embedder(settings: Settings):
+    from agentos.embedders import make_embedder
+
+    options = {"api_key": settings.embedder_api_key} if settings.embedder_api_key and settings.embedder.startswith("openai:") else {}
+    return make_embedder(settings.embedder, **options)
+
+
+# -- the cache --------------------------------------------------------------------------------------------
+
+
+class Cache:
+    """``cache.db``: tokens and vectors by text hash (per tokenizer / embedder identity), and the parsed
+    unit of each card file by its stat (a card's raw lines are immutable, so its stat decides its unit)."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.con = sqlite3.connect(path, timeout=60, check_same_thread=False)
+        self.con.execute("pragma journal_mode=wal")
+        self.con.executescript(
+            "create table if not exists tokens (tokenizer text, text_hash text, tokens text, primary key (tokenizer, text_hash));"
+            "create table if not exists vectors (embedder text, text_hash text, vec blob, primary key (embedder, text_hash));"
+            "create table if not exists cards (path text primary key, mtime_ns integer, size integer, unit text);")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def _get(self, table: str, key_col: str, key: str, hashes: list[str], col: str) -> dict[str, object]:
+        out = {}
+        for i in range(0, len(hashes), 500):
+            chunk = hashes[i:i + 500]
+            q = f"select text_hash, {col} from {table} where {key_col}=? and text_hash in ({','.join('?' * len(chunk))})"
+            out.update(self.con.execute(q, [key, *chunk]).fetchall())
+        return out
+
+    def tokens(self, tokenizer: str, hashes: list[str]) -> dict[str, list[str]]:
+        return {h: json.loads(t) for h, t in self._get("tokens", "tokenizer", tokenizer, hashes, "tokens").items()}
+
+    def put_tokens(self, tokenizer: str, items: dict[str, list[str]]) -> None:
+        with self.con:
+            self.con.executemany("insert or replace into tokens values (?,?,?)",
+                                 [(tokenizer, h, json.dumps(t, ensure_ascii=False)) for h, t in items.items()])
+
+    def vectors(self, embedder: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        return {h: np.frombuffer(b, dtype=np.float32) for h, b in self._get("vectors", "embedder", embedder, hashes, "vec").items()}
+
+    def put_vectors(self, embedder: str, items: dict[str, list[float]]) -> None:
+        with self.con:
+            self.con.executemany("insert or replace into vectors values (?,?,?)",
+                                 [(embedder, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
+
+    def card(self, path: Path, st) -> Unit | None:
+        row = self.con.execute("select mtime_ns, size, unit from cards where path=?", [str(path)]).fetchone()
+        if row and row[0] == st.st_mtime_ns and row[1] == st.st_size:
+            d = json.loads(row[2])
+            return Unit(d["id"], d["kind"], d["text"], d["meta"])
+        return None
+
+    def put_cards(self, items: list[tuple[Path, object, Unit]]) -> None:
+        with self.con:
+            self.con.executemany("insert or replace into cards values (?,?,?,?)", [
+                (str(p), st.st_mtime_ns, st.st_size, json.dumps({"id": u.id, "kind": u.kind, "text": u.text, "meta": u.meta}, ensure_ascii=False))
+                for p, st, u in items])
+
+
+def open_cache(settings: Settings) -> Cache:
+    return Cache(index_store(settings).root / "cache.db")
+
+
+# -- stage 1: collect -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    collections: dict[str, dict] = field(default_factory=dict)  # name -> {"scope", "user", "units": [Unit]}
+    problems: list[str] = field(default_factory=list)
+
+    def units(self) -> list[Unit]:
+        return [u for c in self.collections.values() for u in c["units"]]
+
+
+def collect_units(settings: Settings) -> Snapshot:
+    """Every unit the indexes should hold now, read under the workspace lock so no digest is half-seen.
+
+    An unreadable card is reported (and left out) rather than stopping the rebuild.
+    """
+    ws = Workspace(settings.home)
+    snap = Snapshot()
+    cache = open_cache(settings)
+    try:
+        with workspace_lock(settings.home):
+            store = open_facts(settings)
+            try:
+                fact_users = [r[0] for r in store.db.execute("select distinct user_id from facts order by user_id").fetchall()]
+                facts_by_user = {u: store.current(u) for u in fact_users}
+            finally:
+                store.close()
+            card_users = sorted(p.name for p in ws.cards_dir.iterdir() if p.is_dir()) if ws.cards_dir.is_dir() else []
+            turns = TurnReader(RawArchive(ws.raw_dir), settings.timezone)
+            fresh = []
+            for user in sorted(set(fact_users) | set(card_users)):
+                units: list[Unit] = []
+                folder = ws.cards_dir / user
+                for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+                    st = path.stat()
+                    unit = cache.card(path, st)
+                    if unit is None:
+                        try:
+                            unit = card_unit(path, turns)
+                        except ValueError as e:
+                            snap.problems.append(str(e))
+                            continue
+                        fresh.append((path, st, unit))
+                    units.append(unit)
+                units.extend(fact_unit(r) for r in facts_by_user.get(user, []))
+                snap.collections[collection_name("local", user)] = {"scope": "local", "user": user, "units": units}
+            cache.put_cards(fresh)
+    finally:
+        cache.close()
+    return snap
+
+
+# -- stage 2: plan ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    full: bool
+    reason: str
+    embedder: str
+    embedder_spec: str
+    tokenizer: str
+    previous: str | None  # name of the live generation an incremental build starts from
+    changed: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids new or changed
+    deleted: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids gone
+    dropped_collections: list[str] = field(default_factory=list)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not self.full and not any(self.changed.values()) and not any(self.deleted.values()) and not self.dropped_collections
+
+    def summary(self) -> dict:
+        return {"full": self.full, "reason": self.reason, "previous": self.previous,
+                "changed": sum(len(v) for v in self.changed.values()), "deleted": sum(len(v) for v in self.deleted.values())}
+
+
+def live_units(gen: Generation) -> dict[str, dict[str, str]]:
+    """collection -> unit id -> hash, as the generation recorded them."""
+    con = gen.open_units()
+    try:
+        out: dict[str, dict[str, str]] = {}
+        for coll, uid, h in con.execute("select collection, id, hash from units"):
+            out.setdefault(coll, {})[uid] = h
+        return out
+    finally:
+        con.close()
+
+
+def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embedder=None) -> Plan:
+    embedder = embedder or make_settings_embedder(settings)
+    tokenizer = default_tokenizer(settings.home).identity
+    store = index_store(settings)
+    prev = None
+    reason = "requested" if full else ""
+    try:
+        gen = store.current()
+        gen.verify()
+        prev = gen
+    except IndexMissing:
+        full, reason = True, "no index yet"
+    except IndexCorrupt as e:
+        full, reason = True, f"live index damaged ({e})"
+    if prev is not None and not full:
+        man = prev.manifest
+        if man.get("embedder") != embedder.identity:
+            full, reason = True, f"embedder changed: {man.get('embedder')} -> {embedder.identity}"
+        elif man.get("tokenizer") != tokenizer:
+            full, reason = True, f"tokenizer changed: {man.get('tokenizer')} -> {tokenizer}"
+    plan = Plan(full=full, reason=reason or "incremental", embedder=embedder.identity, embedder_spec=settings.embedder,
+                tokenizer=tokenizer, previous=None if full else prev.name)
+    old = live_units(prev) if prev is not None and not full else {}
+    for name, coll in snap.collections.items():
+        have = old.get(name, {})
+        now = {u.id: u.hash for u in coll["units"]}
+        plan.changed[name] = [uid for uid, h in now.items() if have.get(uid) != h]
+        plan.deleted[name] = [uid for uid in have if uid not in now]
+    plan.dropped_collections = [name for name in old if name not in snap.collections]
+    return plan
+
+
+# -- stage 3: tokenise ------------------------------------------------------------------------------------
+
+
+def tokenize_units(settings: Settings, units: list[Unit]) -> dict:
+    """Tokens for every unit's text, computed only for texts the cache does not hold yet."""
+    tk = default_tokenizer(settings.home)
+    cache = open_cache(settings)
+    try:
+        hashes = sorted({u.text_hash for u in units})
+        have = cache.tokens(tk.identity, hashes)
+        todo = {u.text_hash: u.text for u in units if u.text_hash not in have}
+        fresh = {h: tk.tokens(t) for h, t in todo.items()}
+        cache.put_tokens(tk.identity, fresh)
+    finally:
+        cache.close()
+    return {"tokenized": len(fresh), "cached": len(have)}
+
+
+# -- stage 4: embed ---------------------------------------------------------------------------------------
+
+
+def texts_to_embed(settings: Settings, units: list[Unit], embedder_identity: str) -> list[tuple[str, str]]:
+    """(embed-text hash, embed text) of units whose vectors the cache lacks, deduplicated."""
+    cache = open_cache(settings)
+    try:
+        keyed = {embed_key(u): u.embed_text for u in units}
+        have = cache.vectors(embedder_identity, sorted(keyed))
+    finally:
+        cache.close()
+    return [(h, t) for h, t in keyed.items() if h not in have]
+
+
+def embed_key(unit: Unit) -> str:
+    import hashlib
+
+    return hashlib.sha256(unit.embed_text.encode("utf-8")).hexdigest()
+
+
+def embed_batch(settings: Settings, batch: list[tuple[str, str]], embedder=None) -> int:
+    """Embed one batch and store the vectors in the cache (so a killed run keeps what it paid for)."""
+    if not batch:
+        return 0
+    embedder = embedder or make_settings_embedder(settings)
+    vectors = embedder.embed_documents([t for _, t in batch])
+    cache = open_cache(settings)
+    try:
+        cache.put_vectors(embedder.identity, {h: v for (h, _), v in zip(batch, vectors)})
+    finally:
+        cache.close()
+    return len(batch)
+
+
+def batches(items: list, size: int = EMBED_BATCH) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+# -- stage 5: write a generation --------------------------------------------------------------------------
+
+
+def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
+    """Build the complete new generation in a temporary folder; returns its build path."""
+    from storage.keyword_index import KeywordIndex
+    from storage.vector_index import VectorIndex
+
+    store = index_store(settings)
+    build = store.new_build()
+    cache = open_cache(settings)
+    vi = None
+    try:
+        if plan.previous:
+            shutil.copytree(store.root / plan.previous / "chroma", build.chroma_dir)
+        vi = VectorIndex(build.chroma_dir)
+        for name in plan.dropped_collections:
+            try:
+                vi._client.delete_collection(name)
+            except Exception:
+                pass
+        con = build.open_units(create=True)
+        collections = {}
+        for name, coll in snap.collections.items():
+            units = coll["units"]
+            vi.create(name, embedder_identity=plan.embedder, embedder_spec=plan.embedder_spec, scope=coll["scope"])
+            # vectors: everything in a full build, only the changes in an incremental one
+            todo_ids = set(plan.changed.get(name, [])) if plan.previous else {u.id for u in units}
+            todo = [u for u in units if u.id in todo_ids]
+            vecs = cache.vectors(plan.embedder, [embed_key(u) for u in todo])
+            missing = [u.id for u in todo if embed_key(u) not in vecs]
+            if missing:
+                raise RebuildError(f"{len(missing)} units have no vector for {plan.embedder} (first: {missing[0]}); the embed stage did not finish")
+            if plan.deleted.get(name) and plan.previous:
+                vi.delete(name, plan.deleted[name])
+            if todo:
+                vi.upsert(name, [u.id for u in todo], np.stack([vecs[embed_key(u)] for u in todo]),
+                          [{"kind": u.kind, "hash": u.hash, "user": coll["user"] or ""} for u in todo])
+            toks = cache.tokens(plan.tokenizer, sorted({u.text_hash for u in units}))
+            missing = [u.id for u in units if u.text_hash not in toks]
+            if missing:
+                raise RebuildError(f"{len(missing)} units have no tokens (first: {missing[0]}); the tokenize stage did not finish")
+            KeywordIndex.build([u.id for u in units], [toks[u.text_hash] for u in units]).save(build.keyword_dir(name))
+            with con:
+                con.executemany("insert into units values (?,?,?,?,?,?,?)", [
+                    (name, u.id, u.kind, u.hash, u.text_hash, i, json.dumps(u.meta, ensure_ascii=False)) for i, u in enumerate(units)])
+            count = vi.count(name)
+            if count != len(units):
+                raise RebuildError(f"collection {name}: {count} vectors for {len(units)} units")
+            collections[name] = {"scope": coll["scope"], "user": coll["user"], "units": len(units),
+                                  "kinds": {k: sum(1 for u in units if u.kind == k) for k in sorted({u.kind for u in units})}}
+        con.close()
+        vi.close()
+        vi = None
+        build.write_manifest({"embedder": plan.embedder, "embedder_spec": plan.embedder_spec, "tokenizer": plan.tokenizer,
+                              "collections": collections, "previous": plan.previous, "reason": plan.reason})
+        return str(build.path)
+    except BaseException:
+        if vi is not None:
+            vi.close()
+        shutil.rmtree(build.path, ignore_errors=True)
+        raise
+    finally:
+        cache.close()
+
+
+# -- stage 6: publish -------------------------------------------------------------------------------------
+
+
+def publish_generation(settings: Settings, build_path: str) -> dict:
+    store = index_store(settings)
+    build = Generation(Path(build_path))
+    build.verify()
+    gen = store.publish(build)
+    removed = store.prune(keep=2)
+    return {"generation": gen.name, "pruned": removed}
+
+
+# -- all stages, without Prefect ----------------------------------------------------------------------------
+
+
+def rebuild(settings: Settings, *, full: bool = False, embedder=None, stages=None) -> dict:
+    """Bring the indexes in step with the stores. ``stages`` is this module (plain calls) or tasks.index."""
+    import sys
+
+    s = stages or sys.modules[__name__]
+    t0 = time.perf_counter()
+    store = index_store(settings)
+    with store.lock():
+        snap = s.collect_units(settings)
+        plan = s.plan_rebuild(settings, snap, full=full, embedder=embedder)
+        if plan.nothing_to_do:
+            return {"status": "unchanged", "generation": store.current_name(), "units": len(snap.units()),
+                    "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
+        todo_units = [u for name, coll in snap.collections.items() for u in coll["units"]
+                      if plan.full or u.id in set(plan.changed.get(name, ()))]
+        tok = s.tokenize_units(settings, snap.units())
+        pending = s.texts_to_embed(settings, todo_units, plan.embedder)
+        embedded = s.embed_all(settings, pending, embedder)
+        build_path = s.write_generation(settings, snap, plan)
+        pub = s.publish_generation(settings, build_path)
+    return {"status": "rebuilt", **pub, "units": len(snap.units()), "embedded": embedded, "tokenized": tok["tokenized"],
+            "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None) -> int:
+    embedder = embedder or (make_settings_embedder(settings) if pending else None)
+    return sum(embed_batch(settings, b, embedder) for b in batches(pending))
+
+
+# -- doctor -----------------------------------------------------------------------------------------------
+
+
+def doctor(settings: Settings) -> dict:
+    """Compare the stores with the live indexes: ids, counts, hashes, embedder and tokenizer identity.
+
+    Returns {"ok": bool, "drift": [lines], "generation": ..., "counts": ...}; never changes anything.
+    """
+    from storage.keyword_index import KeywordIndex, KeywordIndexError
+    from storage.vector_index import VectorIndex, VectorIndexError
+
+    drift: list[str] = []
+    store = index_store(settings)
+    try:
+        gen = store.current()
+        gen.verify()
+    except (IndexMissing, IndexCorrupt) as e:
+        return {"ok": False, "generation": store.current_name(), "drift": [str(e)], "counts": {}}
+    man = gen.manifest
+    embedder = make_settings_embedder(settings)
+    if man.get("embedder") != embedder.identity:
+        drift.append(f"embedder: index built with {man.get('embedder')}, settings say {embedder.identity} (next rebuild re-embeds everything)")
+    tokenizer = default_tokenizer(settings.home).identity
+    if man.get("tokenizer") != tokenizer:
+        drift.append(f"tokenizer: index built with {man.get('tokenizer')}, now {tokenizer}")
+    snap = collect_units(settings)
+    drift += [f"unreadable: {p}" for p in snap.problems]
+    indexed = live_units(gen)
+    counts = {}
+    vi = VectorIndex(gen.chroma_dir)
+    try:
+        for name in sorted(set(snap.collections) | set(indexed)):
+            coll = snap.collections.get(name, {"user": (man["collections"].get(name) or {}).get("user"), "units": []})
+            label = f"{coll.get('user')} ({name})"
+            now = {u.id: u.hash for u in coll["units"]}
+            have = indexed.get(name, {})
+            new = [i for i in now if i not in have]
+            gone = [i for i in have if i not in now]
+            changed = [i for i in now if i in have and have[i] != now[i]]
+            for what, ids in (("not indexed", new), ("indexed but gone from the stores", gone), ("changed since indexed", changed)):
+                if ids:
+                    drift.append(f"{label}: {len(ids)} unit(s) {what}: {', '.join(sorted(ids)[:5])}{' ...' if len(ids) > 5 else ''}")
+            try:
+                kw = KeywordIndex.load(gen.keyword_dir(name)) if name in indexed else None
+                kw_ids = set(kw.ids) if kw else set()
+            except KeywordIndexError as e:
+                drift.append(str(e))
+                kw_ids = set()
+            if name in indexed and kw_ids != set(have):
+                drift.append(f"{label}: keyword index holds {len(kw_ids)} ids, manifest {len(have)}")
+            try:
+                vec = vi.hashes(name) if name in indexed else {}
+            except VectorIndexError as e:
+                drift.append(str(e))
+                vec = {}
+            if name in indexed and vec != have:
+                bad = sorted(i for i in set(vec) | set(have) if vec.get(i) != have.get(i))
+                drift.append(f"{label}: vector index differs from the manifest for {len(bad)} unit(s): {', '.join(bad[:5])}")
+            if name in indexed and (vi.embedder_of(name) or man.get("embedder")) != man.get("embedder"):
+                drift.append(f"{label}: vector collection records embedder {vi.embedder_of(name)}, manifest {man.get('embedder')}")
+            counts[name] = {"user": coll.get("user"), "stores": len(now), "manifest": len(have), "keyword": len(kw_ids), "vector": len(vec)}
+    finally:
+        vi.close()
+    return {"ok": not drift, "generation": gen.name, "embedder": man.get("embedder"), "tokenizer": man.get("tokenizer"),
+            "drift": drift, "counts": counts}

@@ -1,0 +1,39 @@
+"""``index-rebuild``: bring the keyword and vector indexes in step with the cards and facts."""
+
+from __future__ import annotations
+
+from prefect import flow, get_run_logger
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from agentos.indexing import rebuild
+from agentos.settings import Settings, load_settings
+from agentos.workspace import Workspace
+from tasks import index as t
+
+
+def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
+    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact."""
+    result = rebuild(settings, full=full, stages=t)
+    t.publish_artifact(result)
+    get_run_logger().info("index rebuild: %s (%s), %d units, %d changed, %d deleted, %d embedded, %.1f s",
+                          result["status"], result["reason"], result["units"], result["changed"], result["deleted"],
+                          result.get("embedded", 0), result["seconds"])
+    for p in result["problems"]:
+        get_run_logger().warning("left out of the index: %s", p)
+    return result
+
+
+@flow(name="index-rebuild", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
+def index_rebuild(full: bool = False) -> dict:
+    """Rebuild the keyword (BM25) and vector (Chroma) indexes from the cards and facts.
+
+    Incremental by content hash: only new or changed units are tokenised and embedded, deleted ones leave
+    the indexes, and a run with nothing changed writes nothing. The new indexes are built aside and swapped
+    in atomically, so queries keep answering from the last complete index.
+
+    Args:
+        full: Re-build every unit (vectors still come from the cache when the embedder is the same).
+    """
+    settings = load_settings()
+    Workspace(settings.home).ensure()
+    return rebuild_indexes(settings, full=full)

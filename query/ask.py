@@ -1,0 +1,349 @@
+"""The layered query: L0 rules -> L1 cards (hybrid search) -> L2 facts -> L3 raw lines, stopping early.
+
+- L0: SOUL.md's hard constraints go with every answer; a request one of them forbids is ``blocked``.
+- L1: BM25 (jieba tokens) and vectors over the user's cards and facts, fused by reciprocal rank fusion.
+  A unit only counts as a match when one signal clears its floor (BM25 score or cosine similarity); no
+  match: ``no_history``, and nothing else is loaded.
+- L2: the current facts the matched cards point to, plus facts matched directly, at or above the
+  confidence floor, re-read from the fact store (the index may lag a digest; the store is the truth).
+  None: ``no_memory`` (the matched cards are still returned, as pointers).
+- L3: raw lines of the matched cards, only with ``raw=True``, bounded per card and by the token budget.
+
+Every item cites its source (card id, fact id, file and line range, raw reference) and the answer counts
+its tokens (Chinese characters + other words) beside what the raw lines it points to would have cost.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+from agentos.settings import Settings, load_settings
+from agentos.text import count_tokens
+from agentos.units import collection_name
+from agentos.workspace import Workspace
+from query.index_reader import open_reader
+from query.rules import check, load_rules
+from storage.index_store import IndexCorrupt, IndexMissing
+
+RRF_K = 60
+CANDIDATES = 50
+_HAS_WORD = re.compile(r"[^\W_]")
+
+
+class QueryError(ValueError):
+    """A request the query cannot answer as asked (empty, unknown user, no index); the message says why."""
+
+
+@dataclass
+class Item:
+    layer: str  # L1 card, L2 fact, L3 raw
+    kind: str  # card | fact | raw
+    id: str
+    text: str
+    tokens: int
+    source: dict
+    score: float | None = None
+
+
+@dataclass
+class Answer:
+    status: str  # ok | blocked | no_history | no_memory
+    layer: str  # the layer the answer stopped at: L0 | L1 | L2 | L3
+    query: str
+    user: str
+    items: list[Item] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    rule: str | None = None
+    tokens: int = 0
+    tokens_raw: int = 0  # what reading the cited raw lines in full would have carried
+    notices: list[str] = field(default_factory=list)
+    generation: str | None = None
+    timings_ms: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+# -- per-process state: tokenizer and embedder are loaded once ------------------------------------------
+
+_models: dict[str, object] = {}
+_models_lock = threading.Lock()
+
+
+def _embedder(settings: Settings):
+    with _models_lock:
+        key = f"emb:{settings.embedder}"
+        if key not in _models:
+            from agentos.indexing import make_settings_embedder
+
+            _models[key] = make_settings_embedder(settings)
+        return _models[key]
+
+
+def _tokenizer(settings: Settings):
+    from agentos.tokenize import default_tokenizer
+
+    return default_tokenizer(settings.home)
+
+
+def _reader(settings: Settings, notices: list[str]):
+    root = Workspace(settings.home).local / "vector_db"
+    try:
+        return open_reader(root)
+    except IndexMissing as e:
+        raise QueryError(f"{e}") from None
+    except IndexCorrupt as e:
+        # Never answer from a damaged index: rebuild it (from the caches, so nothing is re-embedded
+        # that was embedded before) and answer from the new generation.
+        from agentos.indexing import rebuild
+
+        notices.append(f"the index was damaged ({e}); rebuilt it before answering")
+        rebuild(settings)
+        return open_reader(root)
+
+
+# -- fusion -------------------------------------------------------------------------------------------
+
+
+def rrf(rankings: list[list[str]], k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: sum over rankings of 1 / (k + rank), rank starting at 1."""
+    out: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, uid in enumerate(ranking, start=1):
+            out[uid] = out.get(uid, 0.0) + 1.0 / (k + rank)
+    return out
+
+
+def convex(bm25: dict[str, float], cosine: dict[str, float], alpha: float = 0.5) -> dict[str, float]:
+    """alpha * BM25 / max BM25 + (1 - alpha) * min-max-scaled cosine, over the union of candidates."""
+    out: dict[str, float] = {}
+    bmax = max(bm25.values(), default=0.0) or 1.0
+    lo, hi = min(cosine.values(), default=0.0), max(cosine.values(), default=0.0)
+    span = (hi - lo) or 1.0
+    for uid in set(bm25) | set(cosine):
+        b = bm25.get(uid, 0.0) / bmax
+        c = (cosine[uid] - lo) / span if uid in cosine else 0.0
+        out[uid] = alpha * b + (1 - alpha) * c
+    return out
+
+
+def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fusion: str | None = None,
+                  timings: dict | None = None) -> list[tuple[str, float, float, float]]:
+    """Matches above a floor, fused and ranked: [(unit id, fused score, bm25, cosine)]."""
+    timings = timings if timings is not None else {}
+    t = time.perf_counter()
+    tokens = _tokenizer(settings).tokens(text)
+    kw = reader.keyword(collection).search(tokens, CANDIDATES) if tokens else []
+    timings["keyword"] = round((time.perf_counter() - t) * 1000, 2)
+    t = time.perf_counter()
+    vec = reader.vectors().query(collection, _embedder(settings).embed_query(text), CANDIDATES)
+    timings["vector"] = round((time.perf_counter() - t) * 1000, 2)
+    bm25 = dict(kw)
+    cos = dict(vec)
+    eligible = {u for u, s in kw if s >= settings.match_floor_bm25} | {u for u, c in vec if c >= settings.match_floor_cosine}
+    if not eligible:
+        return []
+    how = fusion or settings.fusion
+    if how == "rrf":
+        fused = rrf([[u for u, _ in kw], [u for u, _ in vec]])
+    elif how == "convex":
+        fused = convex(bm25, cos, settings.convex_alpha)
+    elif how == "bm25":
+        fused = bm25
+    elif how == "dense":
+        fused = cos
+    else:
+        raise ValueError(f"unknown fusion {how!r}: rrf, convex, bm25 or dense")
+    ranked = sorted(eligible, key=lambda u: (-fused.get(u, 0.0), u))
+    return [(u, fused.get(u, 0.0), bm25.get(u, 0.0), cos.get(u, 0.0)) for u in ranked]
+
+
+# -- the layered query --------------------------------------------------------------------------------
+
+
+def _clean(text: str, settings: Settings, notices: list[str]) -> str:
+    if not isinstance(text, str):
+        raise QueryError(f"the query must be text, got {type(text).__name__}")
+    q = " ".join(text.split())
+    if not _HAS_WORD.search(q):
+        raise QueryError("empty query: give some words to look for (punctuation and spaces alone match nothing)")
+    if len(q) > settings.max_query_chars:
+        notices.append(f"query cut to its first {settings.max_query_chars} of {len(q)} characters")
+        q = q[: settings.max_query_chars]
+    return q
+
+
+def _fact_ok(row: dict | None, user: str, min_conf: float, now: str) -> bool:
+    return bool(row) and row["user_id"] == user and row["status"] == "active" and row["valid_to"] is None \
+        and (row["expires_at"] is None or row["expires_at"] > now) and row["confidence"] >= min_conf
+
+
+def _fact_item(row: dict, score: float | None, layer: str = "L2") -> Item:
+    text = f"{row['subject']} · {row['predicate']} · {row['object']}"
+    src = {"fact": row["id"], "file": row["source_file"], "lines": [row["line_start"], row["line_end"]], "raw_ref": row["raw_ref"],
+           "day": row["source_day"], "confidence": round(row["confidence"], 3), "valid_from": row["valid_from"],
+           "valid_to": row["valid_to"], "status": row["status"], "version": row["version"]}
+    return Item(layer, "fact", f"fact:{row['id']}", text, count_tokens(text), src, None if score is None else round(score, 5))
+
+
+def _card_item(uid: str, meta: dict, score: float) -> Item:
+    when = " ".join(x for x in (meta.get("date"), meta.get("time")) if x)
+    text = f"[{when}] {meta.get('topic') or ''}: {meta.get('summary') or ''}".replace(" : ", ": ")
+    src = {"card": meta.get("card"), "file": meta.get("file"), "lines": meta.get("lines"), "raw_ref": meta.get("raw_ref"),
+           "day": meta.get("date"), "facts": meta.get("facts") or []}
+    return Item("L1", "card", uid, text, count_tokens(text), src, round(score, 5))
+
+
+def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None = None, budget: int | None = None,
+        history: bool = False, settings: Settings | None = None, fusion: str | None = None) -> Answer:
+    """Answer ``text`` for ``user`` through the layers; see the module docstring for the stop rules."""
+    t0 = time.perf_counter()
+    settings = settings or load_settings()
+    user = user or settings.user
+    k = k or settings.query_k
+    budget = budget or settings.query_budget
+    if k < 1 or budget < 1:
+        raise QueryError("k and budget must be at least 1")
+    notices: list[str] = []
+    q = _clean(text, settings, notices)
+    ws = Workspace(settings.home)
+    rules = load_rules(ws.core / "SOUL.md")
+    constraints = [r.text for r in rules]
+    ans = Answer("ok", "L0", q, user, constraints=constraints, notices=notices)
+
+    # L0
+    hit = check(rules, q)
+    if hit is not None:
+        rule, phrase = hit
+        ans.status, ans.rule = "blocked", f"L0 rule {rule.number}: {rule.text}"
+        notices.append(f"blocked by SOUL.md L0 rule {rule.number} (matched {phrase!r})")
+        return _finish(ans, t0)
+
+    # L1
+    reader = _reader(settings, notices)
+    ans.generation = reader.name
+    coll = collection_name("local", user)
+    if coll not in reader.collections():
+        known = sorted(c.get("user") for c in reader.collections().values() if c.get("user"))
+        raise QueryError(f"unknown user {user!r}: nothing is indexed for them (users with memory: {', '.join(known) or 'none'})")
+    ans.layer = "L1"
+    matches = hybrid_search(settings, reader, coll, q, fusion=fusion, timings=ans.timings_ms)
+    if not matches:
+        ans.status = "no_history"
+        return _finish(ans, t0)
+    top = matches[:k]  # the k best units, cards and facts together, by fused rank
+    units = reader.units(coll, [u for u, *_ in top])
+    cards = [(u, s) for u, s, *_ in top if units.get(u, {}).get("kind") == "card"]
+    direct = [(units[u]["meta"]["fact"], s) for u, s, *_ in top if units.get(u, {}).get("kind") == "fact"]
+    card_items = [_card_item(u, units[u]["meta"], s) for u, s in cards]
+
+    # L2
+    ans.layer = "L2"
+    wanted: dict[int, float | None] = {}
+    for fid, s in direct:
+        wanted.setdefault(int(fid), s)
+    for u, s in cards:
+        for fid in units[u]["meta"].get("facts") or []:
+            wanted.setdefault(int(fid), None)
+    from agentos.stores import open_facts
+
+    store = open_facts(settings)
+    try:
+        now = datetime.now().isoformat(timespec="seconds")
+        rows = [(store.get(fid), s) for fid, s in wanted.items()]
+        facts = [_fact_item(r, s) for r, s in rows if _fact_ok(r, user, settings.min_confidence, now)]
+        if history:
+            seen = {f.source["fact"] for f in facts}
+            for f in list(facts):
+                for old in store.history(user, store.get(f.source["fact"])["subject"]):
+                    if old["id"] not in seen and old["predicate"] == store.get(f.source["fact"])["predicate"]:
+                        seen.add(old["id"])
+                        facts.append(_fact_item(old, None))
+    finally:
+        store.close()
+
+    spent = 0
+    for item in facts + card_items:
+        if spent + item.tokens > budget and ans.items:
+            notices.append(f"token budget {budget} reached: {len(facts) + len(card_items) - len(ans.items)} more item(s) left out")
+            break
+        ans.items.append(item)
+        spent += item.tokens
+    ans.tokens_raw = sum(int(units[u]["meta"].get("raw_tokens") or 0) for u, _ in cards)
+    if not facts and not raw:
+        ans.status = "no_memory"
+        return _finish(ans, t0)
+
+    # L3, only on request
+    if raw:
+        ans.layer = "L3"
+        from storage.raw_archive import ArchiveError, RawArchive
+
+        archive = RawArchive(ws.raw_dir)
+        for u, _ in cards:
+            meta = units[u]["meta"]
+            first, last = (meta.get("lines") or [None, None])
+            if not meta.get("raw_ref") or first is None:
+                continue
+            last = min(int(last), int(first) + settings.raw_max_lines - 1)
+            try:
+                lines = archive.read_lines(meta["raw_ref"], int(first), last)
+            except ArchiveError as e:
+                notices.append(f"raw lines of {meta.get('card')} unavailable: {e}")
+                continue
+            body = "\n".join(lines)
+            n = count_tokens(body)
+            if spent + n > budget:
+                notices.append(f"token budget {budget} reached before the raw lines of {meta.get('card')}")
+                break
+            spent += n
+            ans.items.append(Item("L3", "raw", f"raw:{meta['raw_ref']}#{first}-{last}", body, n,
+                                  {"raw_ref": meta["raw_ref"], "file": meta.get("file"), "lines": [int(first), last], "card": meta.get("card")}))
+        ans.status = "ok"
+    return _finish(ans, t0)
+
+
+def _finish(ans: Answer, t0: float) -> Answer:
+    ans.tokens = sum(i.tokens for i in ans.items)
+    ans.timings_ms["total"] = round((time.perf_counter() - t0) * 1000, 2)
+    return ans
+
+
+# -- readable output ----------------------------------------------------------------------------------
+
+
+def format_answer(ans: Answer) -> str:
+    head = f"{ans.status} · stopped at {ans.layer} · {ans.tokens} tokens"
+    if ans.tokens_raw:
+        head += f" (the raw lines behind it: {ans.tokens_raw})"
+    lines = [head]
+    if ans.rule:
+        lines.append(f"rule: {ans.rule}")
+    for n in ans.notices:
+        lines.append(f"note: {n}")
+    for it in ans.items:
+        s = it.source
+        if it.kind == "fact":
+            cite = f"fact #{s['fact']}, {s['file']}:{s['lines'][0]}-{s['lines'][1]}, confidence {s['confidence']}"
+            if s.get("status") != "active":
+                cite += f", {s['status']}"
+        elif it.kind == "card":
+            cite = f"card {s['card']}, {s['file']}:{s['lines'][0]}-{s['lines'][1]}"
+        else:
+            cite = f"{s['raw_ref']} lines {s['lines'][0]}-{s['lines'][1]}"
+        if it.kind == "raw":
+            lines.append(f"{it.layer} raw  [{cite}]")
+            lines.extend("    " + x for x in it.text.splitlines())
+        else:
+            lines.append(f"{it.layer} {it.kind:<4} {it.text}   [{cite}]")
+    if ans.status == "no_history":
+        lines.append("nothing in memory matches this question.")
+    elif ans.status == "no_memory":
+        lines.append("matching conversations found, but no confirmed fact (ask with --raw to read the lines).")
+    if ans.constraints:
+        lines.append("constraints (L0): " + " | ".join(ans.constraints))
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""Read side of the index generations: the live generation, checked once, then kept open per process.
+
+A long-lived reader (the MCP server) looks at ``CURRENT`` on every call and moves to a new generation
+when a rebuild has published one; a generation it has not seen is verified against its manifest first,
+so a damaged index raises IndexCorrupt instead of answering from it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from storage.index_store import Generation, IndexCorrupt, IndexStore
+from storage.keyword_index import KeywordIndex, KeywordIndexError
+
+
+class IndexReader:
+    def __init__(self, gen: Generation):
+        self.gen = gen
+        self.manifest = gen.manifest
+        self._kw: dict[str, KeywordIndex] = {}
+        self._vi = None
+        self._units = gen.open_units()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.gen.name
+
+    def collections(self) -> dict[str, dict]:
+        return self.manifest.get("collections") or {}
+
+    def keyword(self, collection: str) -> KeywordIndex:
+        kw = self._kw.get(collection)
+        if kw is None:
+            try:
+                kw = KeywordIndex.load(self.gen.keyword_dir(collection), mmap=True)
+            except KeywordIndexError as e:
+                raise IndexCorrupt(str(e)) from e
+            self._kw[collection] = kw
+        return kw
+
+    def vectors(self):
+        if self._vi is None:
+            from storage.vector_index import VectorIndex, VectorIndexError
+
+            try:
+                vi = VectorIndex(self.gen.chroma_dir)
+                for name, info in self.collections().items():
+                    n = vi.count(name)
+                    if n != info.get("units"):
+                        raise IndexCorrupt(f"index generation {self.name}: collection {name} holds {n} vectors, manifest says {info.get('units')}")
+            except VectorIndexError as e:
+                raise IndexCorrupt(str(e)) from e
+            self._vi = vi
+        return self._vi
+
+    def units(self, collection: str, ids: list[str]) -> dict[str, dict]:
+        """Unit id -> {"kind", "hash", "meta"} for the given ids."""
+        if not ids:
+            return {}
+        with self._lock:
+            rows = self._units.execute(
+                f"select id, kind, hash, meta from units where collection=? and id in ({','.join('?' * len(ids))})", [collection, *ids]).fetchall()
+        return {i: {"kind": k, "hash": h, "meta": json.loads(m)} for i, k, h, m in rows}
+
+    def close(self) -> None:
+        self._units.close()
+        if self._vi is not None:
+            self._vi.close()
+            self._vi = None
+
+
+_readers: dict[str, IndexReader] = {}
+_readers_lock = threading.Lock()
+
+
+def open_reader(root: Path) -> IndexReader:
+    """The reader of the live generation under ``root`` (verified the first time this process sees it)."""
+    store = IndexStore(root)
+    key = str(Path(root).resolve())
+    with _readers_lock:
+        cached = _readers.get(key)
+        if cached is not None and cached.name == store.current_name():
+            return cached
+        gen = store.current()
+        gen.verify()
+        reader = IndexReader(gen)
+        reader.vectors()  # opens Chroma and checks its counts now, not mid-answer
+        if cached is not None:
+            cached.close()
+        _readers[key] = reader
+        return reader
+
+
+def forget_reader(root: Path) -> None:
+    with _readers_lock:
+        r = _readers.pop(str(Path(root).resolve()), None)
+        if r is not None:
+            r.close()

@@ -1,0 +1,192 @@
+"""The MCP server: the layered query, fact lookups and raw reads, served to agents over stdio.
+
+``agentos mcp`` runs :func:`run_stdio`. Three tools, all read-only and scoped to the configured user
+(``AGENTOS_USER``) of the workspace in ``AGENTOS_HOME``:
+
+- ``memory_query``: :func:`query.ask.ask` (L0 rules -> L1 cards -> L2 facts -> L3 raw lines), as a dict.
+- ``fact_lookup``: the facts about a subject valid now or at the end of a day, or every version of them.
+- ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
+
+A request the stores cannot answer as asked (empty query, no index, bad date, unknown reference) comes back
+as a tool error (``isError``) whose text says what to do, never as a traceback. No Prefect here; the
+tokenizer and embedder load on first use (and in the background as soon as the stdio server starts).
+Nothing but the protocol goes to stdout: while serving, the SDK points file descriptor 1 at stderr.
+"""
+
+import logging
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import date
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from agentos.settings import Settings
+
+RAW_READ_MAX_LINES = 200
+
+log = logging.getLogger(__name__)
+
+_INSTRUCTIONS = """\
+Long-term memory of one user (Chinese and English): facts distilled from past conversations, with
+versions and time validity, and the archived conversation logs they came from.
+Start with memory_query (any language); every item cites its source (fact id, file and lines, raw_ref).
+Use fact_lookup for what is true about a subject now, on an earlier day, or how it changed; raw_read to
+read the original lines a source points to. Always respect the returned `constraints` (hard rules)."""
+
+
+def _error(message: str):
+    """A tool error the model reads as is: ``isError`` with just this text (no prefix, no traceback)."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+def _matching(rows: list[dict], key: str) -> list[dict]:
+    """Rows about ``key``: equal subject keys, else keys containing it (as ``FactStore.history`` matches)."""
+    exact = [r for r in rows if r.get("subject_key") == key]
+    if exact or not key:
+        return exact
+    return [r for r in rows if key in (r.get("subject_key") or "")]
+
+
+def build_server(settings: Settings, *, warm: bool = False):
+    """The ``agentos-memory`` MCP server over the stores of ``settings`` (not started).
+
+    ``warm``: when the server starts, load the tokenizer and embedder in the background (see :func:`warm_up`).
+    """
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    @asynccontextmanager
+    async def lifespan(_server) -> AsyncIterator[dict]:
+        # Runs once the transport holds stdin/stdout, so nothing the models print can reach the wire.
+        if warm:
+            threading.Thread(target=warm_up, args=(settings,), name="agentos-mcp-warm-up", daemon=True).start()
+        yield {}
+
+    server = MCPServer("agentos-memory", instructions=_INSTRUCTIONS, log_level="WARNING", lifespan=lifespan)
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+    @server.tool(name="memory_query", title="Ask memory", annotations=read_only)
+    def memory_query(
+        text: Annotated[str, Field(description="The question, in any language (Chinese or English), e.g. '服务器现在是什么配置？' or 'what is the database port?'.")],
+        raw: Annotated[bool, Field(description="Also return the raw conversation lines (L3) behind the matched cards. Costs more tokens; use it when the facts are not enough.")] = False,
+        k: Annotated[int | None, Field(ge=1, description=f"How many units (cards and facts) to match at most. Default: {settings.query_k}.")] = None,
+        budget: Annotated[int | None, Field(ge=1, description=f"Token budget of the answer; items past it are left out, with a notice. Default: {settings.query_budget}.")] = None,
+        history: Annotated[bool, Field(description="Also return the earlier (superseded) versions of the facts found, to see how a value changed.")] = False,
+    ) -> dict[str, Any]:
+        """Ask the user's long-term memory a question: the layered query.
+
+        Layers: L0 hard rules (a forbidden request comes back `blocked`), L1 index cards matched by keywords
+        and meaning, L2 the current facts they point to, and L3 the raw lines only when raw=true.
+        Returns: status (`ok`; `blocked`; `no_history`: nothing in memory matches; `no_memory`: matching
+        conversations but no confirmed fact, retry with raw=true to read them), layer (where it stopped),
+        items [{layer, kind: fact|card|raw, id, text, tokens, source, score}] where source cites the fact id,
+        file, lines [start, end] and raw_ref (pass raw_ref and lines to raw_read), constraints (hard rules
+        to obey in any answer), tokens, tokens_raw, notices, timings_ms.
+        """
+        from agentos.embedders import EmbedderError
+        from query.ask import QueryError, ask
+
+        try:
+            answer = ask(text, user=settings.user, raw=raw, k=k, budget=budget, history=history, settings=settings)
+        except QueryError as e:
+            return _error(str(e))
+        except EmbedderError as e:  # a model that cannot load or be reached: a setting the user can fix
+            return _error(f"the embedding model is unavailable: {e}")
+        return answer.to_dict()
+
+    @server.tool(name="fact_lookup", title="Look up facts", annotations=read_only)
+    def fact_lookup(
+        subject: Annotated[str, Field(description="What the fact is about, as the user would name it, in either language, e.g. 'database port', '数据库端口', '服务器配置'. Aliases map both languages to one subject; a part of a subject matches too.")],
+        as_of: Annotated[str | None, Field(description="A day, YYYY-MM-DD: the facts that held at the end of that day. Default: now.")] = None,
+        history: Annotated[bool, Field(description="Return every version of the facts about the subject instead, superseded ones included, oldest first (as_of is then ignored).")] = False,
+    ) -> dict[str, Any]:
+        """Look up the structured facts (L2) about one subject.
+
+        Default: the facts valid now, or at the end of the day as_of. Returns {user, subject, as_of, facts},
+        each fact with subject, predicate, object, status, valid_from, valid_to, confidence, version and its
+        source (source_file, line_start, line_end, raw_ref for raw_read).
+        With history=true: {user, subject, versions}, every version with status `active` or `superseded`
+        and how they link (previous_version, superseded_by).
+        """
+        from agentos.text import load_aliases, subject_key
+        from agentos.workspace import Workspace
+        from query.facts import fact_history, facts_as_of
+
+        if not subject or not subject.strip():
+            return _error("give a subject to look up, e.g. 'database port'")
+        if history:
+            return fact_history(settings, subject)
+        when = None
+        if as_of:
+            try:
+                when = date.fromisoformat(as_of.strip())
+            except ValueError:
+                return _error(f"as_of must be a date in the form YYYY-MM-DD, got {as_of!r}")
+        out = facts_as_of(settings, when)
+        aliases = load_aliases(Workspace(settings.home).knowledge / "99_system" / "subject_aliases.txt")
+        rows = _matching(out["facts"], subject_key(subject, aliases))
+        return {"user": out["user"], "subject": subject, "as_of": out["as_of"], "facts": rows}
+
+    @server.tool(name="raw_read", title="Read archived lines", annotations=read_only)
+    def raw_read(
+        ref: Annotated[str, Field(description="An archived log's reference, <user>/<YYYY-MM-DD>/r<N>/<file>, as a source's raw_ref gives it.")],
+        start: Annotated[int, Field(description="First line, 1-based (a source's lines[0]).")],
+        end: Annotated[int, Field(description=f"Last line, inclusive (a source's lines[1]). At most {RAW_READ_MAX_LINES} lines per call.")],
+    ) -> dict[str, Any]:
+        """Read lines start..end of an archived conversation log (L3), the original text a fact or card cites.
+
+        Returns {ref, lines: [start, end] as read, text: [line, ...]}, and `notice` when the range was cut
+        (at most 200 lines per call; read the rest with another call) or the file ends before `end`.
+        """
+        from query.facts import raw_lines
+        from storage.raw_archive import ArchiveError
+
+        if start < 1 or end < start:
+            return _error(f"bad line range {start}-{end}: lines are 1-based and end must not be before start")
+        parts = ref.split("/")
+        if len(parts) == 4 and parts[0] not in ("", ".", "..") and parts[0] != settings.user:
+            return _error(f"{ref!r} is in the archive of user {parts[0]!r}; this server reads the memory of {settings.user!r}")
+        clipped = end - start + 1 > RAW_READ_MAX_LINES
+        if clipped:
+            end = start + RAW_READ_MAX_LINES - 1
+        try:
+            out = raw_lines(settings, ref, start, end)
+        except ArchiveError as e:
+            return _error(str(e))
+        except UnicodeDecodeError:
+            return _error(f"{ref!r} is not UTF-8 text and cannot be read by lines")
+        got = len(out["text"])
+        if got == 0:
+            out["notice"] = f"the file has fewer than {start} lines"
+        elif got < end - start + 1:
+            out["lines"] = [start, start + got - 1]
+            out["notice"] = f"the file ends at line {start + got - 1}"
+        elif clipped:
+            out["notice"] = (f"at most {RAW_READ_MAX_LINES} lines per call: read lines {start}-{end};"
+                             f" call again from line {end + 1} for more")
+        return out
+
+    return server
+
+
+def warm_up(settings: Settings) -> None:
+    """Load the tokenizer and the embedding model now, so the first query does not wait for them."""
+    try:
+        from query.ask import _embedder, _tokenizer
+
+        _tokenizer(settings).tokens("预热 warm up")
+        _embedder(settings).dim  # noqa: B018 - loads the model
+    except Exception as e:  # the first query reports whatever is wrong
+        log.debug("warm-up failed: %s", e)
+
+
+def run_stdio(settings: Settings) -> None:
+    """Serve the tools over stdin/stdout until the client closes stdin (blocking)."""
+    server = build_server(settings, warm=True)
+    sys.stdout.flush()  # nothing may reach the wire but the protocol
+    server.run("stdio")

@@ -1,0 +1,166 @@
+"""L0 hard constraints from the workspace's SOUL.md: parsed, cached, and checked against a request.
+
+Format (plain Markdown, readable in Obsidian). Under the heading whose text contains "L0":
+
+    ## L0 硬约束 / Hard constraints
+
+    1. 绝不泄露密钥、密码或令牌。Never reveal secrets, passwords or tokens.
+       - blocks: 密码, 密钥, api key, password, `删除*记忆`, delete * memories, /\\bsecrets?\\b/
+
+* Each numbered item (``1. ...``) is a rule; its line is the text shown to agents with every answer.
+* An indented ``- blocks:`` (or ``- 拦截:``) bullet lists request phrases the rule forbids, separated
+  by ``,`` ``，`` or ``、``, each optionally in backticks (so Markdown leaves ``*`` alone). No such
+  line: the rule is still a constraint (shown with every answer), it just never blocks.
+* Phrases match the request after NFKC + casefold. A phrase with CJK characters matches as a
+  substring (spaces in it are optional); a Latin phrase matches whole words only ("token" does not
+  match "tokenizer", but does match "我的token"). ``*`` is any run of characters (``删除*记忆``);
+  a space beside it is a word edge (``delete * memories`` matches "delete memories", not "deleted").
+* ``/regex/`` is a case-insensitive Python regex. An invalid one raises ``RulesError`` (file:line).
+
+Stdlib only (plus ``agentos.text``); no Prefect: the query path calls this before anything else.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentos.text import CJK, nfkc
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_NUMBERED = re.compile(r"^\s{0,3}(\d+)[.)]\s+(.+?)\s*$")
+# The sub-bullet; a full-width colon is accepted too, since it is what a Chinese keyboard types.
+_BLOCKS = re.compile(r"^\s*[-*+]\s*(?:blocks|拦截)\s*[:：]\s*(.*?)\s*$", re.IGNORECASE)
+# An item may be wrapped in backticks, so Obsidian shows `删除*记忆` as written instead of italics.
+# A /regex/ item runs to the first "/" that is followed by a separator or the end, so the regex itself
+# may contain "," or "/"; a plain item runs to the next separator.
+_QUOTED_ITEM = re.compile(r"\s*`([^`]+)`\s*(?:[,，、]|\Z)")
+_REGEX_ITEM = re.compile(r"\s*(/.+?/)\s*(?:[,，、]|\Z)")
+_PLAIN_ITEM = re.compile(r"([^,，、]*)(?:[,，、]|\Z)")
+_CJK_CHAR = re.compile(f"[{CJK}]")
+# A letter or digit of a Latin-style word: \w (Unicode) minus CJK. Chinese glues English words to its own
+# characters ("我的API key是多少"), so a Han character next to a Latin phrase must not count as "inside a word".
+_WORD = rf"[^\W{CJK}]"
+
+
+@dataclass(frozen=True)
+class Rule:
+    number: int
+    text: str
+    blocks: tuple[str, ...]
+    line: int
+
+
+class RulesError(ValueError): """A SOUL.md that cannot be read or a ``blocks:`` entry that cannot be compiled."""
+
+
+def _normal(text: str) -> str:
+    # One form for phrases and requests alike: full-width "ＡＰＩ ＫＥＹ" and "api key" are the same.
+    return nfkc(text).casefold()
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile(phrase: str) -> re.Pattern[str]:
+    """The pattern for one phrase as written in SOUL.md (cached: check() runs on every request)."""
+    if len(phrase) > 2 and phrase.startswith("/") and phrase.endswith("/"):
+        return re.compile(phrase[1:-1], re.IGNORECASE | re.DOTALL)
+    p = _normal(phrase).strip()
+    cjk = bool(_CJK_CHAR.search(p))
+    out = []
+    # Split on "*" keeping the spaces around it: a space next to "*" in a Latin phrase means a word
+    # ends (or starts) there, so "delete * memories" matches "delete memories" but not "deleted memories".
+    for part in re.split(r"(\s*\*\s*)", p):
+        if "*" in part:
+            spaced_left, spaced_right = part[:1].isspace(), part[-1:].isspace()
+            out.append((f"(?!{_WORD})" if spaced_left and not cjk else "") + ".*?"
+                       + (f"(?<!{_WORD})" if spaced_right and not cjk else ""))
+        else:
+            # Chinese is usually written without spaces, so inside a CJK phrase a space is optional.
+            out.append((r"\s*" if cjk else r"\s+").join(re.escape(w) for w in part.split()))
+    body = "".join(out)
+    if not cjk:
+        # Unicode word boundaries (never [A-Za-z]): "token" must not match "tokenizer" or "tokén".
+        body = f"(?<!{_WORD}){body}(?!{_WORD})"
+    return re.compile(body, re.DOTALL)
+
+
+def _split_phrases(entry: str) -> list[str]:
+    out, i = [], 0
+    while i < len(entry):
+        m = _QUOTED_ITEM.match(entry, i) or _REGEX_ITEM.match(entry, i) or _PLAIN_ITEM.match(entry, i)
+        out.append(m.group(1).strip())
+        i = m.end()
+    return [p for p in out if p]
+
+
+def parse_rules(text: str, source: str = "SOUL.md") -> list[Rule]:
+    """The numbered rules under the L0 heading(s), in order, with their ``blocks:`` phrases compiled-checked."""
+    rules: list[dict] = []
+    l0_level = 0  # heading level of the L0 section we are in; 0 = outside it
+    fenced = False
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced  # an example inside a code fence is not a rule
+            continue
+        if fenced:
+            continue
+        if h := _HEADING.match(line):
+            level = len(h.group(1))
+            if "l0" in h.group(2).casefold():
+                l0_level = level
+            elif l0_level and level <= l0_level:
+                l0_level = 0  # a sibling heading (e.g. "## L1") ends the section; "### ..." stays inside
+            continue
+        if not l0_level:
+            continue
+        if b := _BLOCKS.match(line):
+            if not rules:
+                raise RulesError(f"{source}:{lineno}: 'blocks:' line before any numbered rule")
+            for phrase in _split_phrases(b.group(1)):
+                try:
+                    pattern = _compile(phrase)
+                except re.error as e:
+                    raise RulesError(f"{source}:{lineno}: invalid regex {phrase}: {e}") from None
+                # "*" or "/.*/" alone would block every request: surely a typo, so say so now.
+                if pattern.search(""):
+                    raise RulesError(f"{source}:{lineno}: phrase {phrase!r} matches an empty request")
+                rules[-1]["blocks"].append(phrase)
+        elif n := _NUMBERED.match(line):
+            rules.append({"number": int(n.group(1)), "text": n.group(2), "blocks": [], "line": lineno})
+    return [Rule(r["number"], r["text"], tuple(r["blocks"]), r["line"]) for r in rules]
+
+
+# path -> ((mtime_ns, size), rules). Keyed by path so an edited file replaces its entry instead of piling up.
+_cache: dict[str, tuple[tuple[int, int], list[Rule]]] = {}
+
+
+def load_rules(path: Path) -> list[Rule]:
+    """The L0 rules of the SOUL.md at ``path``; ``[]`` when it does not exist. Re-read only when it changed."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return []
+    key, stamp = str(path.resolve()), (st.st_mtime_ns, st.st_size)
+    hit = _cache.get(key)
+    if hit and hit[0] == stamp:
+        return list(hit[1])  # a copy: a caller appending to it must not change the cache
+    try:
+        text = path.read_bytes().decode("utf-8-sig")  # -sig: tolerate the BOM some Windows editors add
+    except UnicodeDecodeError as e:
+        raise RulesError(f"{path}: not valid UTF-8 (byte {e.start})") from None
+    rules = parse_rules(text, str(path))
+    _cache[key] = (stamp, rules)
+    return list(rules)
+
+
+def check(rules: list[Rule], request: str) -> tuple[Rule, str] | None:
+    """The first rule (in order) that forbids ``request``, with the phrase that matched; None if none does."""
+    req = _normal(request)
+    for rule in rules:
+        for phrase in rule.blocks:
+            if _compile(phrase).search(req):
+                return rule, phrase
+    return None
