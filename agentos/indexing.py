@@ -35,7 +35,7 @@ class RebuildError(RuntimeError):
 
 
 def index_store(settings: Settings) -> IndexStore:
-    return IndexStore(Workspace(settings.home).local / "vector_db")
+    return IndexStore(Workspace(settings.home).index_dir)
 
 
 def make_settings_embedder(settings: Settings):

@@ -65,10 +65,13 @@ class Settings(BaseSettings):
     min_confidence: float = Field(0.7, description="Facts below this confidence are not returned by the layered query (L2).")
     query_k: int = Field(5, description="How many cards the layered query returns at most (L1).")
     query_budget: int = Field(1000, description="Token budget of one layered-query answer (Chinese characters + English words).")
-    fusion: str = Field("rrf", description="How keyword and vector rankings are fused: rrf (reciprocal rank fusion, k=60), convex, bm25 or dense.")
-    convex_alpha: float = Field(0.5, description="Weight of the BM25 score in the convex fusion (the rest is the cosine).")
-    match_floor_bm25: float = Field(1.0, description="A unit matches when its BM25 score reaches this (bm25s robertson scale) ...")
-    match_floor_cosine: float = Field(0.85, description="... or its cosine similarity to the query reaches this; no match at all: no_history.")
+    fusion: str = Field("convex", description="How keyword and vector rankings are fused: convex (measured best on LoCoMo, "
+                        "bench/results/fusion.md), rrf (reciprocal rank fusion, k=60), bm25 or dense.")
+    convex_alpha: float = Field(0.6, description="Weight of the max-scaled BM25 score in the convex fusion (the rest is the min-max-scaled cosine).")
+    match_floor_coverage: float = Field(0.4, description="A unit matches when the query terms it contains carry this share of the query's "
+                                        "idf mass ... (the three floors are tuned by bench/fusion_bench.py on LoCoMo and the demo's Chinese)")
+    match_floor_cosine: float = Field(0.83, description="... or its cosine similarity to the query reaches this ...")
+    match_floor_gap: float = Field(0.03, description="... and stands this far above the 20th-best candidate's cosine; no match at all: no_history.")
     max_query_chars: int = Field(500, description="Longer queries are cut to this many characters, with a notice.")
     raw_max_lines: int = Field(40, description="Most raw lines one card contributes to an L3 read (raw=True).")
     prefect_port: int = Field(4200, description="Port of the local Prefect server that `agentos serve` runs on 127.0.0.1.")

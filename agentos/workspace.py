@@ -52,6 +52,11 @@ class Workspace:
         return self.sync / "04_memory"
 
     @property
+    def index_dir(self) -> Path:
+        """Keyword and vector index generations (storage.index_store), rebuildable from the stores."""
+        return self.local / "vector_db"
+
+    @property
     def facts_db(self) -> Path:
         return self.memory / "long_term" / "facts.db"
 
@@ -93,8 +98,7 @@ class Workspace:
             self.logs,
             self.memory / "working",
             self.raw_dir,
-            self.local / "vector_db" / "local",
-            self.local / "vector_db" / "global",
+            self.index_dir,  # index generations; the scopes (local, global) are collections inside
             self.local / "materials",
             self.runtime,
         ]

@@ -1,9 +1,11 @@
 """The layered query: L0 rules -> L1 cards (hybrid search) -> L2 facts -> L3 raw lines, stopping early.
 
 - L0: SOUL.md's hard constraints go with every answer; a request one of them forbids is ``blocked``.
-- L1: BM25 (jieba tokens) and vectors over the user's cards and facts, fused by reciprocal rank fusion.
-  A unit only counts as a match when one signal clears its floor (BM25 score or cosine similarity); no
-  match: ``no_history``, and nothing else is loaded.
+- L1: BM25 (jieba tokens) and vectors over the user's cards and facts, fused (convex combination by
+  default; reciprocal rank fusion, k=60, on request: bench/fusion_bench.py compares them on LoCoMo).
+  A unit only counts as a match when one signal clears its floor (the share of the query's idf mass it
+  contains, or a cosine similarity that also stands clear of the crowd); no match: ``no_history``, and
+  nothing else is loaded.
 - L2: the current facts the matched cards point to, plus facts matched directly, at or above the
   confidence floor, re-read from the fact store (the index may lag a digest; the store is the truth).
   None: ``no_memory`` (the matched cards are still returned, as pointers).
@@ -91,7 +93,7 @@ def _tokenizer(settings: Settings):
 
 
 def _reader(settings: Settings, notices: list[str]):
-    root = Workspace(settings.home).local / "vector_db"
+    root = Workspace(settings.home).index_dir
     try:
         return open_reader(root)
     except IndexMissing as e:
@@ -131,20 +133,39 @@ def convex(bm25: dict[str, float], cosine: dict[str, float], alpha: float = 0.5)
     return out
 
 
+GAP_RANK = 20
+
+
+def vector_matches(vec: list[tuple[str, float]], floor: float, gap: float) -> set[str]:
+    """Units whose cosine reaches ``floor`` and stands ``gap`` above the GAP_RANK-th candidate's.
+
+    E5 cosines are compressed and sit higher for Chinese than for English (an unrelated Chinese question
+    still scores ~0.85 against Chinese memories), so an absolute floor alone cannot tell "related" from
+    "same language"; how far the best units stand above the crowd can.
+    """
+    if not vec:
+        return set()
+    if len(vec) < GAP_RANK:  # too few memories to tell a crowd from the best: the floor alone decides
+        return {u for u, c in vec if c >= floor}
+    ref = vec[GAP_RANK - 1][1]
+    return {u for u, c in vec if c >= floor and c - ref >= gap}
+
+
 def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fusion: str | None = None,
                   timings: dict | None = None) -> list[tuple[str, float, float, float]]:
     """Matches above a floor, fused and ranked: [(unit id, fused score, bm25, cosine)]."""
     timings = timings if timings is not None else {}
     t = time.perf_counter()
     tokens = _tokenizer(settings).tokens(text)
-    kw = reader.keyword(collection).search(tokens, CANDIDATES) if tokens else []
+    kw3 = reader.keyword(collection).search_covered(tokens, CANDIDATES) if tokens else []
+    kw = [(u, sc) for u, sc, _ in kw3]
     timings["keyword"] = round((time.perf_counter() - t) * 1000, 2)
     t = time.perf_counter()
     vec = reader.vectors().query(collection, _embedder(settings).embed_query(text), CANDIDATES)
     timings["vector"] = round((time.perf_counter() - t) * 1000, 2)
     bm25 = dict(kw)
     cos = dict(vec)
-    eligible = {u for u, s in kw if s >= settings.match_floor_bm25} | {u for u, c in vec if c >= settings.match_floor_cosine}
+    eligible = {u for u, _, c in kw3 if c >= settings.match_floor_coverage} | vector_matches(vec, settings.match_floor_cosine, settings.match_floor_gap)
     if not eligible:
         return []
     how = fusion or settings.fusion
@@ -243,19 +264,24 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
 
     # L2
     ans.layer = "L2"
+    # Candidate facts: those matched directly, then those the matched cards point to; ranked by their own
+    # fused score (a card's other facts may be off-topic), at most k.
+    fused = {u: s for u, s, *_ in matches}
     wanted: dict[int, float | None] = {}
     for fid, s in direct:
         wanted.setdefault(int(fid), s)
     for u, s in cards:
         for fid in units[u]["meta"].get("facts") or []:
-            wanted.setdefault(int(fid), None)
+            wanted.setdefault(int(fid), fused.get(f"fact:{fid}"))
+    order = sorted(wanted, key=lambda f: -(wanted[f] or 0.0))
+    wanted = {f: wanted[f] for f in order}
     from agentos.stores import open_facts
 
     store = open_facts(settings)
     try:
         now = datetime.now().isoformat(timespec="seconds")
         rows = [(store.get(fid), s) for fid, s in wanted.items()]
-        facts = [_fact_item(r, s) for r, s in rows if _fact_ok(r, user, settings.min_confidence, now)]
+        facts = [_fact_item(r, s) for r, s in rows if _fact_ok(r, user, settings.min_confidence, now)][:k]
         if history:
             seen = {f.source["fact"] for f in facts}
             for f in list(facts):
@@ -319,7 +345,7 @@ def _finish(ans: Answer, t0: float) -> Answer:
 def format_answer(ans: Answer) -> str:
     head = f"{ans.status} · stopped at {ans.layer} · {ans.tokens} tokens"
     if ans.tokens_raw:
-        head += f" (the raw lines behind it: {ans.tokens_raw})"
+        head += f" (the matched cards' raw lines: {ans.tokens_raw})"
     lines = [head]
     if ans.rule:
         lines.append(f"rule: {ans.rule}")

@@ -78,13 +78,47 @@ class KeywordIndex:
             return np.zeros(len(self.ids), dtype=np.float32)
         return np.asarray(self._model.get_scores(known), dtype=np.float32)
 
+    def coverage(self, tokens: list[str]) -> np.ndarray:
+        """Per document, the share of the query's idf mass carried by the query terms it contains.
+
+        Unlike a raw BM25 score, this does not grow with the corpus or the query length, and a term the
+        corpus has never seen counts against every document (with the idf of a term in no document):
+        "When did Caroline go to the support group?" asked of a memory that never met Caroline covers at
+        most the weight of "support group".
+        """
+        n_docs = len(self.ids)
+        out = np.zeros(n_docs, dtype=np.float32)
+        if not n_docs or self._model is None:
+            return out
+        indptr, indices = self._model.scores["indptr"], self._model.scores["indices"]
+        total = 0.0
+        for t in dict.fromkeys(tokens):
+            j = self._vocab.get(t)
+            df = 0 if j is None else int(indptr[j + 1] - indptr[j])
+            idf = max(0.0, float(np.log((n_docs - df + 0.5) / (df + 0.5))))
+            total += idf
+            if df and idf > 0:
+                out[np.asarray(indices[indptr[j]:indptr[j + 1]])] += idf
+        return out / total if total > 0 else out * 0
+
+    def _top(self, s: np.ndarray, k: int) -> np.ndarray:
+        hits = np.flatnonzero(s > 0)
+        return hits[np.argsort(-s[hits], kind="stable")][:k]
+
     def search(self, tokens: list[str], k: int = 10) -> list[tuple[str, float]]:
         """The best ``k`` documents with a score above zero, best first; ties keep index order."""
         if k <= 0 or not self.ids:
             return []
         s = self.scores(tokens)
-        hits = np.flatnonzero(s > 0)
-        if hits.size == 0:
+        return [(self.ids[i], float(s[i])) for i in self._top(s, k)]
+
+    def search_covered(self, tokens: list[str], k: int = 10) -> list[tuple[str, float, float]]:
+        """Like ``search``, with each document's ``coverage`` of the query: (id, score, coverage)."""
+        if k <= 0 or not self.ids:
             return []
-        order = hits[np.argsort(-s[hits], kind="stable")][:k]
-        return [(self.ids[i], float(s[i])) for i in order]
+        s = self.scores(tokens)
+        top = self._top(s, k)
+        if top.size == 0:
+            return []
+        cov = self.coverage(tokens)
+        return [(self.ids[i], float(s[i]), float(cov[i])) for i in top]

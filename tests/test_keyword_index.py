@@ -90,3 +90,18 @@ def test_a_damaged_folder_is_reported_not_served(tmp_path):
     (tmp_path / "kw" / "ids.json").write_text("{broken", encoding="utf-8")
     with pytest.raises(KeywordIndexError, match="ids.json"):
         KeywordIndex.load(tmp_path / "kw")
+
+
+def test_coverage_is_the_share_of_the_query_idf_mass_a_document_holds():
+    docs = [["caroline", "support", "group"], ["melanie", "paint", "sunrise"], ["kids", "camping"], ["hike", "mountain"],
+            ["pottery", "class"], ["服务器", "配置", "8c16g"]]
+    idx = KeywordIndex.build([f"d{i}" for i in range(len(docs))], docs)
+    cov = idx.coverage(["caroline", "support", "group"])
+    assert cov[0] == pytest.approx(1.0) and cov[1:].max() == 0
+    # a name the memory never saw weighs against every document: the rest covers only part of the query
+    partial = idx.coverage(["joanna", "support", "group"])
+    assert 0 < partial[0] < 0.7
+    assert idx.coverage(["服务器", "配置"])[5] == pytest.approx(1.0)
+    assert idx.coverage([]).max() == 0
+    hits = idx.search_covered(["joanna", "support"], 3)
+    assert hits[0][0] == "d0" and hits[0][2] == pytest.approx(idx.coverage(["joanna", "support"])[0])
