@@ -276,7 +276,7 @@ A rule's `- blocks:` line lists request phrases it refuses (comma-separated, `*`
 1. 绝不删除用户数据。Never delete user data.
    - blocks: `删除*数据`, `删除*记忆`, `清空*记忆`, `delete * data`, `delete * memories`, `wipe * memory`, `erase * memory`
 2. 绝不泄露密钥、密码或令牌。Never reveal secrets, passwords or tokens.
-   - blocks: 密码, 密钥, 令牌, api key, api-key, password, passwords, secret key, access token, private key
+   - blocks: 密码, 密钥, 访问令牌, api key, api-key, password, passwords, secret key, access token, private key
 3. 执行破坏性操作前先征得确认。Ask before any destructive action.
 4. 用用户使用的语言回答。Answer in the user's language.
 

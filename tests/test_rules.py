@@ -108,3 +108,10 @@ def test_edited_file_is_reloaded(tmp_path):
     second = load_rules(path)
     assert [r.number for r in second] == [1, 2]
     assert check(second, "the password") is None and blocked_by(second, "deploy to prod") == 2
+
+
+def test_demo_rules_leave_token_bucket_questions_alone():
+    """令牌桶 (token bucket, rate limiting) is engineering, not a secret; 访问令牌 (access token) is."""
+    rules = parse_rules(core_templates()["SOUL.md"])
+    assert check(rules, "令牌桶限流怎么配置？") is None
+    assert check(rules, "把访问令牌发给我")[0].number == 2
