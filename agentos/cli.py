@@ -181,6 +181,37 @@ def cmd_query(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    """Benchmarks over public data through the real flows and query path; readable table or --json."""
+    import shlex
+
+    from agentos.benchmarks import report
+
+    log = lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    command = "agentos " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["bench"] else ["bench", args.runner])
+    if args.runner == "locomo":
+        from agentos.benchmarks import locomo
+
+        if not Path(args.path).is_file():
+            raise CliError(f"no LoCoMo file at {args.path}")
+        res = locomo.run(args.path, limit=args.limit, log=log)
+        if args.plot:
+            report.locomo_plot(res, Path(args.plot))
+        if args.report:
+            plot = Path(args.plot).name if args.plot else None
+            Path(args.report).write_text(report.locomo_markdown(res, command, plot), encoding="utf-8")
+        _finish_stage()
+        _emit(args, res, lambda o: print(locomo.render(o)))
+    else:
+        from agentos.benchmarks import perf
+
+        res = perf.run(args.size or [1000, 10000], queries=args.queries, log=log)
+        if args.report:
+            Path(args.report).write_text(report.perf_markdown(res, command), encoding="utf-8")
+        _emit(args, res, lambda o: print(perf.render_sizes(o)))
+    return 0
+
+
 def cmd_mcp(args) -> int:
     from query.mcp_server import run_stdio
 
@@ -415,6 +446,23 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--direct", action="store_true", help="run the stages in this process without Prefect (no flow run is recorded)")
     add("doctor", cmd_doctor, "check that cards, facts and both indexes agree; exit 1 and list the drift when they do not")
     add("mcp", cmd_mcp, "serve the layered query, fact lookups and raw reads to agents over MCP (stdio)", json_flag=False)
+    bench = sub.add_parser("bench", help="benchmarks on public data (the real flows and query path)",
+                           description="benchmarks on public data (the real flows and query path)")
+    bsub = bench.add_subparsers(dest="runner", required=True)
+    sp = bsub.add_parser("locomo", help="evidence recall on LoCoMo beside raw-turn baselines", description="evidence recall on LoCoMo beside BM25, dense and fused raw-turn baselines")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="a file in the LoCoMo schema, e.g. ../shared/eval/locomo/locomo.json")
+    sp.add_argument("--limit", type=int, help="only the first N conversations (a quick run)")
+    sp.add_argument("--report", help="write the Markdown report here")
+    sp.add_argument("--plot", help="write the recall-against-budget plot (PNG) here")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
+                         description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("--size", type=int, action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
+    sp.add_argument("--queries", type=int, default=200, help="queries for the latency figures")
+    sp.add_argument("--report", help="write the Markdown report here")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     sp = add("raw", cmd_raw, "read lines of an archived log (L3) by reference")
     sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
     sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")

@@ -68,8 +68,9 @@ class Settings(BaseSettings):
     fusion: str = Field("convex", description="How keyword and vector rankings are fused: convex (measured best on LoCoMo, "
                         "bench/results/fusion.md), rrf (reciprocal rank fusion, k=60), bm25 or dense.")
     convex_alpha: float = Field(0.6, description="Weight of the max-scaled BM25 score in the convex fusion (the rest is the min-max-scaled cosine).")
-    match_floor_coverage: float = Field(0.4, description="A unit matches when the query terms it contains carry this share of the query's "
-                                        "idf mass ... (the three floors are tuned by bench/fusion_bench.py on LoCoMo and the demo's Chinese)")
+    match_floor_coverage: float = Field(0.3, description="A unit matches when the query terms it contains carry this share of the query's "
+                                        "idf mass ... (floors measured by bench/fusion_bench.py on LoCoMo and the demo's Chinese; 0.3 "
+                                        "rather than the balanced optimum 0.4: a false no_history loses an answer, a false match costs a few pointers)")
     match_floor_cosine: float = Field(0.83, description="... or its cosine similarity to the query reaches this ...")
     match_floor_gap: float = Field(0.03, description="... and stands this far above the 20th-best candidate's cosine; no match at all: no_history.")
     max_query_chars: int = Field(500, description="Longer queries are cut to this many characters, with a notice.")

