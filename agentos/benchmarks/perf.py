@@ -350,8 +350,15 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
 
 def run(sizes: list[int], *, queries: int = 200, log=print) -> dict:
     """``agentos bench perf``: each size is split half cards, half facts."""
+    from agentos.benchmarks.locomo import _versions
+
     runs = [run_size(n // 2, n - n // 2, queries=queries, log=log) for n in sizes]
-    return {"sizes": sizes, "runs": runs, "embedder": runs[0]["embedder"] if runs else None,
+    return {"sizes": sizes, "runs": runs, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
+            "full_build_s": {r["units"]: r["full_build"]["wall_s"] for r in runs},
+            "overhead": {r["units"]: r["full_build"]["overhead"] for r in runs},
+            "no_change_s": {r["units"]: r["no_change"]["wall_s"] for r in runs},
+            "incremental_s": {r["units"]: r["incremental"]["wall_s"] for r in runs},
+            "peak_rss_mb": {r["units"]: r["query"]["peak_rss_mb"] for r in runs},
             "latency_p50_ms": {r["units"]: r["query"]["p50_ms"] for r in runs},
             "latency_p95_ms": {r["units"]: r["query"]["p95_ms"] for r in runs}}
 

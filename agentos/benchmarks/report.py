@@ -58,7 +58,12 @@ def locomo_plot(res: dict, path: Path) -> None:
 def perf_markdown(res: dict, command: str) -> str:
     from agentos.benchmarks.perf import render
 
-    md = ["# Index and query performance by size", "", f"`{command}`", ""]
+    md = ["# Index and query performance by size", "", f"`{command}`", "",
+          "| units | full build s | embedder overhead | no-change run s | 1% changed s | query p50 ms | query p95 ms | peak RSS MB |",
+          "|---|---|---|---|---|---|---|---|"]
+    md += [f"| {r['units']} | {r['full_build']['wall_s']} | {r['full_build']['overhead'] * 100:.1f}% | {r['no_change']['wall_s']} | "
+           f"{r['incremental']['wall_s']} | {r['query']['p50_ms']} | {r['query']['p95_ms']} | {r['query']['peak_rss_mb']} |" for r in res["runs"]]
+    md += [""]
     for r in res["runs"]:
         md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
     md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
