@@ -202,6 +202,15 @@ def cmd_bench(args) -> int:
             Path(args.report).write_text(report.locomo_markdown(res, command, plot), encoding="utf-8")
         _finish_stage()
         _emit(args, res, lambda o: print(locomo.render(o)))
+    elif args.runner == "madial":
+        from agentos.benchmarks import madial
+
+        if not (Path(args.path) / f"{args.lang}_memories.jsonl").is_file():
+            raise CliError(f"no {args.lang}_memories.jsonl in {args.path} (the MADial-Bench data folder)")
+        res = madial.run(args.path, lang=args.lang, limit=args.limit, llm=args.llm, log=log)
+        if args.report:
+            Path(args.report).write_text(madial.markdown(res, command), encoding="utf-8")
+        _emit(args, res, lambda o: print(madial.render(o)))
     else:
         from agentos.benchmarks import perf
 
@@ -358,12 +367,16 @@ def cmd_demo(args) -> int:
     """init --demo, the nightly flow, then a few reads: what `make run` shows."""
     import shlex
 
+    from agentos.demo import write_demo_memories
+
     settings = _settings(args)
     steps = [["init", "--demo"], ["nightly"], ["facts", "list"]]
     for argv in steps:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
+        if argv[0] == "init" and write_demo_memories(settings.home, settings.user):
+            print("(demo: a memory record written by hand, records/default/回答风格.md, and a memory card in the inbox)")
     from agentos.stores import open_facts
 
     store = open_facts(settings)  # pick the most-revised values of the demo to show their history
@@ -377,7 +390,9 @@ def cmd_demo(args) -> int:
     reads.append(["facts", "conflicts"])
     reads += [["doctor"], ["query", "服务器现在是什么配置？"], ["query", "what is the database port?"], ["query", "我喜欢喝什么？"],
               ["query", "which database did we pick, and why?", "--raw", "--budget", "300"], ["query", "我的数据库密码是多少？"],
-              ["query", "what is the weather on Mars?"]]
+              ["query", "what is the weather on Mars?"],
+              ["memory", "list"], ["memory", "proposals"], ["memory", "recall", "帮我写这周的周报"],
+              ["memory", "recall", "Which language should my answers be in?"]]
     for argv in reads:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
@@ -456,6 +471,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--report", help="write the Markdown report here")
     sp.add_argument("--plot", help="write the recall-against-budget plot (PNG) here")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("madial", help="memory recall on MADial-Bench (zh or en) beside BM25 and dense baselines",
+                         description="memory recall (query.recall) on MADial-Bench: recall@5, nDCG@5, MRR@10 beside BM25 and dense baselines")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="the MADial-Bench folder with {zh,en}_memories.jsonl and {zh,en}_queries.jsonl, e.g. ../shared/eval/madial")
+    sp.add_argument("--lang", choices=("zh", "en"), default="zh", help="which language's memories and queries (default zh)")
+    sp.add_argument("--limit", type=int, help="only the first N queries (a quick run)")
+    sp.add_argument("--llm", metavar="URL#MODEL", help="also measure the chat selector on this OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
+    sp.add_argument("--report", help="write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
                          description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
     sp.set_defaults(fn=cmd_bench)
@@ -467,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
     sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")
     add("config", cmd_config, "show the settings in effect and what each means")
+    from agentos.cli_memory import add_memory_parser
+
+    add_memory_parser(sub)
     sp = add("import", cmd_import, "turn a public dataset into daily logs", user=False)
     sp.add_argument("dataset", choices=["memorybank", "locomo"])
     sp.add_argument("src", help="the dataset's JSON file")

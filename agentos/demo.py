@@ -329,3 +329,44 @@ _USER = """# USER · 用户 / User
 def core_templates() -> dict[str, str]:
     """Identity templates for ``01_core``: SOUL.md (L0/L1 rules), IDENTITY.md, USER.md."""
     return {"SOUL.md": _SOUL, "IDENTITY.md": _IDENTITY, "USER.md": _USER}
+
+
+# What a user might already have when the demo's nightly runs: a memory record they wrote by hand (in
+# Obsidian, say) that the logs will restate in other words, and a memory card dropped into the inbox.
+_DEMO_MANUAL_RECORD = """---
+name: 回答风格
+description: 请以后都用中文回答，尽量简短
+type: feedback
+source: manual
+recallCount: 0
+lastRecalledAt: null
+created: '2026-11-01T09:00:00+08:00'
+updated: '2026-11-01T09:00:00+08:00'
+tags: [写作]
+---
+
+我自己记下的：回答用中文，短一点，先给结论。
+"""
+
+_DEMO_CARD = """---
+type: feedback
+description: 以后所有周报都用简洁格式，先写结论再列风险
+---
+
+周报不超过一页：先写结论，再列风险和下周计划。
+"""
+
+
+def write_demo_memories(home: Path, user: str = "default") -> list[str]:
+    """The demo's hand-written memory record and inbox memory card (only when absent: never overwritten)."""
+    from agentos.workspace import Workspace
+
+    ws = Workspace(Path(home))
+    out = []
+    for path, text in ((ws.memory_records_dir / user / "回答风格.md", _DEMO_MANUAL_RECORD),
+                       (ws.knowledge / "00_stream/inbox/memory/周报习惯.md", _DEMO_CARD)):
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            out.append(str(path))
+    return out

@@ -216,6 +216,14 @@ def _write_summary(settings: Settings, store: CardStore, inp: DayInput, cards: l
     store.write_summary(inp.user, inp.day, meta, "\n".join(lines) + "\n")
 
 
+# -- stage 5b ------------------------------------------------------------------------------------
+def extract_memories(settings: Settings, inp: DayInput) -> dict:
+    """User memory records from the day's tasks (guarded automatic extraction; failures logged, never raised)."""
+    from agentos.memory_digest import extract_day
+
+    return extract_day(settings, inp.user, inp.day, inp.turns)
+
+
 # -- stage 6 -------------------------------------------------------------------------------------
 def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
     """errors.log gets every problem of this run; quarantine.jsonl each distinct one once."""
@@ -273,9 +281,10 @@ def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str 
             cands = s.extract_rules(inp)
         facts = s.write_facts(settings, inp, cands, refs)
         cards = s.write_cards(settings, inp, cands, facts["fact_ids"], refs)
+        memories = s.extract_memories(settings, inp)
         quarantined = s.record_problems(settings, inp, run)
         s.mark_digested(settings, inp, refs)
-    return summarize(inp, cands, facts, cards, quarantined, extractor)
+    return summarize(inp, cands, facts, cards, quarantined, extractor, memories)
 
 
 def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
@@ -283,11 +292,13 @@ def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: s
     return run_day(settings, user, day, folder, run=run)
 
 
-def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, quarantined: list[str], extractor: str) -> dict:
+def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, quarantined: list[str], extractor: str,
+              memories: dict | None = None) -> dict:
     return {
         "user": inp.user, "day": inp.day.isoformat(), "files": [log.name for log in inp.logs], "lines_read": inp.lines_read,
         "turns": len(inp.turns), "candidates": len(cands), "extractor": extractor,
         "facts_added": facts["added"], "facts_reinforced": facts["reinforced"], "facts_superseded": facts["superseded"],
         "conflicts": facts["conflicts"], "already_applied": facts["already_applied"],
         "cards": cards["cards"], "card_ids": cards["card_ids"], "quarantined": quarantined,
+        "memories": memories or {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "pending": []},
     }

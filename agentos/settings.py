@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
@@ -75,6 +76,16 @@ class Settings(BaseSettings):
     match_floor_gap: float = Field(0.03, description="... and stands this far above the 20th-best candidate's cosine; no match at all: no_history.")
     max_query_chars: int = Field(500, description="Longer queries are cut to this many characters, with a notice.")
     raw_max_lines: int = Field(40, description="Most raw lines one card contributes to an L3 read (raw=True).")
+    memory_backend: Literal["files", "sqlite"] = Field(
+        "files", description="Where user memory records live: files (agent-sync/04_memory/records/<user>/<name>.md, Obsidian-readable) "
+        "or sqlite (agent-sync/04_memory/long_term/records.db).")
+    recall_window: int = Field(200, ge=1, description="Memory recall scans the frontmatter of this many most recently modified records.")
+    recall_limit: int = Field(5, ge=1, le=5, description="Most memory records one recall returns (at most 5).")
+    recall_selector: Literal["auto", "lexical"] = Field(
+        "auto", description="Who picks the relevant records from the manifest: auto (the chat model at llm_base_url when one is set, "
+        "else the lexical+vector match) or lexical (never call a model).")
+    memory_merge_similarity: float = Field(0.6, description="Automatic extraction reuses (updates) a record of the same type whose "
+                                           "description is at least this similar, instead of writing a near-duplicate.")
     prefect_port: int = Field(4200, description="Port of the local Prefect server that `agentos serve` runs on 127.0.0.1.")
 
     @field_validator("expiry_days", mode="after")

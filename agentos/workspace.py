@@ -80,6 +80,21 @@ class Workspace:
     def runtime(self) -> Path:
         return self.local / "runtime"
 
+    @property
+    def memory_records_dir(self) -> Path:
+        """User memory records, one folder per user, one Markdown file per memory (the files backend)."""
+        return self.memory / "records"
+
+    @property
+    def memory_records_db(self) -> Path:
+        """The same records in one SQLite file (the sqlite backend)."""
+        return self.memory / "long_term" / "records.db"
+
+    @property
+    def memory_proposals_db(self) -> Path:
+        """Changes automatic extraction proposes and the user accepts or rejects."""
+        return self.memory / "long_term" / "memory_proposals.db"
+
     def working_dir(self, user: str) -> Path:
         return self.memory / "working" / user
 
@@ -97,6 +112,7 @@ class Workspace:
             self.summaries_dir,
             self.logs,
             self.memory / "working",
+            self.memory_records_dir,
             self.raw_dir,
             self.index_dir,  # index generations; the scopes (local, global) are collections inside
             self.local / "materials",

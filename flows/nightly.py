@@ -10,13 +10,16 @@ from prefect import flow, get_run_logger
 from agentos.digest import pending_days
 from flows.digest import _setup, digest_days, yesterday
 from flows.index import rebuild_indexes
+from tasks import memory as m
 
 
 @flow(name="nightly", log_prints=False)
 def nightly(user: str | None = None, logs_dir: str | None = None, include_today: bool | None = None) -> dict:
     """Run the nightly chain: digest every day whose logs are new or changed (so nights the machine was
     off are caught up), up to yesterday; then bring the indexes in step, so no one rebuilds them by hand.
-    Later stages (collect, refine) join this chain before the rebuild.
+    Between the two, memory consolidation cards in the inbox's memory partition join the user's memory
+    records (user memory from the logs themselves is extracted inside the digest). Later stages (collect,
+    refine) join this chain before the rebuild.
 
     Args:
         user: User id whose memory is written. Empty: AGENTOS_USER.
@@ -30,4 +33,12 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     log = get_run_logger()
     log.info("nightly: %d day(s) to digest for %s", len(days), user)
     digested = digest_days(settings, user, days, folder, kind="nightly")
-    return {"stages": ["digest", "index-rebuild"], "digest": digested, "index": rebuild_indexes(settings)}
+    # Memory consolidation cards from the inbox (memory partition), through the same guarded write path.
+    try:
+        cards = m.ingest_cards(settings, user)
+        m.publish_inbox_artifact(user, cards)
+    except Exception as e:  # noqa: BLE001 - a failed memory stage is logged; the indexes are still rebuilt
+        log.warning("memory inbox skipped: %s", e)
+        cards = {"cards": 0, "errors": [str(e)]}
+    return {"stages": ["digest", "memory-inbox", "index-rebuild"], "digest": digested, "memory_inbox": cards,
+            "index": rebuild_indexes(settings)}

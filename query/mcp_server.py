@@ -1,11 +1,14 @@
 """The MCP server: the layered query, fact lookups and raw reads, served to agents over stdio.
 
-``agentos mcp`` runs :func:`run_stdio`. Three tools, all read-only and scoped to the configured user
-(``AGENTOS_USER``) of the workspace in ``AGENTOS_HOME``:
+``agentos mcp`` runs :func:`run_stdio`. Seven tools, all scoped to the configured user (``AGENTOS_USER``)
+of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 
 - ``memory_query``: :func:`query.ask.ask` (L0 rules -> L1 cards -> L2 facts -> L3 raw lines), as a dict.
 - ``fact_lookup``: the facts about a subject valid now or at the end of a day, or every version of them.
 - ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
+
+and four work on single memory records (query/mcp_memory.py): ``memory_save``, ``memory_update``,
+``memory_recall``, ``memory_delete``. No tool clears all memories.
 
 A request the stores cannot answer as asked (empty query, no index, bad date, unknown reference) comes back
 as a tool error (``isError``) whose text says what to do, never as a traceback. No Prefect here; the
@@ -34,7 +37,10 @@ Long-term memory of one user (Chinese and English): facts distilled from past co
 versions and time validity, and the archived conversation logs they came from.
 Start with memory_query (any language); every item cites its source (fact id, file and lines, raw_ref).
 Use fact_lookup for what is true about a subject now, on an earlier day, or how it changed; raw_read to
-read the original lines a source points to. Always respect the returned `constraints` (hard rules)."""
+read the original lines a source points to. Always respect the returned `constraints` (hard rules).
+The user's memory records (preferences, feedback on your work, project background, references): call
+memory_recall with the request at the start of a task; memory_save / memory_update / memory_delete one
+record when the user states something lasting or asks you to remember or forget it."""
 
 
 def _error(message: str):
@@ -171,6 +177,9 @@ def build_server(settings: Settings, *, warm: bool = False):
                              f" call again from line {end + 1} for more")
         return out
 
+    from query.mcp_memory import add_memory_tools
+
+    add_memory_tools(server, settings, _error)
     return server
 
 

@@ -47,6 +47,11 @@ def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     return digest.write_cards(settings, inp, candidates, fact_ids, raw_refs)
 
 
+@task(name="extract-user-memories", cache_policy=NONE)
+def extract_memories(settings: Settings, inp: DayInput) -> dict:
+    return digest.extract_memories(settings, inp)
+
+
 @task(name="record-quarantine", cache_policy=NONE)
 def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
     return digest.record_problems(settings, inp, run)
@@ -99,6 +104,11 @@ def range_markdown(kind: str, total: dict) -> str:
           "| day | lines | turns | added | reinforced | superseded | conflicts | cards | quarantined |", "|---|---|---|---|---|---|---|---|---|"]
     md += [f"| {r['day']} | {r['lines_read']} | {r['turns']} | {r['facts_added']} | {r['facts_reinforced']} | {r['facts_superseded']} | "
            f"{r['conflicts']} | {r['cards']} | {len(r['quarantined'])} |" for r in total["per_day"]]
+    mems = [r.get("memories") or {} for r in total["per_day"]]
+    if any(m.get("created") or m.get("updated") or m.get("duplicates") or m.get("proposals") or m.get("errors") or m.get("pending")
+           for m in mems):
+        merged = {k: [x for m in mems for x in m.get(k, [])] for k in ("created", "updated", "duplicates", "proposals", "errors")}
+        md += memories_markdown(merged, pending=next((m["pending"] for m in reversed(mems) if "pending" in m), []))
     if total["quarantined"]:
         md += ["", "## Quarantined", *[f"- `{q}`" for q in total["quarantined"]]]
     return "\n".join(md) + "\n"
@@ -111,6 +121,26 @@ def digest_markdown(r: dict) -> str:
             ("already applied (re-run)", r["already_applied"]), ("cards", r["cards"]), ("files/lines quarantined", len(r["quarantined"]))]
     md = [f"# Daily digest {r['day']} · {r['user']}", "", "| measure | value |", "|---|---|"]
     md += [f"| {k} | {v} |" for k, v in rows]
+    md += memories_markdown(r.get("memories"))
     if r["quarantined"]:
         md += ["", "## Quarantined", *[f"- `{q}`" for q in r["quarantined"]]]
     return "\n".join(md) + "\n"
+
+
+def memories_markdown(m: dict | None, pending: list[dict] | None = None) -> list[str]:
+    """The user-memory section of a digest artifact: records created, updated, skipped as duplicates, and
+    the proposals waiting for the user (``agentos memory proposals``)."""
+    if not m:
+        return []
+    pending = m.get("pending", []) if pending is None else pending
+    names = lambda xs: ", ".join(f"`{x}`" for x in xs) or "(none)"  # noqa: E731
+    md = ["", "## User memories", "", "| | records |", "|---|---|", f"| created | {names(m['created'])} |",
+          f"| updated | {names(m['updated'])} |", f"| skipped as duplicates | {names(m['duplicates'])} |",
+          f"| new proposals | {', '.join(f'#{i}' for i in m['proposals']) or '(none)'} |"]
+    if pending:
+        md += ["", "### Proposals waiting for the user", "",
+               *[f"- #{p['id']} {p['kind']}{' -> `' + p['target'] + '`' if p['target'] else ''}: {p['description']} ({p['reason']})"
+                 for p in pending], "", "Decide with `agentos memory proposals --accept ID` or `--reject ID`."]
+    if m.get("errors"):
+        md += ["", "### Extraction errors (logged and skipped)", *[f"- {e}" for e in m["errors"]]]
+    return md

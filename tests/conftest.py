@@ -67,7 +67,8 @@ def snapshot(home: Path) -> dict:
     import sqlite3
 
     out = {}
-    for sub in ("agent-sync/04_memory/cards", "agent-sync/04_memory/daily_summaries", "agent-local/memory/raw"):
+    for sub in ("agent-sync/04_memory/cards", "agent-sync/04_memory/daily_summaries", "agent-local/memory/raw",
+                "agent-sync/04_memory/records"):
         for p in sorted((home / sub).rglob("*")):
             if p.is_file():
                 out[str(p.relative_to(home))] = (p.read_bytes(), p.stat().st_mtime_ns)

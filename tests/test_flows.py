@@ -34,6 +34,9 @@ def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
 
     arts = [a for a in latest_artifacts() if a.key == "digest-default-2026-11-22"]
     assert arts and "facts added" in arts[0].data
+    # the user memories the day produced, listed in the same artifact
+    assert "## User memories" in arts[0].data and r["memories"]["created"]
+    assert all(f"`{name}`" in arts[0].data for name in r["memories"]["created"])
 
 
 def test_missing_day_is_a_clean_noop(demo_home):
@@ -51,6 +54,7 @@ def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
     assert any("invalid JSON" in q for q in first["quarantined"])
     (art,) = [a for a in latest_artifacts() if a.key == "backfill-default-2026-11-22-to-2026-11-29"]
     assert "| 2026-11-25 |" in art.data and "invalid JSON" in art.data
+    assert "## User memories" in art.data  # records created over the range
     before = snapshot(demo_home)
     again = backfill(start=date(2026, 11, 1), end=DEMO_END)
     assert again["facts_added"] == again["facts_superseded"] == again["conflicts"] == again["facts_reinforced"] == 0
@@ -61,8 +65,13 @@ def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
 def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     from flows.nightly import nightly
 
+    inbox = demo_home / "agent-sync/03_knowledge/00_stream/inbox/memory"
+    (inbox / "card.md").write_text("---\ntype: user\ndescription: 我是数据平台组的负责人\n---\n负责数据平台组。\n", encoding="utf-8")
     r = nightly()
-    assert r["stages"] == ["digest", "index-rebuild"] and len(r["digest"]["days"]) >= 8
+    assert r["stages"] == ["digest", "memory-inbox", "index-rebuild"] and len(r["digest"]["days"]) >= 8
+    # user memories: extracted inside the digest, and the inbox's memory card taken into the records
+    assert any(d["memories"]["created"] for d in r["digest"]["per_day"])
+    assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 20 and r["index"]["embedded"] == r["index"]["units"]
     from agentos.indexing import doctor
     from agentos.settings import load_settings

@@ -1,0 +1,348 @@
+"""User memory records: one Markdown file per memory, and the operations on them (``MemoryBook``).
+
+A record is YAML frontmatter (name, description, type, source, recallCount, lastRecalledAt, created,
+updated, and any keys the user added by hand, kept as they are) and a Markdown body with the full content.
+Types say what the memory is for: ``user`` (role, background, stable preferences), ``feedback`` (how the
+agent should or should not work), ``project`` (lasting project background no file or system holds),
+``reference`` (where something lives outside).
+
+``source`` is set by the path that writes, never by the caller: ``create``/``update`` are the explicit
+path (CLI, MCP tools, Python API) and write ``manual``; ``auto_create``/``auto_update`` are automatic
+extraction's path, write ``auto``, and refuse to touch a manual record. ``update`` keeps the name,
+source, created time and the recall statistics. Clearing a user's memories is ``clear``: the admin CLI
+only, never an agent tool.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Iterator
+from zoneinfo import ZoneInfo
+
+import frontmatter
+import yaml
+
+from storage.memory_proposals import ProposalStore
+from storage.memory_store import (FileRecordStore, InvalidName, RecordNotFound, RecordStore, SqliteRecordStore, check_name,
+                                  name_problem)
+
+TYPES = ("user", "feedback", "project", "reference")
+SOURCES = ("manual", "auto")
+WINDOW = 200  # records the recall manifest scans, most recently modified first
+MAX_DESCRIPTION_CHARS = 200
+MAX_BODY_CHARS = 64_000
+_KEYS = ("name", "description", "type", "source", "recallCount", "lastRecalledAt", "created", "updated")
+
+__all__ = ["Record", "MemoryBook", "RecordError", "RecordExists", "RecordNotFound", "InvalidName", "ManualRecordProtected",
+           "TYPES", "open_book", "name_problem"]
+
+
+class RecordError(ValueError):
+    """A record field the caller gave is unusable (the message names the field)."""
+
+
+class RecordExists(RecordError):
+    """``create`` was asked for a name the user already has: use ``update``."""
+
+
+class ManualRecordProtected(RecordError):
+    """Automatic extraction tried to change a record the user wrote: it must propose instead."""
+
+
+@dataclass
+class Record:
+    name: str
+    description: str
+    type: str
+    body: str
+    source: str = "manual"
+    recall_count: int = 0
+    last_recalled_at: str | None = None
+    created: str | None = None
+    updated: str | None = None
+    extra: dict = field(default_factory=dict)  # frontmatter keys the user added: kept, never dropped
+    problems: list[str] = field(default_factory=list)  # why the file did not parse cleanly (read as plain text)
+
+    def frontmatter(self) -> dict:
+        return {"name": self.name, "description": self.description, "type": self.type, "source": self.source,
+                "recallCount": self.recall_count, "lastRecalledAt": self.last_recalled_at,
+                "created": self.created, "updated": self.updated, **self.extra}
+
+    def as_dict(self) -> dict:
+        d = self.frontmatter()
+        d["body"] = self.body
+        if self.problems:
+            d["problems"] = list(self.problems)
+        return d
+
+    def manifest_line(self) -> dict:
+        return {"name": self.name, "type": self.type, "updated": self.updated, "description": self.description}
+
+
+def render(rec: Record) -> str:
+    head = yaml.safe_dump(rec.frontmatter(), allow_unicode=True, sort_keys=False, default_flow_style=False, width=10_000)
+    body = rec.body if rec.body.endswith("\n") or not rec.body else rec.body + "\n"
+    return f"---\n{head}---\n\n{body}"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line and line != "---":
+            return line[:MAX_DESCRIPTION_CHARS]
+    return ""
+
+
+def _str(v) -> str | None:
+    if v is None:
+        return None
+    return v.isoformat() if hasattr(v, "isoformat") else str(v)
+
+
+def parse(name: str, text: str) -> Record:
+    """A record from its file text. Broken or missing frontmatter never loses the file: the whole text
+    becomes the body, the description its first line, and ``problems`` says what was wrong."""
+    problems: list[str] = []
+    try:
+        meta, body = frontmatter.parse(text)
+    except Exception as e:  # noqa: BLE001 - yaml raises many types; the file is still read as plain Markdown
+        meta, body = {}, text
+        problems.append(f"frontmatter unreadable ({type(e).__name__}): read as plain Markdown")
+    if not isinstance(meta, dict):
+        meta, body = {}, text
+        problems.append("frontmatter is not a mapping: read as plain Markdown")
+    if not meta and not problems:
+        problems.append("no frontmatter: read as plain Markdown")
+    if meta.get("name") not in (None, name):
+        problems.append(f"frontmatter name {meta.get('name')!r} differs from the file name; the file name is used")
+    rtype = meta.get("type", "user")
+    if rtype not in TYPES:
+        problems.append(f"type {rtype!r} is not one of {', '.join(TYPES)}")
+    source = meta.get("source", "manual")
+    if source not in SOURCES:
+        # Unknown provenance is treated as the user's own: automatic extraction will not touch it.
+        problems.append(f"source {source!r} is not manual or auto; treated as manual")
+        source = "manual"
+    try:
+        count = max(0, int(meta.get("recallCount") or 0))
+    except (TypeError, ValueError):
+        problems.append(f"recallCount {meta.get('recallCount')!r} is not a number; counted as 0")
+        count = 0
+    desc = meta.get("description")
+    return Record(
+        name=name, description=str(desc).strip() if desc else _first_line(body), type=str(rtype), body=body.strip("\n"),
+        source=source, recall_count=count, last_recalled_at=_str(meta.get("lastRecalledAt")),
+        created=_str(meta.get("created")), updated=_str(meta.get("updated")),
+        extra={k: v for k, v in meta.items() if k not in _KEYS}, problems=problems)
+
+
+def check_fields(description: str | None, rtype: str | None, body: str | None) -> None:
+    if description is not None:
+        if not isinstance(description, str) or not description.strip():
+            raise RecordError("description is empty: give one line saying what the memory is")
+        if "\n" in description.strip() or "\r" in description:
+            raise RecordError("description must be one line (put the details in the body)")
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            raise RecordError(f"description is longer than {MAX_DESCRIPTION_CHARS} characters (put the details in the body)")
+    if rtype is not None and rtype not in TYPES:
+        raise RecordError(f"type {rtype!r} is not one of {', '.join(TYPES)}")
+    if body is not None:
+        if not isinstance(body, str):
+            raise RecordError("body must be text")
+        if len(body) > MAX_BODY_CHARS:
+            raise RecordError(f"body is longer than {MAX_BODY_CHARS} characters")
+
+
+class MemoryBook:
+    """The record operations over a ``RecordStore``, with per-user locking for read-modify-write."""
+
+    def __init__(self, store: RecordStore, *, proposals: ProposalStore | None = None, tz: str = "Asia/Shanghai",
+                 lock_dir: Path | None = None):
+        self.store = store
+        self.proposals = proposals
+        self.tz = ZoneInfo(tz)
+        self.lock_dir = Path(lock_dir) if lock_dir else None
+        self._threads: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def now(self) -> str:
+        return datetime.now(self.tz).isoformat(timespec="seconds")
+
+    @contextmanager
+    def locked(self, user: str) -> Iterator[None]:
+        """One writer per user: threads of this process and, with ``lock_dir``, other processes."""
+        check_name(user, "user id")
+        with self._guard:
+            lock = self._threads.setdefault(user, threading.Lock())
+        with lock:
+            if self.lock_dir is None:
+                yield
+                return
+            self.lock_dir.mkdir(parents=True, exist_ok=True)
+            path = self.lock_dir / f"memory-{hashlib.sha1(user.encode()).hexdigest()[:12]}.lock"
+            with open(path, "a") as f:
+                fcntl.flock(f, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(f, fcntl.LOCK_UN)
+
+    # -- reading -------------------------------------------------------------------------------------------
+    def read(self, user: str, name: str) -> Record:
+        check_name(user, "user id"), check_name(name, "record name")
+        return parse(name, self.store.read(user, name))
+
+    def exists(self, user: str, name: str) -> bool:
+        try:
+            self.store.read(user, check_name(name, "record name"))
+            return True
+        except RecordNotFound:
+            return False
+
+    def names(self, user: str) -> list[str]:
+        """Record names, most recently modified first."""
+        return [e.name for e in sorted(self.store.list(user), key=lambda e: (-e.mtime_ns, e.name))]
+
+    def list(self, user: str, limit: int | None = None) -> list[Record]:
+        out = []
+        for name in self.names(user)[:limit]:
+            try:
+                out.append(self.read(user, name))
+            except RecordNotFound:  # deleted between list and read
+                continue
+        return out
+
+    def manifest(self, user: str, window: int = WINDOW) -> list[dict]:
+        """Type, name, updated time and description of the ``window`` most recently modified records."""
+        return [r.manifest_line() for r in self.list(user, limit=window)]
+
+    # -- the explicit path: source manual ------------------------------------------------------------------
+    def create(self, user: str, name: str, description: str, type: str, body: str = "") -> Record:
+        return self._create(user, name, description, type, body, source="manual")
+
+    def update(self, user: str, name: str, *, description: str | None = None, type: str | None = None,
+               body: str | None = None) -> Record:
+        return self._update(user, name, description, type, body, auto=False)
+
+    def delete(self, user: str, name: str) -> None:
+        check_name(user, "user id"), check_name(name, "record name")
+        with self.locked(user):
+            self.store.delete(user, name)
+
+    def clear(self, user: str) -> int:
+        """Delete every record (and proposal) of ``user``. Admin only: no agent tool calls this."""
+        with self.locked(user):
+            names = [e.name for e in self.store.list(user)]
+            for n in names:
+                self.store.delete(user, n)
+            if self.proposals:
+                self.proposals.clear(user)
+        return len(names)
+
+    # -- the automatic path: source auto, manual records untouchable ---------------------------------------
+    def auto_create(self, user: str, name: str, description: str, type: str, body: str = "") -> Record:
+        return self._create(user, name, description, type, body, source="auto")
+
+    def auto_update(self, user: str, name: str, *, description: str | None = None, type: str | None = None,
+                    body: str | None = None) -> Record:
+        return self._update(user, name, description, type, body, auto=True)
+
+    def propose(self, user: str, kind: str, target: str | None, record: dict, reason: str) -> tuple[int, bool]:
+        if self.proposals is None:
+            raise RecordError("this memory book keeps no proposals")
+        return self.proposals.add(user, kind, target, record, reason)
+
+    def pending(self, user: str) -> list[dict]:
+        return self.proposals.list(user) if self.proposals else []
+
+    def accept(self, user: str, pid: int) -> Record:
+        """Apply a pending proposal as the user's own decision (the explicit path: source stays or becomes manual)."""
+        p = self.proposals.get(user, pid)
+        if p["status"] != "pending":
+            raise RecordError(f"proposal {pid} was already {p['status']}")
+        r = p["record"]
+        if p["kind"] == "update" and self.exists(user, p["target"]):
+            rec = self.update(user, p["target"], description=r.get("description"), type=r.get("type"), body=r.get("body"))
+        else:
+            name = p["target"] or r["name"]
+            rec = self.create(user, self.free_name(user, name), r["description"], r["type"], r.get("body", ""))
+        self.proposals.decide(user, pid, "accepted")
+        return rec
+
+    def reject(self, user: str, pid: int) -> None:
+        self.proposals.decide(user, pid, "rejected")
+
+    def free_name(self, user: str, base: str) -> str:
+        """``base``, or ``base-2``, ``base-3``... whichever the user does not have yet."""
+        taken = set(self.names(user))
+        name, i = base, 2
+        while name in taken:
+            suffix = f"-{i}"
+            name, i = base[: 100 - len(suffix)] + suffix, i + 1
+        return name
+
+    # -- recall statistics ---------------------------------------------------------------------------------
+    def mark_recalled(self, user: str, names: list[str]) -> None:
+        """Count a successful recall: recallCount + 1, lastRecalledAt now, and the write touches the record,
+        so memories in use stay inside the recall window."""
+        at = self.now()
+        with self.locked(user):
+            for name in names:
+                try:
+                    rec = self.read(user, name)
+                except RecordNotFound:
+                    continue
+                rec.recall_count += 1
+                rec.last_recalled_at = at
+                self.store.write(user, name, render(rec))
+
+    # -- internals -----------------------------------------------------------------------------------------
+    def _create(self, user: str, name: str, description: str, rtype: str, body: str, *, source: str) -> Record:
+        check_name(user, "user id"), check_name(name, "record name")
+        check_fields(description, rtype, body)
+        with self.locked(user):
+            if self.exists(user, name):
+                raise RecordExists(f"a memory named {name!r} already exists: update it instead")
+            at = self.now()
+            rec = Record(name=name, description=description.strip(), type=rtype, body=(body or "").strip("\n"), source=source,
+                         created=at, updated=at)
+            self.store.write(user, name, render(rec))
+        return rec
+
+    def _update(self, user: str, name: str, description, rtype, body, *, auto: bool) -> Record:
+        check_name(user, "user id"), check_name(name, "record name")
+        check_fields(description, rtype, body)
+        if description is None and rtype is None and body is None:
+            raise RecordError("nothing to update: give a description, a type or a body")
+        with self.locked(user):
+            rec = self.read(user, name)
+            if auto and rec.source != "auto":
+                raise ManualRecordProtected(f"memory {name!r} was written by the user; automatic extraction may only propose")
+            if description is not None:
+                rec.description = description.strip()
+            if rtype is not None:
+                rec.type = rtype
+            if body is not None:
+                rec.body = body.strip("\n")
+            rec.updated = self.now()
+            rec.problems = []
+            self.store.write(user, name, render(rec))
+        return rec
+
+
+def open_book(settings) -> MemoryBook:
+    """The memory book of a workspace, on the backend ``settings.memory_backend`` names."""
+    from agentos.workspace import Workspace
+
+    ws = Workspace(settings.home)
+    if settings.memory_backend == "sqlite":
+        store: RecordStore = SqliteRecordStore(ws.memory_records_db)
+    else:
+        store = FileRecordStore(ws.memory_records_dir)
+    return MemoryBook(store, proposals=ProposalStore(ws.memory_proposals_db), tz=settings.timezone, lock_dir=ws.runtime)

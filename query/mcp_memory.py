@@ -1,0 +1,110 @@
+"""The MCP tools over the user's memory records: save, update, recall and delete ONE record.
+
+Writes through these tools are the explicit path, so their records are ``manual`` (the caller cannot say
+otherwise: there is no source parameter). Every tool acts on the server's configured user only. There is
+deliberately no tool to clear all memories: one model call must never be able to remove a user's memory
+set (``agentos memory clear`` is the admin's command).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from agentos.settings import Settings
+
+_NAME = Field(description="The record's name (its file name): short, Chinese allowed, no '/', '..' or control characters, "
+                          "e.g. '周报格式' or 'preferred-editor'.")
+_DESC = Field(description="One line saying what the memory is; recall chooses records by it, e.g. '以后所有周报都用简洁格式'.")
+_TYPE = Field(description="user: the user's role, background, stable preferences; feedback: a correction or confirmation of how you "
+                          "should work; project: lasting project background that no file or system holds; reference: where an "
+                          "external system, page or document lives.")
+
+
+def _record(rec) -> dict[str, Any]:
+    return rec.as_dict()
+
+
+def add_memory_tools(server, settings: Settings, error) -> None:
+    """Register the four record tools on ``server``; ``error(text)`` makes a tool error result."""
+    from mcp.types import ToolAnnotations
+
+    write = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+    delete = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+    # Recall changes recallCount and lastRecalledAt, nothing the user wrote.
+    recall_ann = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+    opened: list = []
+
+    def book():  # one book per server: its proposal store holds a SQLite connection
+        from agentos.memories import open_book
+
+        if not opened:
+            opened.append(open_book(settings))
+        return opened[0]
+
+    def guarded(fn):
+        from agentos.memories import InvalidName, RecordError, RecordNotFound
+
+        try:
+            return fn()
+        except (RecordError, InvalidName, RecordNotFound) as e:
+            return error(str(e))
+
+    @server.tool(name="memory_save", title="Save a memory", annotations=write)
+    def memory_save(
+        name: Annotated[str, _NAME],
+        description: Annotated[str, _DESC],
+        type: Annotated[Literal["user", "feedback", "project", "reference"], _TYPE],
+        content: Annotated[str, Field(description="The full memory (Markdown): what, why it matters, and any detail worth keeping.")] = "",
+    ) -> dict[str, Any]:
+        """Save a NEW memory about the user (lasting preferences, feedback on your work, project background, references).
+
+        Save only what will still matter in later tasks and cannot be re-read from files or systems; an
+        instruction for this task only ('this time', '本次') is not a memory. Fails when the name exists: use
+        memory_update. Returns the record (name, description, type, source 'manual', recallCount, created, updated, body).
+        """
+        return guarded(lambda: _record(book().create(settings.user, name, description, type, content)))
+
+    @server.tool(name="memory_update", title="Update a memory", annotations=write)
+    def memory_update(
+        name: Annotated[str, _NAME],
+        description: Annotated[str | None, _DESC] = None,
+        type: Annotated[Literal["user", "feedback", "project", "reference"] | None, _TYPE] = None,
+        content: Annotated[str | None, Field(description="The new full content (replaces the body). Omit to keep it.")] = None,
+    ) -> dict[str, Any]:
+        """Change an existing memory's description, type or content. Its name, source and recall statistics are kept.
+
+        Returns the updated record. Fails when no memory has that name (use memory_save to create one).
+        """
+        return guarded(lambda: _record(book().update(settings.user, name, description=description, type=type, body=content)))
+
+    @server.tool(name="memory_recall", title="Recall memories", annotations=recall_ann)
+    def memory_recall(
+        query: Annotated[str, Field(description="The current request or the recent conversation, in any language.")],
+        limit: Annotated[int | None, Field(ge=1, le=5, description="At most this many memories (1-5). Default: 5.")] = None,
+    ) -> dict[str, Any]:
+        """Recall the user's memories that clearly bear on the request: at most 5, chosen from a manifest of the
+        200 most recently modified records (type, name, updated, description), then read in full.
+
+        Returns {status: ok | none | empty | error, selector, hits: [{name, type, description, body, updated,
+        source, recallCount, score}], compact: {count, status, names}, notices}. Keep only `compact` in later
+        steps; the hits are for this one. Never fails: a problem gives an empty result with the reason in notices.
+        """
+        from query.recall import recall
+
+        res = recall(query, user=settings.user, settings=settings, book=book(), limit=limit)
+        return {**res.as_dict(), "compact": res.compact()}
+
+    @server.tool(name="memory_delete", title="Delete a memory", annotations=delete)
+    def memory_delete(name: Annotated[str, _NAME]) -> dict[str, Any]:
+        """Delete ONE memory the user no longer wants kept (e.g. they said a preference no longer holds).
+
+        Returns {deleted: name}. There is no way to delete all memories from here.
+        """
+        def run():
+            book().delete(settings.user, name)
+            return {"deleted": name, "user": settings.user}
+
+        return guarded(run)

@@ -1,0 +1,197 @@
+"""Where user memory records live: one text per (user, name), behind four operations.
+
+``RecordStore`` is the narrow seam the memory service is written against (list, read, write, delete);
+``FileRecordStore`` keeps each record as ``<root>/<user>/<name>.md`` (Obsidian opens the folder as is),
+``SqliteRecordStore`` keeps them in one SQLite file. Both pass the same test suite
+(tests/test_memory_store.py), so an object store or a server database can follow the same contract.
+
+Names are checked here, before any path is built or any row is touched: a user id or record name with a
+separator, ``..``, an absolute path, a control character or too many characters never reaches the
+backend, whatever the layer above did. Chinese names are fine.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+import threading
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+MAX_NAME_CHARS = 100  # record names and user ids; leaves room for ".md" in any file system's 255 bytes / 3
+_FORBIDDEN = set('/\\:*?"<>|')
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+class InvalidName(ValueError):
+    """A user id or record name that could escape its folder or cannot be a file name."""
+
+
+class RecordNotFound(KeyError):
+    """No record of that name for that user."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of its argument
+        return str(self.args[0]) if self.args else "record not found"
+
+
+def name_problem(name: object, what: str = "name") -> str | None:
+    """Why ``name`` cannot name a record (or a user's folder), or None when it can."""
+    if not isinstance(name, str):
+        return f"{what} must be a string, not {type(name).__name__}"
+    if not name:
+        return f"{what} is empty"
+    if len(name) > MAX_NAME_CHARS:
+        return f"{what} is longer than {MAX_NAME_CHARS} characters"
+    if name in (".", "..") or ".." in name:
+        return f"{what} {name!r} contains '..'"
+    if name.startswith((".", "~")):
+        return f"{what} {name!r} starts with {name[0]!r} (hidden or home-relative names are not allowed)"
+    if os.path.isabs(name) or (len(name) > 1 and name[1] == ":"):
+        return f"{what} {name!r} is an absolute path"
+    bad = sorted({c for c in name if c in _FORBIDDEN})
+    if bad:
+        return f"{what} {name!r} contains path separators or reserved characters {''.join(bad)!r}"
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn") for c in name):
+        return f"{what} {name!r} contains control or invisible characters"
+    if name != name.strip() or name.endswith("."):
+        return f"{what} {name!r} starts or ends with a space, or ends with '.'"
+    if name.split(".")[0].lower() in _WINDOWS_RESERVED:
+        return f"{what} {name!r} is a reserved device name on Windows"
+    return None
+
+
+def check_name(name: object, what: str = "name") -> str:
+    problem = name_problem(name, what)
+    if problem:
+        raise InvalidName(problem)
+    return name  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    mtime_ns: int  # last write: the recall window orders by it
+
+
+class RecordStore(Protocol):
+    """The four operations every backend provides. Texts are whole Markdown records (frontmatter + body)."""
+
+    def list(self, user: str) -> list[Entry]: ...
+
+    def read(self, user: str, name: str) -> str: ...
+
+    def write(self, user: str, name: str, text: str) -> None: ...
+
+    def delete(self, user: str, name: str) -> None: ...
+
+
+class FileRecordStore:
+    """``<root>/<user>/<name>.md``, written atomically (temporary file + rename)."""
+
+    SUFFIX = ".md"
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _dir(self, user: str) -> Path:
+        return self.root / check_name(user, "user id")
+
+    def _path(self, user: str, name: str) -> Path:
+        folder = self._dir(user)
+        path = folder / (check_name(name, "record name") + self.SUFFIX)
+        # Defence in depth: after the name rules, the file must still sit directly in the user's folder.
+        if path.parent != folder:
+            raise InvalidName(f"record name {name!r} leaves the user's folder")
+        return path
+
+    def list(self, user: str) -> list[Entry]:
+        folder = self._dir(user)
+        if not folder.is_dir():
+            return []
+        out = []
+        for p in folder.iterdir():
+            if p.suffix != self.SUFFIX or not p.is_file() or p.is_symlink() or name_problem(p.stem):
+                continue  # stray files (a user's own notes, editor temp files) are not records
+            out.append(Entry(p.stem, p.stat().st_mtime_ns))
+        return out
+
+    def read(self, user: str, name: str) -> str:
+        path = self._path(user, name)
+        if not path.is_file() or path.is_symlink():
+            raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
+        return path.read_bytes().decode("utf-8", errors="replace")
+
+    def write(self, user: str, name: str, text: str) -> None:
+        path = self._path(user, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            os.replace(tmp, path)
+            now = time.time_ns()  # the clock at full precision: the recall window's order follows write order
+            os.utime(path, ns=(now, now))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def delete(self, user: str, name: str) -> None:
+        path = self._path(user, name)
+        if not path.is_file():
+            raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
+        path.unlink()
+
+
+class SqliteRecordStore:
+    """One SQLite file, one row per record; the same contract as the folder of files."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._con() as con:
+            con.execute("create table if not exists records (user text not null, name text not null, text text not null, "
+                        "mtime_ns integer not null, primary key (user, name))")
+
+    def _con(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=30)
+            con.execute("pragma journal_mode=wal")
+            self._local.con = con
+        return con
+
+    def list(self, user: str) -> list[Entry]:
+        check_name(user, "user id")
+        rows = self._con().execute("select name, mtime_ns from records where user=?", [user]).fetchall()
+        return [Entry(n, m) for n, m in rows]
+
+    def read(self, user: str, name: str) -> str:
+        check_name(user, "user id"), check_name(name, "record name")
+        row = self._con().execute("select text from records where user=? and name=?", [user, name]).fetchone()
+        if row is None:
+            raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
+        return row[0]
+
+    def write(self, user: str, name: str, text: str) -> None:
+        check_name(user, "user id"), check_name(name, "record name")
+        with self._con() as con:
+            # Strictly increasing per write, like a file's mtime after a touch, even within one clock tick.
+            last = con.execute("select max(mtime_ns) from records where user=?", [user]).fetchone()[0] or 0
+            con.execute("insert or replace into records values (?,?,?,?)", [user, name, text, max(time.time_ns(), last + 1)])
+
+    def delete(self, user: str, name: str) -> None:
+        check_name(user, "user id"), check_name(name, "record name")
+        with self._con() as con:
+            if con.execute("delete from records where user=? and name=?", [user, name]).rowcount == 0:
+                raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            con.close()
+            self._local.con = None
