@@ -392,7 +392,7 @@ def cmd_demo(args) -> int:
               ["query", "which database did we pick, and why?", "--raw", "--budget", "300"], ["query", "我的数据库密码是多少？"],
               ["query", "what is the weather on Mars?"],
               ["memory", "list"], ["memory", "proposals"], ["memory", "recall", "帮我写这周的周报"],
-              ["memory", "recall", "Which language should my answers be in?"]]
+              ["memory", "recall", "what coffee do I like?"]]
     for argv in reads:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
