@@ -65,9 +65,11 @@ def _flows(settings, quiet: bool):
 
     api = prefect_env.prepare(settings.home, quiet=quiet)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
+    import flows.collect
     import flows.digest
     import flows.index
     import flows.nightly
+    import flows.refine
 
     return flows
 
@@ -117,8 +119,19 @@ def cmd_nightly(args) -> int:
     fl = _flows(settings, args.quiet)
     r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
     _finish_stage()
-    _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_rebuild(o["index"])))
+    _emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_knowledge(o),
+                              _print_rebuild(o["index"])))
     return 0
+
+
+def _print_knowledge(o: dict) -> None:
+    c, r, m = o.get("collect") or {}, o.get("refine") or {}, o.get("memory_inbox") or {}
+    print(f"knowledge: collected {len(c.get('collected', []))} item(s), refused {len(c.get('refused', []))}"
+          + "".join(f"\n  refused {x['file']}: {x['reason']}" for x in c.get("refused", [])))
+    print(f"  refined {len(r.get('refined', []))} into pending documents, {len(r.get('duplicates', []))} duplicate(s), "
+          f"{len(r.get('quarantined', []))} quarantined; memory cards taken: {m.get('cards', 0)}")
+    for e in c.get("errors", []) + r.get("errors", []):
+        print(f"  error (skipped): {e}")
 
 
 def _print_rebuild(r: dict) -> None:
@@ -367,7 +380,7 @@ def cmd_demo(args) -> int:
     """init --demo, the nightly flow, then a few reads: what `make run` shows."""
     import shlex
 
-    from agentos.demo import write_demo_memories
+    from agentos.demo import write_demo_materials, write_demo_memories
 
     settings = _settings(args)
     steps = [["init", "--demo"], ["nightly"], ["facts", "list"]]
@@ -377,6 +390,8 @@ def cmd_demo(args) -> int:
             return rc
         if argv[0] == "init" and write_demo_memories(settings.home, settings.user):
             print("(demo: a memory record written by hand, records/default/回答风格.md, and a memory card in the inbox)")
+        if argv[0] == "init" and write_demo_materials(settings.home):
+            print("(demo: knowledge material in agent-local/materials/: two web clippings, a personal note and a PDF)")
     from agentos.stores import open_facts
 
     store = open_facts(settings)  # pick the most-revised values of the demo to show their history
@@ -392,8 +407,15 @@ def cmd_demo(args) -> int:
               ["query", "which database did we pick, and why?", "--raw", "--budget", "300"], ["query", "我的数据库密码是多少？"],
               ["query", "what is the weather on Mars?"],
               ["memory", "list"], ["memory", "proposals"], ["memory", "recall", "帮我写这周的周报"],
-              ["memory", "recall", "what coffee do I like?"]]
+              ["memory", "recall", "what coffee do I like?"], ["kb", "pending"]]
     for argv in reads:
+        print(f"\n$ agentos {shlex.join(argv)}", flush=True)
+        if rc := main(argv):
+            return rc
+    from agentos.knowledge.publish import pending
+
+    waiting = pending(settings, settings.user)  # the owner publishes the first pending document
+    for argv in ([["kb", "approve", waiting[0]["id"]], ["kb", "show", waiting[0]["id"]]] if waiting else []) + [["kb", "list"]]:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
@@ -491,9 +513,13 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
     sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")
     add("config", cmd_config, "show the settings in effect and what each means")
+    from agentos.cli_kb import add_kb_parser
+    from agentos.cli_knowledge import add_collect_parser
     from agentos.cli_memory import add_memory_parser
 
     add_memory_parser(sub)
+    add_collect_parser(sub)
+    add_kb_parser(sub, add)
     sp = add("import", cmd_import, "turn a public dataset into daily logs", user=False)
     sp.add_argument("dataset", choices=["memorybank", "locomo"])
     sp.add_argument("src", help="the dataset's JSON file")

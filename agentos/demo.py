@@ -370,3 +370,65 @@ def write_demo_memories(home: Path, user: str = "default") -> list[str]:
             path.write_text(text, encoding="utf-8")
             out.append(str(path))
     return out
+
+
+# Material for the knowledge base, as a user would drop it into agent-local/materials/: two web clippings
+# (Chinese and English, their source URLs in the frontmatter), a personal note, and a PDF that must be
+# converted first (collect refuses it and says so).
+_DEMO_MATERIALS = {
+    "clippings/postgresql-logical-replication.md": """---
+source: https://www.postgresql.org/docs/current/logical-replication.html
+title: PostgreSQL 逻辑复制
+---
+# PostgreSQL 逻辑复制
+
+逻辑复制基于发布（publication）和订阅（subscription）模型，按表复制数据变更。
+
+## 配置
+
+发布端需要把 wal_level 设为 logical，然后用 CREATE PUBLICATION 创建发布。
+订阅端用 CREATE SUBSCRIPTION 连接到发布端。
+
+## 限制
+
+逻辑复制不复制 DDL 和序列值，表结构需要两边各自维护。
+""",
+    "clippings/kubernetes-hpa.md": """---
+source: https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/
+title: Horizontal Pod Autoscaling walkthrough
+---
+# Horizontal Pod Autoscaling walkthrough
+
+The HorizontalPodAutoscaler scales a Deployment to match demand.
+
+## Steps
+
+1. Install the metrics server so that the autoscaler can read CPU usage.
+2. Create the autoscaler: `kubectl autoscale deployment web --cpu-percent=50 --min=1 --max=10`.
+3. Generate load and watch the replica count grow with `kubectl get hpa --watch`.
+""",
+    "personal/发布检查清单.md": """# 发布检查清单
+
+我自己的发布前检查，每次上线前过一遍。
+
+1. 确认不是周五。
+2. 数据库迁移脚本已在预发环境跑过。
+3. 监控告警阈值已更新。
+""",
+    "architecture.pdf": b"%PDF-1.7\n% a binary PDF the collector must refuse\n",
+}
+
+
+def write_demo_materials(home: Path) -> list[str]:
+    """The demo's knowledge material in agent-local/materials/ (only files that are absent)."""
+    from agentos.workspace import Workspace
+
+    root = Workspace(Path(home)).local / "materials"
+    out = []
+    for rel, content in _DEMO_MATERIALS.items():
+        path = root / rel
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+            out.append(str(path))
+    return out

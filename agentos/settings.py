@@ -86,6 +86,8 @@ class Settings(BaseSettings):
         "else the lexical+vector match) or lexical (never call a model).")
     memory_merge_similarity: float = Field(0.6, description="Automatic extraction reuses (updates) a record of the same type whose "
                                            "description is at least this similar, instead of writing a near-duplicate.")
+    kb_admins: list[str] = Field(["default"], description="User ids allowed to approve or reject system knowledge documents "
+                                 "(personal documents are decided by their owner).")
     prefect_port: int = Field(4200, description="Port of the local Prefect server that `agentos serve` runs on 127.0.0.1.")
 
     @field_validator("expiry_days", mode="after")

@@ -10,16 +10,18 @@ from prefect import flow, get_run_logger
 from agentos.digest import pending_days
 from flows.digest import _setup, digest_days, yesterday
 from flows.index import rebuild_indexes
+from tasks import knowledge as k
 from tasks import memory as m
+from tasks import refine as r
 
 
 @flow(name="nightly", log_prints=False)
 def nightly(user: str | None = None, logs_dir: str | None = None, include_today: bool | None = None) -> dict:
     """Run the nightly chain: digest every day whose logs are new or changed (so nights the machine was
     off are caught up), up to yesterday; then bring the indexes in step, so no one rebuilds them by hand.
-    Between the two, memory consolidation cards in the inbox's memory partition join the user's memory
-    records (user memory from the logs themselves is extracted inside the digest). Later stages (collect,
-    refine) join this chain before the rebuild.
+    Between the two: collect new material into the inbox, refine it into pending knowledge documents, and
+    take memory consolidation cards from the inbox's memory partition into the user's memory records (user
+    memory from the logs themselves is extracted inside the digest).
 
     Args:
         user: User id whose memory is written. Empty: AGENTOS_USER.
@@ -33,6 +35,7 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     log = get_run_logger()
     log.info("nightly: %d day(s) to digest for %s", len(days), user)
     digested = digest_days(settings, user, days, folder, kind="nightly")
+    collected, refined = _knowledge(settings, user, log)
     # Memory consolidation cards from the inbox (memory partition), through the same guarded write path.
     try:
         cards = m.ingest_cards(settings, user)
@@ -40,5 +43,24 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     except Exception as e:  # noqa: BLE001 - a failed memory stage is logged; the indexes are still rebuilt
         log.warning("memory inbox skipped: %s", e)
         cards = {"cards": 0, "errors": [str(e)]}
-    return {"stages": ["digest", "memory-inbox", "index-rebuild"], "digest": digested, "memory_inbox": cards,
-            "index": rebuild_indexes(settings)}
+    return {"stages": ["digest", "collect", "refine", "memory-inbox", "index-rebuild"], "digest": digested, "collect": collected,
+            "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
+
+
+def _knowledge(settings, user: str, log) -> tuple[dict, dict]:
+    """Collect to the inbox, then refine it into pending documents; a failing stage is logged, the chain goes on."""
+    from agentos.knowledge.collect import collect
+
+    try:
+        collected = collect(settings, user, stages=k)
+        k.publish_collect_artifact(collected)
+    except Exception as e:  # noqa: BLE001 - e.g. an unreadable sources.yaml: reported, the rest of the night still runs
+        log.warning("collect skipped: %s", e)
+        collected = {"collected": [], "errors": [str(e)]}
+    try:
+        refined = r.refine_inbox(settings, user)
+        r.publish_refine_artifact(user, refined)
+    except Exception as e:  # noqa: BLE001
+        log.warning("refine skipped: %s", e)
+        refined = {"refined": [], "errors": [str(e)]}
+    return collected, refined

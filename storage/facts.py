@@ -160,14 +160,20 @@ class FactStore:
         self.db.close()
 
     # -- writes ----------------------------------------------------------------------------------
-    def apply(self, user: str, day: date, candidates: list[Candidate], *, file_sha: dict[str, str], raw_refs: dict[str, str]) -> ApplyReport:
-        """Apply candidates in order, in one transaction (a concurrent writer waits its turn)."""
+    def apply(self, user: str, day: date, candidates: list[Candidate], *, file_sha: dict[str, str], raw_refs: dict[str, str],
+              contradictions: str = "supersede") -> ApplyReport:
+        """Apply candidates in order, in one transaction (a concurrent writer waits its turn).
+
+        ``contradictions="conflict"``: a candidate that contradicts an active fact never supersedes it but is
+        recorded as a conflict for review (the knowledge base's ingest review: a document does not overrule memory).
+        """
         report = ApplyReport()
         conn = self.db.conn
         conn.execute("begin immediate")
         try:
             for cand in candidates:
-                report.fact_ids.append(self._apply_one(user, day, cand, file_sha.get(cand.source_file, ""), raw_refs.get(cand.source_file), report))
+                report.fact_ids.append(self._apply_one(user, day, cand, file_sha.get(cand.source_file, ""), raw_refs.get(cand.source_file),
+                                                       report, contradictions))
             conn.execute("commit")
         except BaseException:
             conn.execute("rollback")
@@ -199,7 +205,8 @@ class FactStore:
             return None
         return dict(zip([c[0] for c in cur.description], row))
 
-    def _apply_one(self, user: str, day: date, cand: Candidate, sha: str, raw_ref: str | None, report: ApplyReport) -> int | None:
+    def _apply_one(self, user: str, day: date, cand: Candidate, sha: str, raw_ref: str | None, report: ApplyReport,
+                   contradictions: str = "supersede") -> int | None:
         ckey = cand.key(user, sha)
         seen = self._row("select fact_id, action from evidence where candidate_key = ?", [ckey])
         if seen is not None:
@@ -240,6 +247,9 @@ class FactStore:
             self._evidence(evidence, "historical", fid)
             report.added += 1
             return fid
+        if contradictions == "conflict":
+            return self._conflict(user, day, cand, old, raw_ref, evidence, report,
+                                  f"{cand.source_file} says {cand.object}, memory holds {old['predicate']} {old['object']}: kept for review")
         if AUTHORITY[cand.explicitness] < AUTHORITY[old["explicitness"]] and cand.explicitness == "inferred":
             return self._conflict(user, day, cand, old, raw_ref, evidence, report,
                                   f"an inference does not overrule a {old['explicitness']} fact ({old['predicate']} {old['object']})")

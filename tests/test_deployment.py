@@ -30,7 +30,8 @@ def test_deploy_from_prefect_yaml_and_run_on_a_process_worker(server, demo_home)
     run(PREFECT + ["work-pool", "create", "agentos-local", "--type", "process"], env)
     run(PREFECT + ["work-pool", "set-concurrency-limit", "agentos-local", "1"], env)
     out = run(PREFECT + ["--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"], env)
-    for name in ("daily-digest/daily-digest", "backfill/backfill", "nightly/nightly", "index-rebuild/index-rebuild"):
+    for name in ("daily-digest/daily-digest", "backfill/backfill", "nightly/nightly", "index-rebuild/index-rebuild",
+                 "collect-to-inbox/collect-to-inbox", "inbox-refine/inbox-refine", "review/review"):
         assert name in out
     inspect = run(PREFECT + ["deployment", "inspect", "daily-digest/daily-digest"], env)
     assert "0 2 * * *" in inspect and "Asia/Shanghai" in inspect
@@ -49,7 +50,7 @@ def test_every_deployed_flow_has_typed_described_parameters():
     from deployments.serve import load_deployment_specs
 
     specs = load_deployment_specs()
-    assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly", "index-rebuild"}
+    assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly", "index-rebuild", "collect-to-inbox", "inbox-refine", "review"}
     for spec in specs:
         flow = load_flow_from_entrypoint(str(PROJECT / spec["entrypoint"]))
         props = parameter_schema(flow.fn).model_dump()["properties"]

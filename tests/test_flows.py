@@ -68,7 +68,7 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     inbox = demo_home / "agent-sync/03_knowledge/00_stream/inbox/memory"
     (inbox / "card.md").write_text("---\ntype: user\ndescription: 我是数据平台组的负责人\n---\n负责数据平台组。\n", encoding="utf-8")
     r = nightly()
-    assert r["stages"] == ["digest", "memory-inbox", "index-rebuild"] and len(r["digest"]["days"]) >= 8
+    assert r["stages"] == ["digest", "collect", "refine", "memory-inbox", "index-rebuild"] and len(r["digest"]["days"]) >= 8
     # user memories: extracted inside the digest, and the inbox's memory card taken into the records
     assert any(d["memories"]["created"] for d in r["digest"]["per_day"])
     assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1

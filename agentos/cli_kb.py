@@ -1,0 +1,142 @@
+"""``agentos kb ...`` and ``agentos refine``: the knowledge base's review and publishing from the command line.
+
+``kb pending`` lists what waits (``--json``: items whose ``id`` the other commands take); ``kb approve ID``
+and ``kb reject ID`` decide as the current user (``--user``; system documents need an admin, personal ones
+their owner); ``kb show ID`` prints one document with its review; ``kb list`` what the user may retrieve.
+``refine`` runs the ``inbox-refine`` flow. No Prefect for the kb commands.
+"""
+
+from __future__ import annotations
+
+
+def _settings(args):
+    from agentos.cli import _need_workspace, _settings as settings_of
+
+    settings = settings_of(args)
+    _need_workspace(settings)
+    return settings
+
+
+def cmd_pending(args) -> int:
+    from agentos.cli import _emit
+    from agentos.knowledge.publish import pending
+
+    settings = _settings(args)
+    rows = pending(settings, settings.user if args.mine else None)
+
+    def render(rows):
+        if not rows:
+            print("no documents waiting for review")
+        for d in rows:
+            print(f"{d['id']}  [{d['scope']}, {d['owner']}] {d['title']}")
+            print(f"    {d['category']} · {d['version_rule']} · reliability {d['reliability']} · {d['nature']}"
+                  f"{' · until ' + d['valid_until'] if d['valid_until'] else ''}"
+                  f"{' · ' + str(d['conflicts']) + ' fact conflict(s)' if d['conflicts'] else ''}")
+            if d["summary"]:
+                print(f"    {d['summary']}")
+        if rows:
+            print("\ndecide with `agentos kb approve ID` or `agentos kb reject ID`")
+
+    _emit(args, rows, render)
+    return 0
+
+
+def _decide(args, decision: str) -> int:
+    from agentos.cli import CliError, _emit
+    from agentos.knowledge.publish import NotAllowed, decide
+    from storage.kb_store import DocumentNotFound
+
+    settings = _settings(args)
+    try:
+        out = decide(settings, args.id, decision, settings.user, args.note)
+    except (NotAllowed, DocumentNotFound, ValueError) as e:
+        raise CliError(str(e)) from None
+    _emit(args, out, lambda d: print(f"{d['id']} is now {d['status']}"))
+    return 0
+
+
+def cmd_approve(args) -> int:
+    return _decide(args, "approve")
+
+
+def cmd_reject(args) -> int:
+    return _decide(args, "reject")
+
+
+def cmd_show(args) -> int:
+    from agentos.cli import CliError, _emit
+    from agentos.knowledge.publish import show
+    from storage.kb_store import DocumentNotFound
+
+    settings = _settings(args)
+    try:
+        doc = show(settings, args.id)
+    except DocumentNotFound as e:
+        raise CliError(str(e)) from None
+
+    def render(d):
+        r = d["review"] or {}
+        print(f"{d['id']}  {d['title']}\n  {d['status']} · {d['scope']} ({d['owner']}) · {d['category']} · v{d['version']}")
+        print(f"  source: {d['source_url'] or d['source']} · reliability {d['reliability']} ({(r.get('reliability') or {}).get('why', '')})")
+        print(f"  nature {d['nature']} · valid until {d['valid_until'] or 'no expiry'} ({(r.get('validity') or {}).get('why', '')})")
+        c = r.get("consistency") or {}
+        print(f"  facts: {c.get('identical', 0)} identical, {c.get('added', 0)} new, {c.get('conflicts', 0)} conflict(s)")
+        if d["previous_version"]:
+            print(f"  previous version: {d['previous_version']}")
+        if d["related"]:
+            print(f"  related: {', '.join(d['related'])}")
+        print(f"  summary: {d['summary'] or '(none yet' + (': ' + d['summary_error'] if d['summary_error'] else '') + ')'}")
+        print(f"  sections: {len(d['outline'])} · file: 03_knowledge/{d['path']}")
+
+    _emit(args, doc, render)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from agentos.cli import _emit
+    from agentos.knowledge.publish import visible
+
+    settings = _settings(args)
+    rows = visible(settings, settings.user, include_expired=args.expired)
+    _emit(args, rows, lambda rows: [print(f"{d['id']}  [{d['scope']}] {d['category']}  {d['title']}") for d in rows] or print("no ready documents"))
+    return 0
+
+
+def cmd_refine(args) -> int:
+    from agentos.cli import _emit, _finish_stage, _flows
+
+    settings = _settings(args)
+    _flows(settings, args.quiet)  # points Prefect at this workspace's server (or the ephemeral one)
+    from flows.refine import inbox_refine
+
+    out = inbox_refine(user=settings.user)
+    _finish_stage()
+    _emit(args, out, lambda r: print(f"refined {len(r['refined'])}, duplicates {len(r['duplicates'])}, quarantined {len(r['quarantined'])}, "
+                                     f"errors {len(r['errors'])}; pending review: `agentos kb pending`"))
+    return 0
+
+
+def add_kb_parser(sub, add) -> None:
+    kb = sub.add_parser("kb", help="knowledge documents: pending, approve, reject, show, list",
+                        description="review and publish knowledge documents (only ready documents are retrieved)")
+    ksub = kb.add_subparsers(dest="kb_command", required=True)
+
+    def kadd(name, fn, help):
+        sp = ksub.add_parser(name, help=help, description=help)
+        sp.set_defaults(fn=fn)
+        sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        sp.add_argument("--user", help="who you are (default: AGENTOS_USER): admins decide system documents, owners personal ones")
+        return sp
+
+    sp = kadd("pending", cmd_pending, "documents waiting for review (the id column is what approve/reject take)")
+    sp.add_argument("--mine", action="store_true", help="only those you may decide")
+    for name, fn, verb in (("approve", cmd_approve, "publish a pending document (status ready)"),
+                           ("reject", cmd_reject, "reject a pending document (kept, marked rejected)")):
+        sp = kadd(name, fn, verb)
+        sp.add_argument("id", help="a document id, as `agentos kb pending --json` gives it")
+        sp.add_argument("--note", help="a note kept with the decision")
+    sp = kadd("show", cmd_show, "one document: status, review, versions, summary")
+    sp.add_argument("id")
+    sp = kadd("list", cmd_list, "the ready documents you may retrieve")
+    sp.add_argument("--expired", action="store_true", help="include documents past their valid_until")
+    add("refine", cmd_refine, "run the inbox-refine flow: inbox items -> classified, reviewed, pending documents", stage=True)

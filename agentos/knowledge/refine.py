@@ -1,0 +1,400 @@
+"""``inbox-refine``: inbox items become reviewed, classified, versioned knowledge cards, all ``pending``.
+
+Per item, in order: read (bad input -> quarantine, the run goes on) -> classify into the taxonomy ->
+ingest review (source reliability; consistency with the owner's L2 facts: identical raises the fact's
+confidence slightly, new detail is added as a new fact entry, a contradiction becomes a conflict for review,
+nothing is overwritten; time validity) -> version rule against earlier documents (duplicate, hard update,
+soft upgrade, opinion confirmed) -> structure (outline with anchors and line ranges; a summary that never
+blocks) -> the card file, then its registry row (pending), then the log line in ``logs/kb_ingest.log``.
+
+Inbox files are read, never moved or changed; each version of an item is taken once (by the sha256 of its
+bytes), so a re-run changes nothing. The ``memory`` partition is user memory (agentos.memory_inbox).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from datetime import date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import frontmatter
+
+from agentos.domain import Candidate, Turn, now_iso
+from agentos.knowledge.cards import atomic_write, read_body, render_card
+from agentos.knowledge.review import changed_values, load_reliability, reliability, validity, version_rule
+from agentos.settings import Settings
+from agentos.text import normalize_key, slugify, truncate
+from agentos.workspace import Workspace
+from storage.eventlog import append_lines, record_quarantine
+from storage.kb_store import KBStore, title_key
+
+log = logging.getLogger(__name__)
+
+PARTITIONS = ("knowledge/clipping", "knowledge/feed", "tools", "personal")
+MAX_ITEM_BYTES = 2 * 1024 * 1024
+FACT_MIN_RELIABILITY = 0.6  # below this a document may only raise conflicts, never add or reinforce facts
+SUMMARY_CHARS = 200
+
+
+class ItemError(ValueError):
+    """An inbox item that cannot be taken as it is (the message says why and what to do)."""
+
+
+def kb_paths(settings: Settings) -> dict[str, Path]:
+    ws = Workspace(settings.home)
+    system = ws.knowledge / "99_system"
+    return {"knowledge": ws.knowledge, "inbox": ws.knowledge / "00_stream" / "inbox", "db": system / "kb.db",
+            "reliability": system / "reliability.yaml", "log": ws.logs / "kb_ingest.log", "archive": ws.knowledge / "90_archive" / "versions"}
+
+
+def open_kb(settings: Settings) -> KBStore:
+    return KBStore(kb_paths(settings)["db"])
+
+
+# -- reading an inbox item ------------------------------------------------------------------------------
+def inbox_items(settings: Settings) -> list[tuple[str, Path]]:
+    root = kb_paths(settings)["inbox"]
+    out = []
+    for part in PARTITIONS:
+        folder = root / part
+        if folder.is_dir():
+            out += [(part, p) for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".")]
+    return out
+
+
+def read_item(path: Path, data: bytes) -> tuple[dict, str, list[str]]:
+    """(frontmatter, body, warnings) of an inbox item, or ItemError naming what is wrong."""
+    if path.is_symlink():
+        raise ItemError("a symbolic link in the inbox is not followed: copy the file itself")
+    if path.suffix.lower() not in (".md", ".markdown", ".txt"):
+        raise ItemError(f"{path.suffix or 'no extension'} is not supported: convert it to Markdown or UTF-8 text first")
+    if len(data) > MAX_ITEM_BYTES:
+        raise ItemError(f"larger than {MAX_ITEM_BYTES // (1024 * 1024)} MB: split it or raise the limit")
+    if b"\x00" in data[:65536]:
+        raise ItemError("binary content in a text file: convert it to Markdown or UTF-8 text first")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ItemError(f"not valid UTF-8 (byte {e.start}): re-save it as UTF-8") from None
+    warnings = []
+    try:
+        meta, body = frontmatter.parse(text)
+        if not isinstance(meta, dict):
+            raise ValueError("frontmatter is not a mapping")
+    except Exception as e:  # noqa: BLE001 - broken YAML: quarantined, so nobody publishes an item with lost provenance
+        raise ItemError(f"frontmatter unreadable ({type(e).__name__}): fix the YAML between the '---' lines") from None
+    if not body.strip():
+        raise ItemError("no text after the frontmatter")
+    return meta, body.strip("\n"), warnings
+
+
+def _title(meta: dict, body: str, path: Path) -> str:
+    if meta.get("title"):
+        return truncate(str(meta["title"]), 200)
+    for line in body.splitlines():
+        s = line.strip()
+        if s.startswith("#"):
+            return truncate(s.lstrip("#").strip(), 200) or path.stem
+    return path.stem
+
+
+# -- the stages ---------------------------------------------------------------------------------------------
+def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: dict) -> dict:
+    from agentos.knowledge.classify import classify
+
+    return classify(title, body, taxonomy=kit["taxonomy"], embedder=kit.get("embedder"), cache=kit.get("cache"),
+                    tokenizer=kit.get("tokenizer"), client=kit.get("client"), meta=meta)
+
+
+def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date) -> dict:
+    """Facts the document states, against the owner's L2 facts (FactStore.apply with contradictions as conflicts)."""
+    from agentos.extract import extract_candidates
+    from agentos.stores import open_facts
+
+    turns, lines = [], body.splitlines()
+    for i, line in enumerate(lines, 1):
+        if line.strip() and not line.lstrip().startswith(("#", "```", "|", ">")):
+            turns.append(Turn(index=len(turns), role="other", speaker=doc_id, text=line.strip(), time=None,
+                              source_file=rel_path, line_start=i, line_end=i))
+    cands: list[Candidate] = extract_candidates(turns, day)
+    for c in cands:  # a document's statement is an inference for memory, weighted by how reliable its source is
+        c.explicitness, c.confidence, c.extractor = "inferred", round(min(0.95, rel + 0.2), 3), f"kb:{doc_id}"
+    store = open_facts(settings)
+    try:
+        if rel < FACT_MIN_RELIABILITY:  # unreliable: record contradictions, change nothing else
+            known = {(r["subject_key"], r["predicate"]): r for r in store.current(owner)}
+            from agentos.text import subject_key
+
+            cands = [c for c in cands if (k := known.get((subject_key(c.subject), c.predicate))) and normalize_key(k["object"]) != normalize_key(c.object)]
+        report = store.apply(owner, day, cands, file_sha={rel_path: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={},
+                             contradictions="conflict")
+    finally:
+        store.close()
+    from storage.eventlog import log_conflicts
+
+    log_conflicts(Workspace(settings.home).logs, report.conflict_lines)
+    return {"statements": len(cands), "identical": report.reinforced, "added": report.added, "conflicts": report.conflicts,
+            "fact_ids": [f for f in report.fact_ids if f]}
+
+
+def summarize(settings: Settings, title: str, body: str, client=None) -> str:
+    """One or two sentences; with a chat model, its summary; raises on failure (the caller records it)."""
+    if client is not None:
+        data = client.complete_json("Summarise the document in one or two sentences, in its own language. "
+                                    'Return only JSON: {"summary": "..."}', f"# {title}\n\n{body[:6000]}")
+        s = data.get("summary") if isinstance(data, dict) else None
+        if not isinstance(s, str) or not s.strip():
+            raise ValueError("model answer has no summary")
+        return truncate(s.strip(), SUMMARY_CHARS)
+    from agentos.text import sentences
+
+    import re
+
+    prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "```", "|", "-", "*", ">"))
+             and not re.match(r"\s*\d+[.、)]\s", line)]  # list items are not the document's own summary
+    text = "\n".join(prose)
+    sents = sentences(text)
+    if not sents:
+        raise ValueError("no prose sentence to summarise")
+    out = sents[0]
+    if len(out) < 60 and len(sents) > 1:
+        out += " " + sents[1]
+    return truncate(out, SUMMARY_CHARS)
+
+
+def outline_of(body: str) -> list[dict]:
+    from agentos.knowledge.outline import parse_outline
+
+    return parse_outline(body).to_dict()["sections"]
+
+
+# -- one item -------------------------------------------------------------------------------------------------
+def _doc_id(settings: Settings, store: KBStore, title: str, day: date) -> str:
+    slug = slugify(title, 40) or "doc"
+    base = f"{settings.hostname}_{day.strftime('%Y%m%d')}_{slug}"
+    doc_id, n = base, 2
+    while store.find(doc_id):
+        doc_id, n = f"{base}-{n}", n + 1
+    return doc_id
+
+
+def _identity(store: KBStore, meta: dict, title: str) -> tuple[dict | None, str]:
+    """The latest earlier document this item is (by source, else by title), and how it matched."""
+    src = str(meta.get("source_url") or meta.get("link") or meta.get("source") or "") or None
+    same_src = [d for d in store.documents() if src and (d["source_url"] == src or d["source"] == src)]
+    if same_src:
+        return max(same_src, key=lambda d: d["version"]), "source"
+    key = title_key(title)
+    same_title = [d for d in store.documents() if title_key(d["title"]) == key or title_key(_unversioned(d["title"])) == title_key(_unversioned(title))]
+    if same_title:
+        return max(same_title, key=lambda d: d["version"]), "title"
+    return None, ""
+
+
+def _unversioned(title: str) -> str:
+    import re
+
+    return re.sub(r"(?:\bv|版本\s*|version\s*)\d+(?:\.\d+)*", "", title, flags=re.I).strip(" -_·:：()（）")
+
+
+def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data: bytes, kit: dict, today: date, user: str) -> dict:
+    paths = kb_paths(settings)
+    meta, body, warnings = read_item(path, data)
+    title = _title(meta, body, path)
+    content_hash = hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest()
+    scope = meta.get("scope") if meta.get("scope") in ("system", "personal") else ("personal" if part == "personal" else "system")
+    owner = str(meta.get("owner") or user)
+    rel = reliability(meta, kit["lists"])
+    cls = classify_item(settings, title, body, meta, kit)
+    category = cls["category"]
+    val = validity(category, body, meta, today)
+    same_content = [d for d in store.documents() if d["content_hash"] == content_hash]
+    old, matched = _identity(store, meta, title)
+    rule = "new"
+    if same_content:
+        rule, old = "duplicate", same_content[0]
+    elif old is not None:
+        rule = version_rule(old, title, meta, content_hash, val.nature, rel["score"])
+        if matched == "title" and rule == "hard_update":
+            # Another document under a title already taken: not an update of it (that needs the same source).
+            raise ItemError(f"duplicate title: {old['id']} is already titled {old['title']!r}; give this item another title, "
+                            "or its version (v2) to add a new version, or the same source to update that document")
+    if rule == "duplicate":
+        return {"outcome": "duplicate", "doc_id": old["id"], "title": title}
+
+    doc_id = old["id"] if rule in ("hard_update", "opinion_confirmed") else _doc_id(settings, store, title, today)
+    rel_path = f"{category}/{doc_id}.md"
+    doc = {
+        "id": doc_id, "path": rel_path, "title": title, "category": category, "scope": scope, "owner": owner, "status": "pending",
+        "nature": val.nature, "confidence": rel["score"], "reliability": rel["score"], "source": str(meta.get("source") or path.name),
+        "source_url": str(meta.get("source_url") or meta.get("link") or "") or (str(meta["source"]) if str(meta.get("source", "")).startswith("http") else None),
+        "source_type": meta.get("source_type") or part, "valid_until": val.valid_until, "version": 1, "previous_version": None,
+        "superseded_by": None, "related": [], "content_hash": content_hash, "inbox_file": f"{part}/{path.name}",
+        "inbox_hash": hashlib.sha256(data).hexdigest(), "created": now_iso(),
+    }
+    if rule in ("hard_update", "opinion_confirmed"):
+        doc.update(version=old["version"] + 1, related=old["related"], created=old["created"])
+        old_body = read_body(paths["knowledge"] / old["path"]) if (paths["knowledge"] / old["path"]).exists() else ""
+        archived = paths["archive"] / f"{old['id']}.v{old['version']}.md"
+        atomic_write(archived, render_card({**old, "status": "superseded"}, old_body))
+        doc["previous_version"] = json.dumps({"version": old["version"], "path": str(archived.relative_to(paths["knowledge"])),
+                                              "values": changed_values(old_body, body)}, ensure_ascii=False)
+        if rule == "opinion_confirmed":
+            doc["nature"], doc["confidence"] = "fact", round(min(0.95, max(old["confidence"], rel["score"]) + 0.1), 2)
+    elif rule == "soft_upgrade":
+        doc.update(version=old["version"] + 1, related=[old["id"]])
+    review = {"reliability": rel, "classification": {k: cls.get(k) for k in ("category", "confidence", "method", "why")},
+              "validity": {"nature": doc["nature"], "valid_until": doc["valid_until"], "why": val.why}, "version_rule": rule,
+              "warnings": warnings}
+    review["consistency"] = consistency(settings, owner, doc_id, rel_path, body, rel["score"], today)
+    doc["review"] = review
+    try:
+        doc["outline"] = outline_of(body)
+    except Exception as e:  # noqa: BLE001 - a structure the parser cannot read still publishes as one section
+        doc["outline"], review["warnings"] = [], [*warnings, f"outline: {type(e).__name__}: {e}"]
+    try:
+        doc["summary"], doc["summary_hash"], doc["summary_error"] = summarize(settings, title, body, kit.get("client")), content_hash, None
+    except Exception as e:  # noqa: BLE001 - a failed summary never blocks: body and review stand, retried next run
+        doc["summary"], doc["summary_hash"], doc["summary_error"] = None, None, f"{type(e).__name__}: {e}"
+    atomic_write(paths["knowledge"] / rel_path, render_card(doc, body))
+    if rule in ("hard_update", "opinion_confirmed") and old["path"] != rel_path:
+        (paths["knowledge"] / old["path"]).unlink(missing_ok=True)  # the new card is written: the old path can go
+    store.put(doc)
+    if rule == "soft_upgrade":
+        prev = store.get(old["id"])
+        prev["related"] = sorted({*prev["related"], doc_id})
+        store.put(prev)
+        _restamp(paths["knowledge"], prev)
+    return {"outcome": rule, "doc_id": doc_id, "title": title, "category": category, "reliability": rel["score"],
+            "consistency": review["consistency"], "valid_until": doc["valid_until"], "summary_error": doc["summary_error"]}
+
+
+def _restamp(root: Path, doc: dict) -> None:
+    from agentos.knowledge.cards import restamp
+
+    if (root / doc["path"]).exists():
+        restamp(root / doc["path"], doc)
+
+
+# -- the run --------------------------------------------------------------------------------------------------
+def make_kit(settings: Settings) -> dict:
+    """What every item needs, loaded once per run: taxonomy, source lists, tokenizer, embedder, chat model."""
+    from agentos.indexing import make_settings_embedder, open_cache
+    from agentos.knowledge.taxonomy import load_taxonomy
+    from agentos.tokenize import default_tokenizer
+
+    client = _chat(settings)
+    return {"taxonomy": load_taxonomy(settings), "lists": load_reliability(kb_paths(settings)["reliability"]),
+            "tokenizer": default_tokenizer(settings.home), "embedder": make_settings_embedder(settings), "cache": open_cache(settings),
+            "client": client}
+
+
+def _chat(settings: Settings):
+    if not settings.llm_base_url:
+        return None
+    from agentos.llm import ChatClient
+
+    return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+
+
+def refine(settings: Settings, user: str | None = None, *, kit: dict | None = None, today: date | None = None) -> dict:
+    """Refine every new inbox item; returns {refined: [...], duplicates, quarantined: [...], errors: [...], already}."""
+    user = user or settings.user
+    today = today or datetime.now(ZoneInfo(settings.timezone)).date()
+    paths = kb_paths(settings)
+    ws = Workspace(settings.home)
+    report = {"refined": [], "duplicates": [], "quarantined": [], "errors": [], "already": 0}
+    items = inbox_items(settings)
+    store = open_kb(settings)
+    try:
+        todo = []
+        for part, path in items:
+            data = path.read_bytes() if not path.is_symlink() else b""
+            sha = hashlib.sha256(data).hexdigest()
+            if store.ingested(sha) and not path.is_symlink():
+                report["already"] += 1
+            else:
+                todo.append((part, path, data, sha))
+        if todo and kit is None:
+            kit = make_kit(settings)
+        for part, path, data, sha in todo:
+            rel = f"{part}/{path.name}"
+            try:
+                r = refine_item(settings, store, part, path, data, kit, today, user)
+            except ItemError as e:
+                record_quarantine(ws.logs, [{"user": user, "file": rel, "line": None, "reason": str(e), "severity": "error",
+                                             "sha256": sha, "path": str(path), "stage": "inbox-refine"}])
+                report["quarantined"].append(f"{rel}: {e}")
+                _log(paths["log"], {"file": rel, "outcome": "quarantined", "reason": str(e)})
+                continue
+            except Exception as e:  # noqa: BLE001 - one item's failure is logged; the rest are refined
+                log.warning("refine failed for %s: %s", rel, e)
+                report["errors"].append(f"{rel}: {type(e).__name__}: {e}")
+                _log(paths["log"], {"file": rel, "outcome": "error", "reason": f"{type(e).__name__}: {e}"})
+                continue
+            store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
+            (report["duplicates"] if r["outcome"] == "duplicate" else report["refined"]).append({"file": rel, **r})
+            _log(paths["log"], {"file": rel, **r})
+        report["edited"] = resync_edited(settings, store)
+        report["summaries_retried"] = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
+    finally:
+        store.close()
+    return report
+
+
+def resync_edited(settings: Settings, store: KBStore) -> list[str]:
+    """Cards whose body was edited by hand since they were refined: the outline is parsed again, the old summary
+    is invalidated (made again below), and the document goes back to pending for review."""
+    root, out = kb_paths(settings)["knowledge"], []
+    for doc in store.documents():
+        path = root / doc["path"]
+        if not path.exists():
+            continue
+        try:
+            body = read_body(path)
+        except (OSError, UnicodeDecodeError):
+            continue
+        new_hash = hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest()
+        if new_hash == doc["content_hash"]:
+            continue
+        doc.update(content_hash=new_hash, summary=None, summary_hash=None, summary_error=None, status="pending",
+                   decision_note=f"body edited by hand (was {doc['status']}); review again")
+        try:
+            doc["outline"] = outline_of(body)
+        except Exception:  # noqa: BLE001 - the old outline is wrong now: better none than a stale one
+            doc["outline"] = []
+        store.put(doc)
+        _restamp(root, doc)
+        out.append(doc["id"])
+        _log(kb_paths(settings)["log"], {"doc_id": doc["id"], "outcome": "edited", "reason": "body changed on disk"})
+    return out
+
+
+def retry_summaries(settings: Settings, store: KBStore, client) -> int:
+    """Documents whose summary failed or whose body changed since: summarise again (never blocking)."""
+    n = 0
+    for doc in store.documents():
+        if doc["summary"] and doc["summary_hash"] == doc["content_hash"]:
+            continue
+        path = kb_paths(settings)["knowledge"] / doc["path"]
+        if not path.exists():
+            continue
+        try:
+            doc["summary"] = summarize(settings, doc["title"], read_body(path), client)
+            doc["summary_hash"], doc["summary_error"] = doc["content_hash"], None
+        except Exception as e:  # noqa: BLE001
+            doc["summary_error"] = f"{type(e).__name__}: {e}"
+            store.put(doc)
+            continue
+        store.put(doc)
+        _restamp(kb_paths(settings)["knowledge"], doc)
+        n += 1
+    return n
+
+
+def _log(path: Path, entry: dict) -> None:
+    """One JSON line per item in logs/kb_ingest.log (the self-learning log of AgentOS 3.3 step 4)."""
+    append_lines(path, [json.dumps({"at": now_iso(), **entry}, ensure_ascii=False, default=str)])

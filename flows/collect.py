@@ -1,0 +1,34 @@
+"""``collect-to-inbox`` (归集): local material, web clippings, RSS/Atom feeds, tool submissions, personal notes
+and memory cards into the five partitions of ``03_knowledge/00_stream/inbox/``, with provenance."""
+
+from __future__ import annotations
+
+from prefect import flow, get_run_logger
+
+from agentos.knowledge.collect import collect
+from agentos.settings import load_settings
+from agentos.workspace import Workspace
+from tasks import knowledge as t
+
+
+@flow(name="collect-to-inbox", log_prints=False)
+def collect_to_inbox(user: str | None = None) -> dict:
+    """Collect every source listed in 03_knowledge/99_system/sources.yaml (a commented default is written when
+    absent; agent-local/materials/ is always a source) into the inbox, one Markdown file per item with its
+    source, source type, fetch time and content hash.
+
+    Sources are only read. The same text is collected once, across partitions and runs: a re-run adds nothing.
+    Files that are not Markdown or UTF-8 text (PDF, Word, images, binary, invalid UTF-8, too large) and symlinks
+    leading out of a source folder are refused, listed in this run's artifact and in logs/quarantine.jsonl;
+    a feed that cannot be downloaded is reported and skipped. The rest always goes on.
+
+    Args:
+        user: User id recorded as the owner of what is collected. Empty: AGENTOS_USER (default "default").
+    """
+    settings = load_settings(user=user)
+    Workspace(settings.home).ensure()
+    result = collect(settings, settings.user, stages=t)
+    t.publish_collect_artifact(result)
+    get_run_logger().info("collected %d item(s) for %s: %d duplicate(s) skipped, %d refused, %d error(s)",
+                          len(result["collected"]), result["user"], result["duplicates"], len(result["refused"]), len(result["errors"]))
+    return result

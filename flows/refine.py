@@ -1,0 +1,27 @@
+"""``inbox-refine``: new inbox items become classified, reviewed, versioned knowledge documents (pending)."""
+
+from __future__ import annotations
+
+from prefect import flow, get_run_logger
+
+from agentos.settings import load_settings
+from agentos.workspace import Workspace
+from tasks import refine as t
+
+
+@flow(name="inbox-refine", log_prints=False)
+def inbox_refine(user: str | None = None) -> dict:
+    """Classify each new inbox item into the taxonomy, run the ingest review (source reliability, consistency
+    with L2 facts, time validity), apply the version rules, parse its outline and summarise it; every
+    document lands as `pending` until a person approves it (`review` deployment or `agentos kb approve`).
+
+    Args:
+        user: Owner of personal items and whose facts the consistency check reads. Empty: AGENTOS_USER.
+    """
+    settings = load_settings(user=user)
+    Workspace(settings.home).ensure()
+    report = t.refine_inbox(settings, settings.user)
+    t.publish_refine_artifact(settings.user, report)
+    get_run_logger().info("refined %d item(s): %d duplicate(s), %d quarantined, %d error(s)", len(report["refined"]),
+                          len(report["duplicates"]), len(report["quarantined"]), len(report["errors"]))
+    return report

@@ -1,0 +1,152 @@
+"""The knowledge base's registry: one row per document card, its review state and its versions (SQLite,
+``agent-sync/03_knowledge/99_system/kb.db``).
+
+The card itself is a Markdown file in the taxonomy (``10_concepts/ai/{hostname}_{YYYYMMDD}_{slug}.md``)
+whose frontmatter repeats these fields for Obsidian; this table is what the read path filters on:
+only ``ready`` documents are ever retrieved, system ones for everyone, personal ones for their owner,
+and never past ``valid_until``. Rows are never deleted: a rejected document stays, marked.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import sqlite_utils
+
+from agentos.domain import now_iso
+from storage.migrations import Migrations
+
+STATUSES = ("pending", "ready", "rejected")
+SCOPES = ("system", "personal")
+_JSON = ("related", "outline", "review")
+
+migrations = Migrations("kb")
+
+
+@migrations
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        create table documents (
+            id text primary key,            -- the card name: {hostname}_{YYYYMMDD}_{slug}
+            path text not null,             -- relative to 03_knowledge
+            title text not null,
+            category text not null,
+            scope text not null check (scope in ('system', 'personal')),
+            owner text not null,
+            status text not null check (status in ('pending', 'ready', 'rejected')),
+            nature text not null,           -- fact | technical | law | opinion | axiom | preference
+            confidence real not null,
+            reliability real not null,
+            source text, source_url text, source_type text,
+            valid_until text,               -- ISO date; null: does not expire
+            version integer not null default 1,
+            previous_version text,          -- archived path of the previous body, and what changed
+            superseded_by text,
+            related text not null default '[]',
+            content_hash text not null,
+            outline text not null default '[]',
+            summary text, summary_hash text, summary_error text,
+            review text not null default '{}',   -- the ingest review: reliability class, consistency, validity
+            inbox_file text, inbox_hash text,
+            created text not null, updated text not null,
+            decided_by text, decided_at text, decision_note text
+        );
+        create index documents_status on documents (status, scope, owner);
+        create index documents_inbox on documents (inbox_hash);
+        create table ingested (inbox_hash text primary key, inbox_file text, doc_id text, outcome text, at text);
+        """
+    )
+
+
+class DocumentNotFound(KeyError):
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "document not found"
+
+
+class KBStore:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(self.path)
+        self.db.execute("pragma busy_timeout = 30000")
+        migrations.apply(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @staticmethod
+    def _out(row: dict | None) -> dict | None:
+        if row is None:
+            return None
+        d = dict(row)
+        for k in _JSON:
+            d[k] = json.loads(d[k]) if d.get(k) else ([] if k != "review" else {})
+        return d
+
+    def _rows(self, sql: str, params: list) -> list[dict]:
+        cur = self.db.execute(sql, params)
+        cols = [c[0] for c in cur.description]
+        return [self._out(dict(zip(cols, r))) for r in cur.fetchall()]
+
+    def get(self, doc_id: str) -> dict:
+        rows = self._rows("select * from documents where id=?", [doc_id])
+        if not rows:
+            raise DocumentNotFound(f"no knowledge document with id {doc_id!r}")
+        return rows[0]
+
+    def find(self, doc_id: str) -> dict | None:
+        rows = self._rows("select * from documents where id=?", [doc_id])
+        return rows[0] if rows else None
+
+    def put(self, doc: dict) -> None:
+        """Insert or replace a document row (the caller has written the card file first)."""
+        row = {k: (json.dumps(v, ensure_ascii=False) if k in _JSON else v) for k, v in doc.items()}
+        row.setdefault("created", now_iso())
+        row["updated"] = now_iso()
+        self.db["documents"].upsert(row, pk="id")
+
+    def set_status(self, doc_id: str, status: str, *, by: str, note: str | None = None) -> None:
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
+        with self.db.conn:
+            self.db.execute("update documents set status=?, decided_by=?, decided_at=?, decision_note=?, updated=? where id=?",
+                            [status, by, now_iso(), note, now_iso(), doc_id])
+
+    def documents(self, *, status: str | None = None) -> list[dict]:
+        if status:
+            return self._rows("select * from documents where status=? order by created, id", [status])
+        return self._rows("select * from documents order by created, id", [])
+
+    def visible(self, user: str, *, today: date | None = None, include_expired: bool = False) -> list[dict]:
+        """What a user may retrieve: ready, system or their own, and (by default) not past ``valid_until``."""
+        today = (today or date.today()).isoformat()
+        rows = self._rows("select * from documents where status='ready' and (scope='system' or owner=?) order by created, id", [user])
+        return [r for r in rows if include_expired or not r["valid_until"] or r["valid_until"] >= today]
+
+    def by_identity(self, source_url: str | None, title_key: str) -> list[dict]:
+        """Earlier documents that are the same document (same source URL, else the same normalised title)."""
+        if source_url:
+            rows = self._rows("select * from documents where source_url=? order by version", [source_url])
+            if rows:
+                return rows
+        return [r for r in self._rows("select * from documents order by version", []) if _title_key(r["title"]) == title_key]
+
+    def ingested(self, inbox_hash: str) -> dict | None:
+        row = self.db.execute("select inbox_hash, inbox_file, doc_id, outcome, at from ingested where inbox_hash=?", [inbox_hash]).fetchone()
+        return dict(zip(("inbox_hash", "inbox_file", "doc_id", "outcome", "at"), row)) if row else None
+
+    def mark_ingested(self, inbox_hash: str, inbox_file: str, doc_id: str | None, outcome: str) -> None:
+        self.db["ingested"].upsert({"inbox_hash": inbox_hash, "inbox_file": inbox_file, "doc_id": doc_id, "outcome": outcome,
+                                    "at": now_iso()}, pk="inbox_hash")
+
+
+def _title_key(title: str) -> str:
+    from agentos.text import normalize_key
+
+    return normalize_key(title)
+
+
+title_key = _title_key

@@ -1,0 +1,58 @@
+"""The knowledge stages as Prefect tasks. Logic lives in ``agentos.knowledge``; these add names and retries.
+
+Caching is off everywhere: sources change between runs, and a re-run must look at them again.
+"""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NONE
+
+from agentos.knowledge import collect as _collect
+from agentos.knowledge.collect import Source
+from agentos.settings import Settings
+
+# -- collect (collect-to-inbox) -------------------------------------------------------------------------------
+# One task run per source, never per document. ``agentos.knowledge.collect.collect(..., stages=this module)``
+# calls these by the same names as its plain functions.
+
+
+def _worth_retrying(task, task_run, state) -> bool:
+    """Retry a download that may work in a moment (timeout, connection, 429/5xx), not a 404 or a non-feed."""
+    from agentos.knowledge.feeds import FeedError
+
+    try:
+        state.result()
+    except FeedError as e:
+        return e.transient
+    except Exception:  # noqa: BLE001 - anything unexpected: one more try
+        return True
+    return False
+
+
+@task(name="fetch-feed", cache_policy=NONE, retries=2, retry_delay_seconds=3, retry_condition_fn=_worth_retrying)
+def fetch_feed(settings: Settings, source: Source) -> bytes:
+    """Download (or read) one feed; a failure is retried, then reported by the flow and the feed skipped."""
+    return _collect.fetch_feed(settings, source)
+
+
+@task(name="collect-source", cache_policy=NONE, retries=1, retry_delay_seconds=2)
+def collect_source(settings: Settings, source: Source, user: str | None = None, *, data: bytes | None = None) -> dict:
+    """One source into its inbox partition (dedup, provenance, refusals recorded). Safe to retry: what was
+    written is in the registry, so a second attempt only adds what the first did not."""
+    return _collect.collect_source(settings, source, user, data=data)
+
+
+@task(name="publish-collect-artifact", cache_policy=NONE)
+def publish_collect_artifact(result: dict) -> str:
+    from prefect.artifacts import create_markdown_artifact
+
+    from tasks.digest import artifact_key
+
+    n = len(result["collected"])
+    return str(create_markdown_artifact(key=artifact_key("collect", result["user"], "latest"), markdown=_collect.collect_markdown(result),
+                                        description=f"collect-to-inbox for {result['user']}: {n} collected, "
+                                                    f"{result['duplicates']} duplicate(s), {len(result['refused'])} refused"))
+
+
+# -- refine ----------------------------------------------------------------------------------------------------
