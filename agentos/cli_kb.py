@@ -102,6 +102,103 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _kb_call(fn):
+    from agentos.cli import CliError
+    from query.kb import KBQueryError
+
+    try:
+        return fn()
+    except KBQueryError as e:
+        raise CliError(str(e)) from None
+
+
+def cmd_map(args) -> int:
+    from agentos.cli import _emit
+    from query.kb import doc_map
+
+    settings = _settings(args)
+    rows = _kb_call(lambda: doc_map(settings, settings.user, selection=args.selection))
+
+    def render(rows):
+        if not rows:
+            print("no published documents in your selected knowledge")
+        for d in rows:
+            print(f"{d['id']}  [{d['scope']}] {d['category']}  {d['title']}  ({d['sections']} sections, ~{d['tokens']} tokens)")
+            if d.get("summary"):
+                print(f"    {d['summary']}")
+
+    _emit(args, rows, render)
+    return 0
+
+
+def cmd_search(args) -> int:
+    from agentos.cli import _emit
+    from query.kb import search_docs
+
+    settings = _settings(args)
+    hits = _kb_call(lambda: search_docs(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
+
+    def render(hits):
+        if not hits:
+            print("no section matches")
+        for h in hits:
+            print(f"{h['score']:.3f}  {h['doc_id']}#{h['anchor']}  {h['title']} › {h['section']}  (lines {h['lines'][0]}-{h['lines'][1]})")
+            print(f"    {h['snippet']}")
+
+    _emit(args, hits, render)
+    return 0
+
+
+def cmd_outline(args) -> int:
+    from agentos.cli import _emit
+    from query.kb import read_doc
+
+    settings = _settings(args)
+    doc = _kb_call(lambda: read_doc(settings, settings.user, args.id, selection=args.selection))
+    _emit(args, doc, lambda d: (print(f"{d['id']}  {d['title']}"), print(d["outline_text"])))
+    return 0
+
+
+def cmd_read(args) -> int:
+    from agentos.cli import _emit
+    from query.kb import read_section
+
+    settings = _settings(args)
+    page = _kb_call(lambda: read_section(settings, settings.user, args.id, args.anchor, cursor=args.cursor, page_tokens=args.page_tokens,
+                                         subtree=args.subtree, selection=args.selection))
+
+    def render(p):
+        print(f"{p['title']} › {p['section']}  page {p['page']}/{p['pages']}  lines {p['lines'][0]}-{p['lines'][1]}\n")
+        print(p["text"])
+        if p["subsections"]:
+            print("\nsubsections: " + ", ".join(f"{s['title']} (#{s['anchor']})" for s in p["subsections"]))
+        if p["next_cursor"]:
+            print(f"\nnext page: agentos kb read {p['doc_id']} {p['anchor']} --cursor {p['next_cursor']}")
+
+    _emit(args, page, render)
+    return 0
+
+
+def cmd_ask(args) -> int:
+    from agentos.cli import _emit
+    from query.kb_answer import answer
+
+    settings = _settings(args)
+    out = _kb_call(lambda: answer(settings, settings.user, args.question, selection=args.selection, budget=args.budget))
+
+    def render(a):
+        print(f"[{a['status']}] ({a['method']}, {a['sections_read']} section(s), {a['tokens']} tokens)")
+        if a.get("answer"):
+            print(a["answer"])
+        if a.get("missing"):
+            print(f"missing: {a['missing']}")
+        for c in a.get("citations") or []:
+            print(f"  - {c['title']} › {c['section']} ({c['doc_id']}#{c['anchor']})")
+
+    _emit(args, out, render)
+    return 0
+
+
 def cmd_refine(args) -> int:
     from agentos.cli import _emit, _finish_stage, _flows
 
@@ -117,7 +214,7 @@ def cmd_refine(args) -> int:
 
 
 def add_kb_parser(sub, add) -> None:
-    kb = sub.add_parser("kb", help="knowledge documents: pending, approve, reject, show, list",
+    kb = sub.add_parser("kb", help="knowledge documents: pending, approve, reject, show, list, map, search, outline, read, ask",
                         description="review and publish knowledge documents (only ready documents are retrieved)")
     ksub = kb.add_subparsers(dest="kb_command", required=True)
 
@@ -139,4 +236,29 @@ def add_kb_parser(sub, add) -> None:
     sp.add_argument("id")
     sp = kadd("list", cmd_list, "the ready documents you may retrieve")
     sp.add_argument("--expired", action="store_true", help="include documents past their valid_until")
+
+    def selection(sp):
+        sp.add_argument("--selection", help="a knowledge selection (99_system/selections/<name>.yaml); default: every published document you may see")
+
+    sp = kadd("map", cmd_map, "the document map: title, scope, summary and size of each document you may read")
+    selection(sp)
+    sp = kadd("search", cmd_search, "search sections (Chinese characters and bigrams, English words; \"quoted phrases\" match exactly)")
+    sp.add_argument("query")
+    sp.add_argument("--k", type=int, default=10, help="how many sections (default 10)")
+    sp.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid", help="keyword, meaning or both (default)")
+    selection(sp)
+    sp = kadd("outline", cmd_outline, "a document's outline with section anchors and sizes")
+    sp.add_argument("id")
+    selection(sp)
+    sp = kadd("read", cmd_read, "one bounded page of a section by anchor (--cursor for the next page)")
+    sp.add_argument("id")
+    sp.add_argument("anchor")
+    sp.add_argument("--cursor", help="the next_cursor of the previous page")
+    sp.add_argument("--page-tokens", type=int, default=400, help="page size in tokens (default 400)")
+    sp.add_argument("--subtree", action="store_true", help="include the subsections' text")
+    selection(sp)
+    sp = kadd("ask", cmd_ask, "answer from the published knowledge with cited sections, or say what it does not cover")
+    sp.add_argument("question")
+    sp.add_argument("--budget", type=int, default=1200, help="tokens of sections read at most (default 1200)")
+    selection(sp)
     add("refine", cmd_refine, "run the inbox-refine flow: inbox items -> classified, reviewed, pending documents", stage=True)

@@ -63,4 +63,10 @@ def _knowledge(settings, user: str, log) -> tuple[dict, dict]:
     except Exception as e:  # noqa: BLE001
         log.warning("refine skipped: %s", e)
         refined = {"refined": [], "errors": [str(e)]}
+    try:  # embed the sections of published documents now, so the first knowledge search does not wait for them
+        from query.kb import warm_vectors
+
+        refined["sections_warmed"] = warm_vectors(settings, user)
+    except Exception as e:  # noqa: BLE001
+        log.warning("knowledge vectors not warmed: %s", e)
     return collected, refined

@@ -37,3 +37,35 @@ def test_refine_then_review_from_the_command_line(tmp_path):
     assert {d["title"] for d in json.loads(agentos("kb", "list", "--json", "--user", "bob", home=home).stdout)} == {"Go 并发模式", "Bob 的笔记"}
     shown = agentos("kb", "show", ids["Go 并发模式"], home=home).stdout
     assert "ready" in shown and "reliability 0.8" in shown and "go.dev" in shown
+
+
+def test_reading_published_knowledge_from_the_command_line(tmp_path):
+    from agentos.knowledge.publish import decide
+    from agentos.knowledge.refine import refine
+    from agentos.settings import load_settings
+
+    home = tmp_path / "ws"
+    agentos("init", home=home)
+    long = "\n".join(f"第{i}条：部署前检查第{i}项配置，确认无误后再继续。" for i in range(1, 40))
+    _item(home, "knowledge/clipping", "ops.md", f"# 运维手册\n\n## 部署检查\n\n{long}\n\n## 回滚\n\n回滚时先停流量。\n", title="运维手册",
+          source="https://kubernetes.io/ops")
+    _item(home, "knowledge/clipping", "draft.md", "# 草稿\n\n部署检查的草稿，尚未审核。\n", title="草稿", source="https://kubernetes.io/draft")
+    settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
+    ids = {d["title"]: d["doc_id"] for d in refine(settings)["refined"]}
+    decide(settings, ids["运维手册"], "approve", "default")  # the draft stays pending
+
+    assert [d["title"] for d in json.loads(agentos("kb", "map", "--json", home=home).stdout)] == ["运维手册"]
+    hits = json.loads(agentos("kb", "search", "部署检查", "--mode", "bm25", "--json", home=home).stdout)
+    assert hits and {h["doc_id"] for h in hits} == {ids["运维手册"]} and hits[0]["anchor"] == "部署检查"
+    outline = agentos("kb", "outline", ids["运维手册"], home=home).stdout
+    assert "#部署检查" in outline and "#回滚" in outline
+    assert agentos("kb", "outline", ids["草稿"], home=home, check=False).returncode == 2  # pending: not readable
+    pages, cursor = [], None
+    while True:
+        args = ["kb", "read", ids["运维手册"], "部署检查", "--page-tokens", "200", "--json"] + (["--cursor", cursor] if cursor else [])
+        page = json.loads(agentos(*args, home=home).stdout)
+        pages.append(page["text"])
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert len(pages) > 2 and "第39条" in pages[-1] and "\n".join(pages).count("部署前检查") == 39

@@ -1,0 +1,708 @@
+"""The knowledge read path: document map -> search / outline -> bounded section pages with a cursor.
+
+Three conditions, checked together on every call (``doc_map``, ``search_docs``, ``read_doc``, ``read_section``):
+
+1. the document is ``ready`` (published; pending and rejected documents never appear), and its card's body is
+   still the body that was published (a card edited by hand since is left out until it is reviewed again);
+2. the user may see it: a ``system`` document, or a ``personal`` one they own (and it has not expired);
+3. it is in the task's selected knowledge set: ``selection`` names an editable YAML file,
+   ``agent-sync/03_knowledge/99_system/selections/<name>.yaml``::
+
+       documents: [testhost_20261130_postgresql]   # document ids
+       categories: [10_concepts/cs, 20_methods]     # category path prefixes (a whole path segment)
+       scopes: [system]                             # system | personal
+
+   A document is selected when it is one of ``documents`` or under one of ``categories`` (when neither key is
+   there: every document), and its scope is among ``scopes`` (when given). The file is read on every call, so
+   an edit applies from the next call on; answers already given stay as they were. ``selection=None`` selects
+   every visible document; a dict with the same keys is an inline selection. A missing selection errors.
+
+Anything else is answered as if the document did not exist: "no document <id> in your selected, published
+knowledge", never saying whether it exists for someone else.
+
+Search ranks *sections*: each outline section's own lines (heading line included), with its title path, is one
+unit. Terms (``kb_terms``) are words of non-CJK scripts (NFKC, case-folded, English stop words dropped),
+Chinese characters and Chinese character bigrams. "Quoted phrases" (``"..."``, ``“...”``, ``「...」``,
+``『...』``) must occur exactly (case-insensitively, whitespace runs as one space) or the section is left out;
+their terms also rank. Modes: ``bm25`` (bm25s, Lucene idf, k1 1.5, b 0.75, built in memory once per process and
+set of (document id, content hash)); ``dense`` (the settings' embedder, cosine over the section texts, vectors
+cached by text hash in the index Cache and embedded only when first needed); ``hybrid`` (convex fusion over the
+BM25 matches and the best dense candidates, ``alpha`` weighting BM25). One hit per section, with one snippet.
+Embedding is the slow part on a small CPU: the first dense or hybrid call over a set embeds every section not
+cached yet (``warm_vectors`` does it ahead of time); ``bm25`` never loads a model. A benchmark can skip the
+workspace: ``SectionIndex.build([Unit, ...])`` then ``rank_sections(index, query, mode=..., dense=Dense(embedder))``.
+
+Paging: ``read_section`` cuts the section's text (its own lines; with ``subtree=True`` also its subsections')
+into pages of at most ``page_tokens`` tokens (``count_tokens``) and ``page_tokens * CHARS_PER_TOKEN``
+characters, at line ends; one line too long for a page is cut by characters (code points, at a word or
+character boundary where one is near), never inside a Chinese character. A page's ``text`` runs from its first
+character to the next page's first, so joining the pages' texts gives the section's text exactly (lines joined
+with ``"\\n"``). ``next_cursor`` is opaque; it remembers the document, anchor, content hash, subtree and page
+size, and a cursor for another section or for a document that changed since is refused.
+
+Line numbers are those of the card's body (``cards.read_body``), the text refine parsed the outline from.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import binascii
+import hashlib
+import json
+import logging
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from agentos.settings import Settings
+from agentos.text import CJK, STOPWORDS, count_tokens, normalize_key, sentences
+
+MODES = ("hybrid", "bm25", "dense")
+ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode (the bench measures it)
+DENSE_POOL = 50  # hybrid: the best dense candidates that join the BM25 matches
+EMBED_CHARS = 1200  # what of a section is embedded (its title path and head say what it is)
+SNIPPET_CHARS = 160
+CHARS_PER_TOKEN = 8  # a page also stays within page_tokens * this many characters (lines of symbols count 0 tokens)
+PAGE_TOKENS = (10, 8000)
+MAX_K = 200
+INDEX_CACHE = 8  # built section indexes kept per process (one per distinct selected set)
+PREAMBLE = "_preamble"
+SELECTION_KEYS = ("documents", "categories", "scopes")
+SELECTION_META = ("name", "title", "description")
+
+
+class KBQueryError(ValueError):
+    """Something the caller can fix: an empty query, an unknown selection, a document outside the selected,
+    published knowledge, a bad or stale cursor."""
+
+
+def _not_found(doc_id: str) -> KBQueryError:
+    return KBQueryError(f"no document {doc_id} in your selected, published knowledge")
+
+
+# -- terms -------------------------------------------------------------------------------------------------
+_TERM = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+)", re.UNICODE)
+_WORD_CHAR = re.compile(rf"[^\W_{CJK}]", re.UNICODE)
+_CJK_GAP = re.compile(rf"(?<=[{CJK}]) (?=[{CJK}])")
+_PHRASE = re.compile(r'"([^"]*)"|“([^”]*)”|「([^」]*)」|『([^』]*)』')
+
+
+def kb_terms(text: str) -> list[str]:
+    """Search terms in text order: non-CJK words (NFKC, case-folded, stop words dropped), and for each run of
+    Chinese characters every character and every bigram ("逻辑复制" -> 逻 逻辑 辑 辑复 复 复制 制)."""
+    out: list[str] = []
+    for m in _TERM.finditer(unicodedata.normalize("NFKC", text).casefold()):
+        run = m.group(1)
+        if run:
+            for i, ch in enumerate(run):
+                out.append(ch)
+                if i + 1 < len(run):
+                    out.append(run[i : i + 2])
+        elif m.group(2) not in STOPWORDS:
+            out.append(m.group(2))
+    return out
+
+
+def _phrase_norm(text: str) -> str:
+    """The form phrases are compared in: NFKC, case-folded, whitespace runs as one space (none between two
+    Chinese characters, where a soft line break renders as nothing)."""
+    s = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return _CJK_GAP.sub("", s)
+
+
+@dataclass
+class Query:
+    text: str  # the query without its quote marks (what the embedder reads)
+    terms: list[str]  # distinct, phrases' terms included
+    phrases: list[str]  # as written
+    norm_phrases: list[str]
+
+
+def parse_query(query: str) -> Query:
+    """Split quoted phrases from the rest; KBQueryError when nothing searchable is left."""
+    if not isinstance(query, str) or not query.strip():
+        raise KBQueryError("the query is empty: give words, Chinese text or a \"quoted phrase\"")
+    q = unicodedata.normalize("NFKC", query)
+    phrases = [p.strip() for m in _PHRASE.finditer(q) for p in m.groups() if p is not None and p.strip()]
+    rest = _PHRASE.sub(" ", q)
+    terms = list(dict.fromkeys(kb_terms(rest) + [t for p in phrases for t in kb_terms(p)]))
+    norm = list(dict.fromkeys(_phrase_norm(p) for p in phrases))
+    if not terms and not norm:
+        raise KBQueryError(f"nothing to search for in {query!r}: give words, Chinese text or a \"quoted phrase\"")
+    plain = " ".join(" ".join([rest, *phrases]).replace('"', " ").split())
+    return Query(plain, terms, phrases, norm)
+
+
+# -- selections --------------------------------------------------------------------------------------------
+_SELECTION_NAME = re.compile(r"[^\W_][\w.\-]{0,99}", re.UNICODE)
+
+
+def selections_dir(settings: Settings) -> Path:
+    from agentos.knowledge.refine import kb_paths
+
+    return kb_paths(settings)["knowledge"] / "99_system" / "selections"
+
+
+def load_selection(settings: Settings, selection: str | Mapping | None) -> dict | None:
+    """The selection as {documents, categories, scopes} (each a list, or None when not restricting), read now."""
+    if selection is None:
+        return None
+    if isinstance(selection, Mapping):
+        return _check_selection(selection, "the inline selection")
+    if not isinstance(selection, str) or not _SELECTION_NAME.fullmatch(selection):
+        raise KBQueryError(f"{selection!r} is not a selection name (letters, digits, '-', '_', '.'; no folders)")
+    folder = selections_dir(settings)
+    path = next((p for p in (folder / f"{selection}.yaml", folder / f"{selection}.yml") if p.is_file()), None)
+    if path is None:
+        raise KBQueryError(f"no knowledge selection named {selection!r}: create {folder / (selection + '.yaml')} "
+                           "with documents, categories and/or scopes")
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise KBQueryError(f"selection {selection!r} ({path.name}) is not readable YAML: {type(e).__name__}") from None
+    return _check_selection(data if data is not None else {}, f"selection {selection!r}")
+
+
+def _check_selection(data, what: str) -> dict:
+    if not isinstance(data, Mapping):
+        raise KBQueryError(f"{what} must be a mapping with documents, categories and/or scopes")
+    unknown = sorted(str(k) for k in data if k not in SELECTION_KEYS + SELECTION_META)
+    if unknown:
+        raise KBQueryError(f"{what} has unknown keys {unknown}: use {', '.join(SELECTION_KEYS)}")
+    out: dict[str, list[str] | None] = {}
+    for key in SELECTION_KEYS:
+        value = data.get(key)
+        if value is None:
+            out[key] = None
+            continue
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise KBQueryError(f"{what}: {key} must be a list of strings")
+        out[key] = [x.strip().strip("/") for x in items if x.strip().strip("/")] if key == "categories" else [x.strip() for x in items]
+    bad = [s for s in out["scopes"] or () if s not in ("system", "personal")]
+    if bad:
+        raise KBQueryError(f"{what}: scopes are system or personal, not {bad}")
+    return out
+
+
+def is_selected(doc: dict, sel: dict | None) -> bool:
+    if sel is None:
+        return True
+    if sel["scopes"] is not None and doc["scope"] not in sel["scopes"]:
+        return False
+    if sel["documents"] is None and sel["categories"] is None:
+        return True
+    category = doc["category"].strip("/")
+    return doc["id"] in (sel["documents"] or ()) or any(category == p or category.startswith(p + "/") for p in sel["categories"] or ())
+
+
+# -- the documents a call may use ------------------------------------------------------------------------------
+_lock = threading.Lock()
+_bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_ns, size, body hash, lines)
+
+
+def _body_lines(path: Path) -> tuple[str, list[str]] | None:
+    """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
+    from agentos.knowledge.cards import read_body
+    from agentos.knowledge.outline import _split_lines
+
+    try:
+        st = path.stat()
+        hit = _bodies.get(str(path))
+        if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+            return hit[2], hit[3]
+        body = read_body(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), _split_lines(body))
+    with _lock:
+        if len(_bodies) > 20_000:
+            _bodies.clear()
+        _bodies[str(path)] = entry
+    return entry[2], entry[3]
+
+
+@dataclass
+class Doc:
+    row: dict  # the registry row (id, title, scope, category, summary, outline, content_hash, ...)
+    lines: list[str]  # the card's body lines
+    sections: list[dict]  # the stored outline, or one section over the whole body when it has none
+
+    @property
+    def id(self) -> str:
+        return self.row["id"]
+
+    def section(self, anchor: str) -> dict | None:
+        anchor = anchor if any(s["anchor"] == anchor for s in self.sections) else anchor.removeprefix("#")
+        return next((s for s in self.sections if s["anchor"] == anchor), None)
+
+
+def _sections(row: dict, lines: list[str]) -> list[dict]:
+    n = len(lines)
+    secs = [s for s in row.get("outline") or [] if isinstance(s, dict) and "anchor" in s and 1 <= s["line_start"] <= max(n, 1)]
+    if secs:
+        return secs
+    tokens = count_tokens("\n".join(lines))
+    return [{"anchor": PREAMBLE, "title": "", "level": 0, "line_start": 1, "line_end": max(n, 1), "subtree_end": max(n, 1),
+             "tokens": tokens, "subtree_tokens": tokens, "parent": None, "path": [], "explicit": False, "heading_end": 0}]
+
+
+def _today(settings: Settings):
+    return datetime.now(ZoneInfo(settings.timezone)).date()
+
+
+def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
+    """Every document meeting the three conditions, in registry order (created, id)."""
+    from agentos.knowledge.refine import kb_paths
+    from storage.kb_store import KBStore
+
+    if not isinstance(user, str) or not user.strip():
+        raise KBQueryError("a user id is required: knowledge visibility depends on who asks")
+    sel = load_selection(settings, selection)  # an unknown selection errors even on an empty base
+    paths = kb_paths(settings)
+    if not paths["db"].exists():
+        return []
+    store = KBStore(paths["db"])
+    try:
+        rows = store.visible(user, today=_today(settings))
+    finally:
+        store.close()
+    out = []
+    for row in rows:
+        if not is_selected(row, sel):
+            continue
+        body = _body_lines(paths["knowledge"] / row["path"])
+        if body is None or body[0] != row["content_hash"]:  # edited since it was published: not the reviewed text
+            continue
+        out.append(Doc(row, body[1], _sections(row, body[1])))
+    return out
+
+
+def _doc(settings: Settings, user: str, doc_id: str, selection) -> Doc:
+    if not isinstance(doc_id, str) or not doc_id.strip():
+        raise KBQueryError("a document id is required (doc_map or search_docs lists them)")
+    doc = next((d for d in selected_docs(settings, user, selection) if d.id == doc_id), None)
+    if doc is None:
+        raise _not_found(doc_id)
+    return doc
+
+
+# -- the map and the outline ---------------------------------------------------------------------------------
+def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = None) -> list[dict]:
+    """[{id, title, scope, category, summary, sections, tokens}] of the selected, published documents, by
+    category then title."""
+    docs = selected_docs(settings, user, selection)
+    out = [{"id": d.id, "title": d.row["title"], "scope": d.row["scope"], "category": d.row["category"], "summary": d.row["summary"],
+            "sections": len(d.sections), "tokens": sum(int(s.get("tokens") or 0) for s in d.sections)} for d in docs]
+    return sorted(out, key=lambda x: (x["category"], x["title"], x["id"]))
+
+
+def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Mapping | None = None) -> dict:
+    """{id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines: [start, end]}],
+    outline_text} (outline_text: ``outline.outline_markdown``, an indented list with anchors and sizes)."""
+    from agentos.knowledge.outline import Outline, outline_markdown
+
+    doc = _doc(settings, user, doc_id, selection)
+    outline = [{"anchor": s["anchor"], "title": s["title"], "level": s["level"], "tokens": s.get("tokens", 0),
+                "lines": [s["line_start"], s["line_end"]]} for s in doc.sections]
+    try:
+        text = outline_markdown(Outline.from_dict({"sections": doc.sections, "line_count": len(doc.lines)}))
+    except TypeError:  # an outline stored by an older parser: the list form still stands
+        text = "\n".join(f"{'  ' * len(s.get('path') or [])}- {s['title'] or '(preamble)'} `#{s['anchor']}`" for s in doc.sections) + "\n"
+    return {"id": doc.id, "title": doc.row["title"], "scope": doc.row["scope"], "category": doc.row["category"],
+            "summary": doc.row["summary"], "outline": outline, "outline_text": text}
+
+
+# -- the section index ------------------------------------------------------------------------------------------
+@dataclass
+class Unit:
+    """One section as a search unit."""
+
+    doc_id: str
+    doc_title: str
+    anchor: str
+    title: str
+    path: list[str]
+    line_start: int
+    line_end: int
+    heading_end: int
+    tokens: int
+    text: str  # the section's own lines
+
+    @property
+    def match_text(self) -> str:
+        """What is ranked and embedded: the title path (the document's title first when the path lacks it), then
+        the section's own lines."""
+        head = list(self.path) if self.path[:1] == [self.doc_title] or self.title == self.doc_title else [self.doc_title, *self.path]
+        return "\n".join([*head, self.text])
+
+
+def units_of(doc_id: str, title: str, lines: list[str], sections: list[dict]) -> list[Unit]:
+    out = []
+    for s in sections:
+        a, b = s["line_start"], min(s["line_end"], len(lines))
+        out.append(Unit(doc_id, title, s["anchor"], s["title"], list(s.get("path") or []), a, b, int(s.get("heading_end") or 0),
+                        int(s.get("tokens") or 0), "\n".join(lines[a - 1 : b])))
+    return out
+
+
+@dataclass
+class SectionIndex:
+    """BM25 over every section of a fixed set of documents, plus (lazily) their dense vectors."""
+
+    key: tuple
+    units: list[Unit]
+    model: object = None  # bm25s.BM25
+    norm: list[str] = field(default_factory=list)  # phrase form of each unit's title path and text
+    vectors: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)  # embedder identity -> unit -> vector
+
+    @classmethod
+    def build(cls, units: list[Unit], key: tuple = ()) -> SectionIndex:
+        import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        corpus = [kb_terms(u.match_text) or [""] for u in units]
+        model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+        if units:
+            model.index(corpus, show_progress=False)
+        norm = ["\x00".join(_phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in units]
+        return cls(key, units, model, norm)
+
+    def bm25(self, terms: list[str]) -> np.ndarray:
+        known = [t for t in terms if self.units and t in self.model.vocab_dict]
+        if not known:
+            return np.zeros(len(self.units))
+        return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+    def allowed(self, norm_phrases: list[str]) -> np.ndarray:
+        """Units that contain every phrase."""
+        return np.array([all(p in n for p in norm_phrases) for n in self.norm], dtype=bool) if norm_phrases else np.ones(len(self.units), bool)
+
+
+_indexes: OrderedDict[tuple, SectionIndex] = OrderedDict()
+
+
+def section_index(docs: list[Doc]) -> SectionIndex:
+    """The index of these documents' sections, built once per process per set of (id, content hash)."""
+    key = tuple(sorted((d.id, d.row["content_hash"]) for d in docs))
+    with _lock:
+        hit = _indexes.get(key)
+        if hit is not None:
+            _indexes.move_to_end(key)
+            return hit
+    units = [u for d in docs for u in units_of(d.id, d.row["title"], d.lines, d.sections)]
+    index = SectionIndex.build(units, key)
+    with _lock:
+        _indexes[key] = index
+        while len(_indexes) > INDEX_CACHE:
+            _indexes.popitem(last=False)
+    return index
+
+
+# -- dense vectors --------------------------------------------------------------------------------------------
+_embedders: dict[str, object] = {}
+
+
+class Dense:
+    """Cosine of sections to a query with one embedder; section vectors by text hash in ``cache`` (an
+    ``agentos.indexing.Cache``; None: this process only), embedded only when first needed."""
+
+    def __init__(self, embedder, cache=None):
+        self.embedder, self.cache = embedder, cache
+        self._queries: dict[str, np.ndarray] = {}
+
+    def cosine(self, index: SectionIndex, idxs: np.ndarray, query: str) -> np.ndarray:
+        if len(idxs) == 0:
+            return np.zeros(0)
+        identity = self.embedder.identity
+        have = index.vectors.setdefault(identity, {})
+        missing = [int(i) for i in idxs if int(i) not in have]
+        if missing:
+            texts = {i: index.units[i].match_text[:EMBED_CHARS] for i in missing}
+            hashes = {i: hashlib.sha256(t.encode("utf-8")).hexdigest() for i, t in texts.items()}
+            known = self.cache.vectors(identity, list(set(hashes.values()))) if self.cache is not None else {}
+            todo = list(dict.fromkeys(h for h in hashes.values() if h not in known))
+            if todo:
+                by_hash = {h: texts[i] for i, h in hashes.items()}
+                new = dict(zip(todo, self.embedder.embed_documents([by_hash[h] for h in todo])))
+                if self.cache is not None:
+                    self.cache.put_vectors(identity, new)
+                known.update({h: np.asarray(v, dtype=np.float32) for h, v in new.items()})
+            for i, h in hashes.items():
+                have[i] = np.asarray(known[h], dtype=np.float32)
+        matrix = np.stack([have[int(i)] for i in idxs])
+        return (matrix @ self.query_vector(query)).astype(np.float64)
+
+    def query_vector(self, text: str) -> np.ndarray:
+        vec = self._queries.get(text)
+        if vec is None:
+            vec = self._queries[text] = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
+        return vec
+
+
+def settings_dense(settings: Settings) -> Dense:
+    """The settings' embedder (loaded once per process) with the workspace's vector cache."""
+    from agentos.indexing import make_settings_embedder, open_cache
+
+    spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"
+    with _lock:
+        emb = _embedders.get(spec)
+        if emb is None:
+            emb = _embedders[spec] = make_settings_embedder(settings)
+    return Dense(emb, open_cache(settings))
+
+
+# -- ranking -----------------------------------------------------------------------------------------------------
+def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode: str = "hybrid", alpha: float = ALPHA,
+                  dense: Dense | None = None) -> list[tuple[int, float]]:
+    """[(unit index, score)], best first, at most ``k``; phrases filter, terms rank (the bench calls this)."""
+    q = query if isinstance(query, Query) else parse_query(query)
+    if mode not in MODES:
+        raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if mode != "bm25" and dense is None:
+        raise ValueError(f"mode {mode!r} needs a Dense scorer")
+    allowed = index.allowed(q.norm_phrases)
+    idxs = np.flatnonzero(allowed)
+    if len(idxs) == 0:
+        return []
+    bm = index.bm25(q.terms)[idxs]
+    if not q.terms:  # phrases of stop words only: every section holding them, in document order
+        bm = np.ones(len(idxs))
+    if mode == "bm25":
+        scores = {int(i): float(s) for i, s in zip(idxs, bm) if s > 0}
+    else:
+        cos = dense.cosine(index, idxs, q.text or " ".join(q.phrases))
+        if mode == "dense":
+            scores = {int(i): float(c) for i, c in zip(idxs, cos)}
+        else:
+            pool = set(np.argsort(-cos, kind="stable")[:max(DENSE_POOL, k)].tolist()) | set(np.flatnonzero(bm > 0).tolist())
+            scores = _convex(idxs, bm, cos, sorted(pool), alpha)
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    return [(i, scores[i]) for i in order[:k]]
+
+
+def _convex(idxs: np.ndarray, bm: np.ndarray, cos: np.ndarray, pool: list[int], alpha: float) -> dict[int, float]:
+    """alpha * BM25 / max BM25 + (1 - alpha) * min-max-scaled cosine, over the candidates (query.ask.convex)."""
+    b, c = bm[pool], cos[pool]
+    b = b / (b.max() or 1.0)
+    c = (c - c.min()) / (float(c.max() - c.min()) or 1.0)
+    return {int(idxs[p]): float(alpha * bi + (1 - alpha) * ci) for p, bi, ci in zip(pool, b, c)}
+
+
+def search_docs(settings: Settings, user: str, query: str, *, selection: str | Mapping | None = None, k: int = 10,
+                mode: str = "hybrid", alpha: float = ALPHA) -> list[dict]:
+    """Sections of the selected, published documents ranked for ``query``: [{doc_id, title, anchor, section, path,
+    score, snippet, lines: [start, end], tokens, coverage}], best first, at most ``k``; [] when nothing matches
+    (bm25 mode; the dense modes always rank something). ``coverage``: the share of the query's terms in the
+    section (0 for a hit found by meaning alone)."""
+    q = parse_query(query)
+    if mode not in MODES:
+        raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise KBQueryError(f"k must be a whole number from 1 to {MAX_K}")
+    docs = selected_docs(settings, user, selection)
+    if not docs:
+        return []
+    index = section_index(docs)
+    dense = settings_dense(settings) if mode != "bm25" else None
+    try:
+        ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense)
+    finally:
+        if dense is not None and dense.cache is not None:
+            dense.cache.close()
+    return [hit(index.units[i], score, q) for i, score in ranked]
+
+
+def hit(u: Unit, score: float, q: Query) -> dict:
+    terms = set(kb_terms(u.match_text))
+    coverage = sum(1 for t in q.terms if t in terms) / len(q.terms) if q.terms else 1.0
+    return {"doc_id": u.doc_id, "title": u.doc_title, "anchor": u.anchor, "section": u.title, "path": list(u.path),
+            "score": round(score, 4), "snippet": snippet(u, q), "lines": [u.line_start, u.line_end], "tokens": u.tokens,
+            "coverage": round(coverage, 3)}
+
+
+# -- snippets --------------------------------------------------------------------------------------------------
+def snippet(u: Unit, q: Query, limit: int = SNIPPET_CHARS) -> str:
+    """The sentence of the section with the most query terms (a phrase counts most), cut to a window of at
+    most ``limit`` characters around its match; the heading when only the heading matches."""
+    lines = u.text.split("\n")
+    own = lines[max(0, u.heading_end - u.line_start + 1):] if u.heading_end else lines
+    cands = [s for line in own for s in sentences(line)]
+    best, best_score = None, 0.0
+    for s in cands:
+        sc = _sentence_score(s, q)
+        if sc > best_score:
+            best, best_score = s, sc
+    if best is None:
+        best = u.title if u.title and _sentence_score(u.title, q) > 0 else (cands[0] if cands else u.title or u.doc_title)
+    return _window(" ".join(best.split()), q, limit)
+
+
+def _sentence_score(s: str, q: Query) -> float:
+    norm = _phrase_norm(s)
+    terms = set(kb_terms(s))
+    return 10.0 * sum(1 for p in q.norm_phrases if p in norm) + sum(1 for t in q.terms if t in terms)
+
+
+def _window(s: str, q: Query, limit: int) -> str:
+    """``s`` when short; else the ``limit``-character window (starting a little before a match) holding the
+    most of the query's phrases and terms."""
+    if len(s) <= limit:
+        return s
+    low = s.lower()
+    needles = [(p.lower(), 10.0) for p in q.phrases] + [(t, 1.0) for t in q.terms]
+    spots = []
+    for needle, _ in needles:
+        pos = low.find(needle)
+        while pos >= 0 and len(spots) < 400:
+            spots.append(pos)
+            pos = low.find(needle, pos + 1)
+    width = limit - 2
+    best_start, best = 0, -1.0
+    for start in sorted({max(0, min(p - 20, len(s) - width)) for p in spots} or {0}):
+        part = low[start : start + width]
+        score = sum(w for needle, w in needles if needle in part)
+        if score > best:
+            best_start, best = start, score
+    end = min(len(s), best_start + width)
+    return ("…" if best_start > 0 else "") + s[best_start:end].strip() + ("…" if end < len(s) else "")
+
+
+# -- section pages ---------------------------------------------------------------------------------------------
+def page_spans(lines: list[str], page_tokens: int) -> list[tuple[int, int]]:
+    """[(start, end)] character offsets into ``"\\n".join(lines)``, consecutive and covering it: pages of at most
+    ``page_tokens`` tokens and ``page_tokens * CHARS_PER_TOKEN`` characters, cut at line ends (the newline
+    stays with its line), an over-long line cut by characters."""
+    text = "\n".join(lines)
+    max_chars = page_tokens * CHARS_PER_TOKEN
+    spans: list[tuple[int, int]] = []
+    start = used_t = used_c = 0
+    pos = 0
+    for i, line in enumerate(lines):
+        seg_end = pos + len(line) + (1 if i + 1 < len(lines) else 0)
+        t, c = count_tokens(line), seg_end - pos
+        if used_t + t <= page_tokens and used_c + c <= max_chars:
+            used_t, used_c = used_t + t, used_c + c
+        else:
+            if pos > start:
+                spans.append((start, pos))
+                start = pos
+            if t <= page_tokens and c <= max_chars:
+                used_t, used_c = t, c
+            else:  # one line longer than a page: full pages of it, its tail opens the next page
+                while True:
+                    rest = text[start:seg_end]
+                    if count_tokens(rest) <= page_tokens and len(rest) <= max_chars:
+                        used_t, used_c = count_tokens(rest), len(rest)
+                        break
+                    cut = start + _cut(rest, page_tokens, max_chars)
+                    spans.append((start, cut))
+                    start = cut
+        pos = seg_end
+    if start < len(text) or not spans:
+        spans.append((start, len(text)))
+    return spans
+
+
+def _cut(s: str, page_tokens: int, max_chars: int) -> int:
+    """How many characters of ``s`` fill a page: the longest prefix within both limits, moved back to the
+    nearest boundary (not inside a word of a non-CJK script) within 40 characters when there is one."""
+    lo, hi = 1, min(len(s), max_chars)
+    while lo < hi:  # the largest e with count_tokens(s[:e]) <= page_tokens (monotonic in e)
+        mid = (lo + hi + 1) // 2
+        if count_tokens(s[:mid]) <= page_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    e = lo
+    for p in range(e, max(0, e - 40), -1):
+        if p < len(s) and not (_WORD_CHAR.match(s[p - 1]) and _WORD_CHAR.match(s[p])):
+            return p
+    return e
+
+
+def _encode_cursor(payload: dict) -> str:
+    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return "kb1." + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> dict:
+    try:
+        if not isinstance(cursor, str) or not cursor.startswith("kb1."):
+            raise ValueError
+        body = cursor[4:]
+        data = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8"))
+        if not (isinstance(data, dict) and {"d", "a", "h", "s", "t", "p"} <= set(data) and isinstance(data["p"], int)
+                and isinstance(data["t"], int)):
+            raise ValueError
+        return data
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise KBQueryError("not a read_section cursor: pass the next_cursor of the previous page as it was given") from None
+
+
+def read_section(settings: Settings, user: str, doc_id: str, anchor: str, *, cursor: str | None = None, page_tokens: int = 400,
+                 subtree: bool = False, selection: str | Mapping | None = None) -> dict:
+    """One page of a section: {doc_id, title, anchor, section, path, text, page (1-based), pages, next_cursor (None
+    on the last page), lines: [start, end] (body lines this page touches), section_lines, tokens, subtree,
+    subsections: [{anchor, title}]}. With a cursor, its page size and subtree choice are used."""
+    doc = _doc(settings, user, doc_id, selection)
+    if not isinstance(anchor, str) or doc.section(anchor) is None:
+        raise KBQueryError(f"no section #{anchor} in {doc_id}: read_doc lists its anchors")
+    sec = doc.section(anchor)
+    page = 0
+    if cursor is not None:
+        c = _decode_cursor(cursor)
+        if c["d"] != doc_id or c["a"] != sec["anchor"]:
+            raise KBQueryError(f"this cursor is for {c['d']}#{c['a']}, not {doc_id}#{sec['anchor']}")
+        if c["h"] != doc.row["content_hash"][:16]:
+            raise KBQueryError(f"{doc_id} changed since this cursor was given: read #{sec['anchor']} again from its start")
+        page, page_tokens, subtree = c["p"], c["t"], bool(c["s"])
+    if isinstance(page_tokens, bool) or not isinstance(page_tokens, int) or not PAGE_TOKENS[0] <= page_tokens <= PAGE_TOKENS[1]:
+        raise KBQueryError(f"page_tokens must be a whole number from {PAGE_TOKENS[0]} to {PAGE_TOKENS[1]}")
+    first = sec["line_start"]
+    last = min(sec["subtree_end"] if subtree else sec["line_end"], len(doc.lines))
+    lines = doc.lines[first - 1 : last]
+    spans = page_spans(lines, page_tokens)
+    if not 0 <= page < len(spans):
+        raise KBQueryError("this cursor points past the end of the section: read it again from its start")
+    start, end = spans[page]
+    whole = "\n".join(lines)
+    text = whole[start:end]
+    offsets = np.cumsum([0] + [len(x) + 1 for x in lines[:-1]]).tolist()
+    line_a = first + bisect.bisect_right(offsets, start) - 1
+    line_b = last if end >= len(whole) else first + bisect.bisect_right(offsets, max(start, end - 1)) - 1
+    nxt = None
+    if page + 1 < len(spans):
+        nxt = _encode_cursor({"d": doc_id, "a": sec["anchor"], "h": doc.row["content_hash"][:16], "s": int(bool(subtree)),
+                              "t": page_tokens, "p": page + 1})
+    children = [{"anchor": s["anchor"], "title": s["title"]} for s in doc.sections if s.get("parent") == sec["anchor"]]
+    return {"doc_id": doc_id, "title": doc.row["title"], "anchor": sec["anchor"], "section": sec["title"], "path": list(sec.get("path") or []),
+            "text": text, "page": page + 1, "pages": len(spans), "next_cursor": nxt, "lines": [line_a, line_b],
+            "section_lines": [first, last], "tokens": count_tokens(text), "subtree": bool(subtree), "subsections": children}
+
+
+def warm_vectors(settings: Settings, user: str, *, selection: str | Mapping | None = None) -> int:
+    """Embed every selected section now (a flow or bench runs this so the first dense query is quick); returns
+    how many sections the set has."""
+    docs = selected_docs(settings, user, selection)
+    if not docs:
+        return 0
+    index = section_index(docs)
+    dense = settings_dense(settings)
+    try:
+        dense.cosine(index, np.arange(len(index.units)), "warm")
+    finally:
+        if dense.cache is not None:
+            dense.cache.close()
+    return len(index.units)
