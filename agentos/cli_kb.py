@@ -190,7 +190,7 @@ def cmd_ask(args) -> int:
         print(f"[{a['status']}] ({a['method']}, {a['sections_read']} section(s), {a['tokens']} tokens)")
         if a.get("answer"):
             print(a["answer"])
-        if a.get("missing"):
+        if a.get("missing") and a["missing"] not in (a.get("answer") or ""):
             print(f"missing: {a['missing']}")
         for c in a.get("citations") or []:
             print(f"  - {c['title']} › {c['section']} ({c['doc_id']}#{c['anchor']})")

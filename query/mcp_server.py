@@ -1,6 +1,6 @@
 """The MCP server: the layered query, fact lookups and raw reads, served to agents over stdio.
 
-``agentos mcp`` runs :func:`run_stdio`. Seven tools, all scoped to the configured user (``AGENTOS_USER``)
+``agentos mcp`` runs :func:`run_stdio`. Twelve tools, all scoped to the configured user (``AGENTOS_USER``)
 of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 
 - ``memory_query``: :func:`query.ask.ask` (L0 rules -> L1 cards -> L2 facts -> L3 raw lines), as a dict.
@@ -8,7 +8,8 @@ of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 - ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
 
 and four work on single memory records (query/mcp_memory.py): ``memory_save``, ``memory_update``,
-``memory_recall``, ``memory_delete``. No tool clears all memories.
+``memory_recall``, ``memory_delete``. No tool clears all memories. Five read the published knowledge base
+(query/mcp_kb.py): ``kb_map``, ``kb_search``, ``kb_outline``, ``kb_read``, ``kb_answer``.
 
 A request the stores cannot answer as asked (empty query, no index, bad date, unknown reference) comes back
 as a tool error (``isError``) whose text says what to do, never as a traceback. No Prefect here; the
@@ -40,7 +41,10 @@ Use fact_lookup for what is true about a subject now, on an earlier day, or how 
 read the original lines a source points to. Always respect the returned `constraints` (hard rules).
 The user's memory records (preferences, feedback on your work, project background, references): call
 memory_recall with the request at the start of a task; memory_save / memory_update / memory_delete one
-record when the user states something lasting or asks you to remember or forget it."""
+record when the user states something lasting or asks you to remember or forget it.
+The knowledge base (published, reviewed documents): kb_answer for a cited answer (it says what the base does
+not cover); or navigate yourself: kb_map -> kb_search (sections) -> kb_outline -> kb_read (paged by cursor).
+Keep only document ids and section anchors in your context afterwards."""
 
 
 def _error(message: str):
@@ -180,6 +184,9 @@ def build_server(settings: Settings, *, warm: bool = False):
     from query.mcp_memory import add_memory_tools
 
     add_memory_tools(server, settings, _error)
+    from query.mcp_kb import add_kb_tools
+
+    add_kb_tools(server, settings, _error)
     return server
 
 
