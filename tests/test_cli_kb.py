@@ -69,3 +69,8 @@ def test_reading_published_knowledge_from_the_command_line(tmp_path):
         if not cursor:
             break
     assert len(pages) > 2 and "第39条" in pages[-1] and "\n".join(pages).count("部署前检查") == 39
+    asked = json.loads(agentos("kb", "ask", "回滚时先做什么？", "--json", home=home).stdout)
+    assert asked["status"] == "answered" and "停流量" in asked["answer"]
+    assert {c["doc_id"] for c in asked["citations"]} == {ids["运维手册"]}  # never the pending draft
+    gap = json.loads(agentos("kb", "ask", "火星上的天气怎么样？", "--json", home=home).stdout)
+    assert gap["status"] == "not_covered" and gap["citations"] == [] and "火星" in gap["missing"]
