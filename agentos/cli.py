@@ -224,6 +224,26 @@ def cmd_bench(args) -> int:
         if args.report:
             Path(args.report).write_text(madial.markdown(res, command), encoding="utf-8")
         _emit(args, res, lambda o: print(madial.render(o)))
+    elif args.runner == "beir":
+        from agentos.benchmarks import beir
+
+        if not (Path(args.path) / "corpus.jsonl").is_file():
+            raise CliError(f"no corpus.jsonl in {args.path} (a BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels.tsv)")
+        res = beir.run(args.path, limit=args.limit, k=args.k, work=args.work, log=log)
+        if args.report:
+            Path(args.report).write_text(beir.markdown(res, command), encoding="utf-8")
+        _emit(args, res, lambda o: print(beir.render(o)))
+    elif args.runner == "links":
+        from agentos.benchmarks import links
+
+        if not (Path(args.path) / "derived" / "internal_anchor_links.jsonl").is_file():
+            raise CliError(f"no derived/internal_anchor_links.jsonl in {args.path} (the vue_docs_zh_cn folder)")
+        if args.en and not (Path(args.en) / "src").is_dir():
+            raise CliError(f"no src/ in {args.en} (the vue_docs_en folder)")
+        res = links.run(args.path, en=args.en, limit=args.limit, work=args.work, log=log)
+        if args.report:
+            Path(args.report).write_text(links.markdown(res, command), encoding="utf-8")
+        _emit(args, res, lambda o: print(links.render(o)))
     else:
         from agentos.benchmarks import perf
 
@@ -501,6 +521,27 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--limit", type=int, help="only the first N queries (a quick run)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also measure the chat selector on this OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
     sp.add_argument("--report", help="write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("beir", help="passage retrieval through the knowledge read path on a BEIR-layout corpus (e.g. CMRC2018)",
+                         description="passage retrieval through search_docs on a BEIR-layout corpus: R@1, R@5, MRR@10 and latency "
+                                     "for hybrid, bm25-only and dense-only (one knowledge document per passage)")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="a folder with corpus.jsonl, queries.jsonl and qrels.tsv, e.g. ../shared/eval/cmrc2018")
+    sp.add_argument("--limit", type=int, help="only the first N queries; the corpus is cut to their relevant passages plus 10 others (a quick run)")
+    sp.add_argument("--k", type=int, default=10, help="sections asked of search_docs per query (default 10)")
+    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
+    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/beir-cmrc2018.md")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("links", help="section retrieval on the Vue docs (zh): link texts and English headings -> the linked zh section",
+                         description="section retrieval through search_docs on the Chinese Vue docs: internal link texts (zh), English "
+                                     "heading texts (and, with --en, English link texts) -> the gold zh section; hit@1, hit@5, MRR@10 "
+                                     "for hybrid, bm25-only and dense-only")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="the vue_docs_zh_cn folder (src/ and derived/), e.g. ../shared/eval/vue_docs_zh_cn")
+    sp.add_argument("--en", help="the vue_docs_en folder: also its internal link texts as English queries against the zh sections")
+    sp.add_argument("--limit", type=int, help="only the first N queries of each set; only the files they target are indexed (a quick run)")
+    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
+    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/links-vue.md")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
                          description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
