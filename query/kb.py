@@ -447,20 +447,29 @@ class Dense:
     def query_vector(self, text: str) -> np.ndarray:
         vec = self._queries.get(text)
         if vec is None:
+            if len(self._queries) >= 512:  # a long-lived server: keep the memo bounded
+                self._queries.pop(next(iter(self._queries)))
             vec = self._queries[text] = np.asarray(self.embedder.embed_query(text), dtype=np.float32)
         return vec
 
 
+_denses: dict[tuple[str, str], Dense] = {}
+
+
 def settings_dense(settings: Settings) -> Dense:
-    """The settings' embedder (loaded once per process) with the workspace's vector cache."""
+    """The settings' embedder with the workspace's vector cache, built once per process and workspace: one
+    cache connection and one query-vector memo for every call (an MCP server answers many)."""
     from agentos.indexing import make_settings_embedder, open_cache
 
     spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"
     with _lock:
-        emb = _embedders.get(spec)
-        if emb is None:
-            emb = _embedders[spec] = make_settings_embedder(settings)
-    return Dense(emb, open_cache(settings))
+        dense = _denses.get((spec, str(settings.home)))
+        if dense is None:
+            emb = _embedders.get(spec)
+            if emb is None:
+                emb = _embedders[spec] = make_settings_embedder(settings)
+            dense = _denses[(spec, str(settings.home))] = Dense(emb, open_cache(settings))
+        return dense
 
 
 # -- ranking -----------------------------------------------------------------------------------------------------
@@ -516,11 +525,7 @@ def search_docs(settings: Settings, user: str, query: str, *, selection: str | M
         return []
     index = section_index(docs)
     dense = settings_dense(settings) if mode != "bm25" else None
-    try:
-        ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense)
-    finally:
-        if dense is not None and dense.cache is not None:
-            dense.cache.close()
+    ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense)
     return [hit(index.units[i], score, q) for i, score in ranked]
 
 
@@ -699,10 +704,5 @@ def warm_vectors(settings: Settings, user: str, *, selection: str | Mapping | No
     if not docs:
         return 0
     index = section_index(docs)
-    dense = settings_dense(settings)
-    try:
-        dense.cosine(index, np.arange(len(index.units)), "warm")
-    finally:
-        if dense.cache is not None:
-            dense.cache.close()
+    settings_dense(settings).cosine(index, np.arange(len(index.units)), "warm")
     return len(index.units)

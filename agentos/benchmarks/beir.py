@@ -204,14 +204,10 @@ def warm(settings, log: Callable[[str], None], chunk: int = 32) -> tuple[int, fl
     t = time.perf_counter()
     index = kb.section_index(kb.selected_docs(settings, USER))
     n = len(index.units)
-    dense = kb.settings_dense(settings)
-    try:
-        for a in range(0, n, chunk):
-            dense.cosine(index, np.arange(a, min(n, a + chunk)), "warm")
-            log(f"  embedded {min(n, a + chunk)}/{n} sections ({time.perf_counter() - t:.0f} s)")
-    finally:
-        if dense.cache is not None:
-            dense.cache.close()
+    dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its connection
+    for a in range(0, n, chunk):
+        dense.cosine(index, np.arange(a, min(n, a + chunk)), "warm")
+        log(f"  embedded {min(n, a + chunk)}/{n} sections ({time.perf_counter() - t:.0f} s)")
     return n, round(time.perf_counter() - t, 1), dense.embedder.identity
 
 
