@@ -11,9 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
+
+from agentos import clock
 
 
 class CliError(Exception):
@@ -53,7 +54,7 @@ def cmd_init(args) -> int:
     from agentos.workspace import init_workspace
 
     settings = _settings(args)
-    end = datetime.now(ZoneInfo(settings.timezone)).date() - timedelta(days=1)
+    end = clock.yesterday(settings.timezone)
     out = init_workspace(settings.home, demo=args.demo, user=settings.user, end_day=end)
     _emit(args, out, lambda o: print(f"workspace ready at {o['home']}" + (f"; {len(o['demo_logs'])} demo log files written" if o["demo_logs"] else "")))
     return 0
@@ -393,7 +394,7 @@ def cmd_serve(args) -> int:
 
     settings = _settings(args)
     _need_workspace(settings)
-    return serve(settings, port=args.port, project_dir=Path(__file__).resolve().parents[1])
+    return serve(settings, port=args.port, host=args.host, project_dir=Path(__file__).resolve().parents[1])
 
 
 def cmd_demo(args) -> int:
@@ -566,7 +567,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("src", help="the dataset's JSON file")
     sp.add_argument("--out", required=True, help="folder to write <user>/<YYYY-MM-DD>.md into")
     sp = add("serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule", json_flag=False)
-    sp.add_argument("--port", type=int, help="port on 127.0.0.1 (default: AGENTOS_PREFECT_PORT, 4200)")
+    sp.add_argument("--port", type=int, help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
+    sp.add_argument("--host", help="address to bind (default: AGENTOS_PREFECT_HOST, 127.0.0.1; 0.0.0.0 for every interface)")
     add("demo", cmd_demo, "init --demo, run the nightly flow and print a few queries (what `make run` does)", json_flag=False)
     return p
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime
+from datetime import date
 from typing import Literal
 
 Role = Literal["user", "assistant", "other"]
@@ -105,6 +105,3 @@ class DayLog:
     problems: list[Quarantined] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
 
-
-def now_iso() -> str:
-    return datetime.now().astimezone().replace(microsecond=0).isoformat()

@@ -20,7 +20,6 @@ import hashlib
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 from zoneinfo import ZoneInfo
@@ -28,9 +27,17 @@ from zoneinfo import ZoneInfo
 import frontmatter
 import yaml
 
+from agentos import clock
 from storage.memory_proposals import ProposalStore
-from storage.memory_store import (FileRecordStore, InvalidName, RecordNotFound, RecordStore, SqliteRecordStore, check_name,
-                                  name_problem)
+from storage.memory_store import (
+    FileRecordStore,
+    InvalidName,
+    RecordNotFound,
+    RecordStore,
+    SqliteRecordStore,
+    check_name,
+    name_problem,
+)
 
 TYPES = ("user", "feedback", "project", "reference")
 SOURCES = ("manual", "auto")
@@ -172,7 +179,7 @@ class MemoryBook:
         self._guard = threading.Lock()
 
     def now(self) -> str:
-        return datetime.now(self.tz).isoformat(timespec="seconds")
+        return clock.now(self.tz).isoformat(timespec="seconds")
 
     @contextmanager
     def locked(self, user: str) -> Iterator[None]:

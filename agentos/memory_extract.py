@@ -35,8 +35,16 @@ import re
 from collections import Counter
 from datetime import date
 
+from agentos import clock
 from agentos.llm import ChatClient, LLMError
-from agentos.memories import MAX_DESCRIPTION_CHARS, TYPES, ManualRecordProtected, MemoryBook, Record, name_problem
+from agentos.memories import (
+    MAX_DESCRIPTION_CHARS,
+    TYPES,
+    ManualRecordProtected,
+    MemoryBook,
+    Record,
+    name_problem,
+)
 from agentos.text import CJK, nfkc, normalize_key, sentences, slugify, truncate
 
 __all__ = ["extract", "messages_from_turns", "last_exchanges", "memory_tool_called", "cues", "scope_of", "similarity",
@@ -507,7 +515,7 @@ def _line(day: str, statement: str, where: str, context: str | None = None) -> s
 def candidates_rules(exchanges: list[list[dict]], day=None) -> list[dict]:
     """One candidate per cued sentence of the USER (the assistant's words are never the user's memory; the
     assistant message a piece of feedback answers is kept as its context)."""
-    day = _day(day or date.today())
+    day = _day(day or clock.today())  # callers pass the workspace's day; this default is for direct use
     out, before = [], None
     for ex in exchanges:
         out += _sentence_candidates(ex[0], day, before)
@@ -570,7 +578,7 @@ def _model_item(item, i: int) -> tuple[str, str, str]:
 
 def candidates_model(exchanges: list[list[dict]], client: ChatClient, day=None) -> list[dict]:
     """The chat model's candidates (one call), validated; raises ``LLMError`` on any unusable answer."""
-    day = _day(day or date.today())
+    day = _day(day or clock.today())  # callers pass the workspace's day; this default is for direct use
     data = client.complete_json(MODEL_PROMPT, f"Date: {day}\n\n{_listing(exchanges)}")
     items = data.get("memories") if isinstance(data, dict) else None
     if not isinstance(items, list):

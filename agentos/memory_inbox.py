@@ -18,7 +18,7 @@ from pathlib import Path
 
 import frontmatter
 
-from agentos.domain import now_iso
+from agentos import clock
 from agentos.memories import TYPES, check_fields
 from agentos.settings import Settings
 from agentos.text import truncate
@@ -113,7 +113,7 @@ def ingest_cards(settings: Settings, user: str) -> dict:
             cand["body"] = f"{cand['body']}\n\n(from inbox card {rel})"
             _write(book, user, [cand], settings, None, report)
             if len(report["errors"]) == before:  # a failed write is retried the next night
-                append_lines(log_path, [json.dumps({"file": rel, "sha256": sha, "user": user, "at": now_iso()}, ensure_ascii=False)])
+                append_lines(log_path, [json.dumps({"file": rel, "sha256": sha, "user": user, "at": clock.stamp(settings.timezone)}, ensure_ascii=False)])
     finally:
         if book is not None and book.proposals:
             book.proposals.close()

@@ -88,7 +88,9 @@ class Settings(BaseSettings):
                                            "description is at least this similar, instead of writing a near-duplicate.")
     kb_admins: list[str] = Field(["default"], description="User ids allowed to approve or reject system knowledge documents "
                                  "(personal documents are decided by their owner).")
-    prefect_port: int = Field(4200, description="Port of the local Prefect server that `agentos serve` runs on 127.0.0.1.")
+    prefect_port: int = Field(4200, description="Port of the local Prefect server (and its UI) that `agentos serve` runs.")
+    prefect_host: str = Field("127.0.0.1", description="Address `agentos serve` binds the Prefect server to (0.0.0.0: every interface; "
+                              "the UI then calls the API by this machine's name, or by PREFECT_UI_API_URL when set).")
 
     @field_validator("expiry_days", mode="after")
     @classmethod

@@ -11,4 +11,4 @@ from storage.facts import FactStore
 def open_facts(settings: Settings) -> FactStore:
     ws = Workspace(settings.home)
     return FactStore(ws.facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step,
-                     aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"))
+                     aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"), timezone=settings.timezone)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentos import clock
+
 KNOWLEDGE_DIRS = [
     "00_stream/inbox/knowledge/clipping",
     "00_stream/inbox/knowledge/feed",
@@ -122,8 +124,9 @@ class Workspace:
             d.mkdir(parents=True, exist_ok=True)
 
 
-def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end_day=None) -> dict:
-    """Create the workspace tree and identity templates; with ``demo``, also sample logs.
+def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end_day=None, timezone: str = clock.DEFAULT_TZ) -> dict:
+    """Create the workspace tree and identity templates; with ``demo``, also sample logs (ending ``end_day``,
+    default yesterday in ``timezone``, the workspace's zone).
 
     Existing files are left as they are: running init twice, or on a synced folder, loses nothing.
     """
@@ -139,12 +142,10 @@ def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end
             written.append(str(path))
     demo_files: list[str] = []
     if demo:
-        import datetime as _dt
-
         target = ws.working_dir(user)
         target.mkdir(parents=True, exist_ok=True)
         if not any(target.iterdir()):
-            end = end_day or (_dt.date.today() - _dt.timedelta(days=1))
+            end = end_day or clock.yesterday(timezone)
             demo_files = [str(p) for p in write_demo_logs(target, end_day=end)]
     return {"home": str(ws.home), "templates_written": written, "demo_logs": demo_files}
 

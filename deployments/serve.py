@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -44,19 +45,36 @@ def wait_healthy(api_url: str, proc: subprocess.Popen, timeout: float = 180.0) -
     raise RuntimeError(f"Prefect server at {api_url} did not become healthy in {timeout:.0f} s")
 
 
-def start_server(settings: Settings, port: int) -> tuple[subprocess.Popen, str]:
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def server_urls(host: str, port: int) -> tuple[str, str]:
+    """(the API URL this machine's clients use, the API URL the UI in a browser calls).
+
+    Prefect's UI asks ``/ui-settings`` where the API is; the server answers from its own settings
+    (``PREFECT_UI_API_URL``, else its API host and port settings), not from ``--port``, so both are set
+    for the server process. A wildcard bind is reached locally on 127.0.0.1 and from a browser elsewhere by
+    this machine's name; behind a proxy, set ``PREFECT_UI_API_URL`` yourself (it is kept as given)."""
+    local = "127.0.0.1" if host in WILDCARD_HOSTS else host
+    public = socket.gethostname() if host in WILDCARD_HOSTS else host
+    fmt = lambda h: f"[{h}]" if ":" in h else h  # noqa: E731 - IPv6 literals go in brackets
+    return f"http://{fmt(local)}:{port}/api", os.environ.get("PREFECT_UI_API_URL") or f"http://{fmt(public)}:{port}/api"
+
+
+def start_server(settings: Settings, port: int, host: str = "127.0.0.1") -> tuple[subprocess.Popen, str]:
     ws = Workspace(settings.home)
-    api_url = f"http://127.0.0.1:{port}/api"
+    api_url, ui_api_url = server_urls(host, port)
     log = open(ws.runtime / "prefect-server.log", "ab")
-    env = {**os.environ, "PREFECT_API_URL": ""}  # the server itself must not point at another server
-    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port), "--analytics-off"],
+    env = {**os.environ, "PREFECT_API_URL": "",  # the server itself must not point at another server
+           "PREFECT_SERVER_API_HOST": host, "PREFECT_SERVER_API_PORT": str(port), "PREFECT_UI_API_URL": ui_api_url}
+    proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port), "--analytics-off"],
                             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         wait_healthy(api_url, proc)
     except RuntimeError:
         proc.terminate()
         raise
-    prefect_env.server_file(settings.home).write_text(json.dumps({"api_url": api_url, "pid": proc.pid}))
+    prefect_env.server_file(settings.home).write_text(json.dumps({"api_url": api_url, "ui_api_url": ui_api_url, "pid": proc.pid}))
     return proc, api_url
 
 
@@ -78,13 +96,14 @@ def build_deployments(settings: Settings, specs: list[dict]):
     return out
 
 
-def serve(settings: Settings, *, port: int | None = None, project_dir: Path) -> int:
+def serve(settings: Settings, *, port: int | None = None, host: str | None = None, project_dir: Path) -> int:
     prefect_env.prepare(settings.home)
     os.environ.pop("PREFECT_API_URL", None)
     os.chdir(project_dir)  # entrypoints are paths relative to the project root
     port = port or settings.prefect_port
-    print(f"[agentos] starting Prefect server on 127.0.0.1:{port} (state in {os.environ['PREFECT_HOME']})", flush=True)
-    proc, api_url = start_server(settings, port)
+    host = host or settings.prefect_host
+    print(f"[agentos] starting Prefect server on {host}:{port} (state in {os.environ['PREFECT_HOME']})", flush=True)
+    proc, api_url = start_server(settings, port, host)
     os.environ["PREFECT_API_URL"] = api_url
     # Scheduled runs are subprocesses: they must see the same workspace and settings.
     os.environ["AGENTOS_HOME"] = str(Path(settings.home).resolve())
@@ -93,7 +112,7 @@ def serve(settings: Settings, *, port: int | None = None, project_dir: Path) -> 
         from prefect import serve as prefect_serve
 
         deployments = build_deployments(settings, load_deployment_specs())
-        print(f"[agentos] UI: http://127.0.0.1:{port}  serving: " + ", ".join(d.name for d in deployments)
+        print(f"[agentos] UI: {api_url.removesuffix('/api')}  serving: " + ", ".join(d.name for d in deployments)
               + f" (time zone {settings.timezone})", flush=True)
         prefect_serve(*deployments, print_starting_message=False)
     except KeyboardInterrupt:

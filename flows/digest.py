@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 from prefect import flow, get_run_logger
 
+from agentos import clock
 from agentos.digest import run_day
 from agentos.settings import Settings, load_settings
 from agentos.workspace import Workspace
@@ -15,7 +15,7 @@ from tasks import digest as t
 
 
 def yesterday(settings: Settings) -> date:
-    return datetime.now(ZoneInfo(settings.timezone)).date() - timedelta(days=1)
+    return clock.yesterday(settings.timezone)
 
 
 def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from zoneinfo import ZoneInfo
-
 from prefect import flow, get_run_logger
 
+from agentos import clock
 from agentos.digest import pending_days
 from flows.digest import _setup, digest_days, yesterday
 from flows.index import rebuild_indexes
@@ -29,7 +27,7 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         include_today: Also digest today's log, which may still be growing. Empty: AGENTOS_INCLUDE_TODAY (false).
     """
     settings, user, folder = _setup(user, logs_dir)
-    today = datetime.now(ZoneInfo(settings.timezone)).date()
+    today = clock.today(settings.timezone)
     until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)
     days = pending_days(settings, user, folder, until)
     log = get_run_logger()

@@ -21,8 +21,8 @@ import re
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 
+from agentos import clock
 from agentos.settings import Settings, load_settings
 from agentos.text import count_tokens
 from agentos.units import collection_name
@@ -275,7 +275,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     ordered: list[Item] = []
     facts: list[Item] = []
     seen: set[int] = set()
-    now = datetime.now().isoformat(timespec="seconds")
+    now = clock.wall_iso(settings.timezone)  # facts' validity is wall time in the workspace's zone
 
     def add_fact(fid: int, score: float | None) -> None:
         if fid in seen:

@@ -46,8 +46,8 @@ Line numbers are those of the card's body (``cards.read_body``), the text refine
 from __future__ import annotations
 
 import base64
-import bisect
 import binascii
+import bisect
 import hashlib
 import json
 import logging
@@ -57,12 +57,11 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import numpy as np
 
+from agentos import clock
 from agentos.settings import Settings
 from agentos.text import CJK, STOPWORDS, count_tokens, normalize_key, sentences
 
@@ -259,7 +258,7 @@ def _sections(row: dict, lines: list[str]) -> list[dict]:
 
 
 def _today(settings: Settings):
-    return datetime.now(ZoneInfo(settings.timezone)).date()
+    return clock.today(settings.timezone)
 
 
 def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
@@ -273,7 +272,7 @@ def selected_docs(settings: Settings, user: str, selection: str | Mapping | None
     paths = kb_paths(settings)
     if not paths["db"].exists():
         return []
-    store = KBStore(paths["db"])
+    store = KBStore(paths["db"], timezone=settings.timezone)
     try:
         rows = store.visible(user, today=_today(settings))
     finally:

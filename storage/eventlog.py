@@ -9,7 +9,7 @@ import fcntl
 import json
 from pathlib import Path
 
-from agentos.domain import now_iso
+from agentos import clock
 
 
 def append_lines(path: Path, lines: list[str]) -> None:
@@ -23,12 +23,12 @@ def append_lines(path: Path, lines: list[str]) -> None:
 
 
 def log_errors(logs_dir: Path, run: str, problems: list) -> None:
-    stamp = now_iso()
+    stamp = clock.stamp()
     append_lines(logs_dir / "errors.log", [f"{stamp} {run} {p.severity.upper()} {p}" for p in problems])
 
 
 def log_conflicts(logs_dir: Path, lines: list[str]) -> None:
-    stamp = now_iso()
+    stamp = clock.stamp()
     append_lines(logs_dir / "conflicts.log", [f"{stamp} {line}" for line in lines])
 
 
@@ -44,5 +44,5 @@ def record_quarantine(logs_dir: Path, entries: list[dict]) -> int:
                 continue
             seen.add((e.get("sha256"), e.get("file"), e.get("line"), e.get("reason")))
     new = [e for e in entries if (e.get("sha256"), e.get("file"), e.get("line"), e.get("reason")) not in seen]
-    append_lines(path, [json.dumps({**e, "recorded_at": now_iso()}, ensure_ascii=False) for e in new])
+    append_lines(path, [json.dumps({**e, "recorded_at": clock.stamp()}, ensure_ascii=False) for e in new])
     return len(new)

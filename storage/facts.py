@@ -20,7 +20,8 @@ from pathlib import Path
 
 import sqlite_utils
 
-from agentos.domain import AUTHORITY, Candidate, now_iso
+from agentos import clock
+from agentos.domain import AUTHORITY, Candidate
 from agentos.text import normalize_key, subject_key
 from storage.migrations import Migrations
 
@@ -145,8 +146,9 @@ class FactStore:
     """The facts database. Open with a path; ``apply`` writes, everything else reads."""
 
     def __init__(self, path: Path, *, expiry_days: dict[str, int | None] | None = None, reinforce_step: float = 0.05,
-                 aliases: dict[str, str] | None = None):
+                 aliases: dict[str, str] | None = None, timezone: str = clock.DEFAULT_TZ):
         self.path = Path(path)
+        self.tz = timezone  # the workspace's zone: stored validity is wall time there
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite_utils.Database(self.path)
         self.db.execute("pragma journal_mode=wal")
@@ -183,7 +185,7 @@ class FactStore:
     def record_digested(self, user: str, day: date, file: str, sha256: str, raw_ref: str | None) -> None:
         self.db.execute(
             "insert or ignore into digested (user_id, day, file, sha256, raw_ref, first_digested_at) values (?, ?, ?, ?, ?, ?)",
-            [user, day.isoformat(), file, sha256, raw_ref, now_iso()],
+            [user, day.isoformat(), file, sha256, raw_ref, clock.stamp(self.tz)],
         )
         self.db.conn.commit()
 
@@ -261,7 +263,7 @@ class FactStore:
 
     def _insert(self, user, day, cand: Candidate, skey, okey, raw_ref, *, status="active", valid_to=None, superseded_by=None,
                 version=1, previous_version=None) -> int:
-        now = now_iso()
+        now = clock.stamp(self.tz)
         row = dict(
             user_id=user, subject=cand.subject, subject_key=skey, predicate=cand.predicate, object=cand.object, object_key=okey,
             nature=cand.nature, technical=int(cand.technical), multi_valued=int(cand.multi_valued), confidence=round(cand.confidence, 4),
@@ -297,7 +299,7 @@ class FactStore:
             " candidate_object, candidate_explicitness, candidate_confidence, reason, source_day, source_file, raw_ref, line_start, line_end,"
             " observed_at, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [user, cand.subject, cand.predicate, old["id"], old["predicate"], old["object"], old["explicitness"], cand.object, cand.explicitness,
-             cand.confidence, reason, day.isoformat(), cand.source_file, raw_ref, cand.line_start, cand.line_end, cand.observed_at, now_iso()],
+             cand.confidence, reason, day.isoformat(), cand.source_file, raw_ref, cand.line_start, cand.line_end, cand.observed_at, clock.stamp(self.tz)],
         )
         self._evidence(evidence, "conflict", None, conflict_id=cur.lastrowid)
         report.conflicts += 1
@@ -331,7 +333,7 @@ class FactStore:
                                 raw_refs={c["source_file"]: c["raw_ref"]})
             fact_id = report.fact_ids[0]
         self.db.execute("update conflicts set status=?, resolved_at=?, resolved_fact_id=? where id=?",
-                        ["accepted" if accept else "rejected", now_iso(), fact_id, conflict_id])
+                        ["accepted" if accept else "rejected", clock.stamp(self.tz), fact_id, conflict_id])
         self.db.conn.commit()
         return {**self._row("select * from conflicts where id=?", [conflict_id]), "fact": self.get(fact_id) if fact_id else None}
 
@@ -347,7 +349,7 @@ class FactStore:
 
     def as_of(self, user: str, when: date | datetime | str | None = None, *, min_confidence: float = 0.0) -> list[dict]:
         """The facts that held at the end of ``when`` (default: now), not expired by then."""
-        at = _end_of(when) if when is not None else datetime.now().isoformat(timespec="seconds")
+        at = _end_of(when) if when is not None else clock.wall_iso(self.tz)
         return self._rows(
             "select * from facts where user_id=? and valid_from <= ? and (valid_to is null or valid_to > ?)"
             " and (expires_at is null or expires_at > ?) and confidence >= ? order by subject_key, predicate, valid_from",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from agentos.domain import now_iso
+from agentos import clock
 from storage.migrations import Migrations
 
 STATUSES = ("pending", "ready", "rejected")
@@ -67,8 +67,9 @@ class DocumentNotFound(KeyError):
 
 
 class KBStore:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, timezone: str = clock.DEFAULT_TZ):
         self.path = Path(path)
+        self.tz = timezone  # the workspace's zone: what day 'today' is for valid_until
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite_utils.Database(self.path)
         self.db.execute("pragma busy_timeout = 30000")
@@ -104,8 +105,8 @@ class KBStore:
     def put(self, doc: dict) -> None:
         """Insert or replace a document row (the caller has written the card file first)."""
         row = {k: (json.dumps(v, ensure_ascii=False) if k in _JSON else v) for k, v in doc.items()}
-        row.setdefault("created", now_iso())
-        row["updated"] = now_iso()
+        row.setdefault("created", clock.stamp(self.tz))
+        row["updated"] = clock.stamp(self.tz)
         self.db["documents"].upsert(row, pk="id")
 
     def set_status(self, doc_id: str, status: str, *, by: str, note: str | None = None) -> None:
@@ -113,7 +114,7 @@ class KBStore:
             raise ValueError(f"status must be one of {STATUSES}, not {status!r}")
         with self.db.conn:
             self.db.execute("update documents set status=?, decided_by=?, decided_at=?, decision_note=?, updated=? where id=?",
-                            [status, by, now_iso(), note, now_iso(), doc_id])
+                            [status, by, clock.stamp(self.tz), note, clock.stamp(self.tz), doc_id])
 
     def documents(self, *, status: str | None = None) -> list[dict]:
         if status:
@@ -122,7 +123,7 @@ class KBStore:
 
     def visible(self, user: str, *, today: date | None = None, include_expired: bool = False) -> list[dict]:
         """What a user may retrieve: ready, system or their own, and (by default) not past ``valid_until``."""
-        today = (today or date.today()).isoformat()
+        today = (today or clock.today(self.tz)).isoformat()
         rows = self._rows("select * from documents where status='ready' and (scope='system' or owner=?) order by created, id", [user])
         return [r for r in rows if include_expired or not r["valid_until"] or r["valid_until"] >= today]
 
@@ -140,7 +141,7 @@ class KBStore:
 
     def mark_ingested(self, inbox_hash: str, inbox_file: str, doc_id: str | None, outcome: str) -> None:
         self.db["ingested"].upsert({"inbox_hash": inbox_hash, "inbox_file": inbox_file, "doc_id": doc_id, "outcome": outcome,
-                                    "at": now_iso()}, pk="inbox_hash")
+                                    "at": clock.stamp(self.tz)}, pk="inbox_hash")
 
 
 def _title_key(title: str) -> str:

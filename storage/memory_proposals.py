@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
 from pathlib import Path
+
+from agentos import clock
 
 STATUSES = ("pending", "accepted", "rejected")
 
@@ -51,7 +52,7 @@ class ProposalStore:
             if row:
                 return row[0], False
             cur = self.con.execute("insert into proposals (user, kind, target, record, reason, created) values (?,?,?,?,?,?)",
-                                   [user, kind, target, blob, reason, datetime.now(timezone.utc).isoformat(timespec="seconds")])
+                                   [user, kind, target, blob, reason, clock.stamp()])
             return cur.lastrowid, True
 
     def list(self, user: str, status: str | None = "pending") -> list[dict]:
@@ -71,7 +72,7 @@ class ProposalStore:
             raise ValueError(f"a decision is accepted or rejected, not {status!r}")
         with self.con:
             n = self.con.execute("update proposals set status=?, decided=? where id=? and user=? and status='pending'",
-                                 [status, datetime.now(timezone.utc).isoformat(timespec="seconds"), pid, user]).rowcount
+                                 [status, clock.stamp(), pid, user]).rowcount
         if n == 0:
             self.get(user, pid)  # raises when it does not exist
             raise ValueError(f"proposal {pid} was already decided")

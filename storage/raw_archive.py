@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from agentos.domain import now_iso
+from agentos import clock
 
 
 class ArchiveError(Exception):
@@ -72,7 +72,7 @@ class RawArchive:
         target = self.root / ref
         _atomic_write(target, data)
         target.chmod(0o444)
-        revisions.append({"revision": n, "ref": ref, "sha256": sha, "bytes": len(data), "archived_at": now_iso()})
+        revisions.append({"revision": n, "ref": ref, "sha256": sha, "bytes": len(data), "archived_at": clock.stamp()})
         index[name] = revisions
         _atomic_write(day_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
         return Archived(ref, n, sha, new=True)

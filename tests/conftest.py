@@ -23,6 +23,18 @@ def eval_path() -> Path:
     return DEFAULT_EVAL_DIR
 
 
+# The workspace's clock for every test (and every process a test starts): the day after the demo logs end,
+# so that "yesterday", "now" and the 180-day expiry of technical facts give the same answers on any date
+# the suite runs. Tests about dates pin their own instants (tests/test_clock.py); the serve test pins the
+# real time, because Prefect's scheduler runs on the real clock.
+SUITE_NOW = "2026-11-30T10:00:00+08:00"
+
+
+@pytest.fixture(autouse=True)
+def _pinned_clock(monkeypatch):
+    monkeypatch.setenv("AGENTOS_NOW", SUITE_NOW)
+
+
 @pytest.fixture
 def eval_dir() -> Path:
     path = eval_path()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
@@ -123,13 +122,13 @@ def test_create_refuses_an_existing_name(book):
     assert book.read("bob", "editor").description == "uses emacs"
 
 
-def test_update_keeps_name_source_created_and_recall_statistics(book):
+def test_update_keeps_name_source_created_and_recall_statistics(book, monkeypatch):
     created = book.create("alice", "周报格式", "以后所有周报都用简洁格式", "feedback", "v1")
     book.mark_recalled("alice", ["周报格式"])
     book.mark_recalled("alice", ["周报格式"])
     recalled = book.read("alice", "周报格式")
     assert recalled.recall_count == 2 and recalled.last_recalled_at
-    time.sleep(1.1)  # updated times have one-second resolution
+    monkeypatch.setenv("AGENTOS_NOW", "2026-11-30T10:00:05+08:00")  # five seconds later (the suite pins the clock at 10:00)
     book.update("alice", "周报格式", description="以后所有周报和月报都用简洁格式", body="v2")
     after = book.read("alice", "周报格式")
     assert (after.name, after.source, after.created) == ("周报格式", "manual", created.created)

@@ -160,7 +160,7 @@ def bench_workspace(work: Path):
 def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[str, list[dict]]:
     """Write each {id, title, body, source} as a ready, system-scoped card with its registry row; returns
     doc id -> its stored outline (sections), parsed from the body exactly as the card gives it back."""
-    from agentos.domain import now_iso
+    from agentos import clock
     from agentos.knowledge.cards import atomic_write, read_body, render_card
     from agentos.knowledge.refine import kb_paths, outline_of
     from agentos.text import normalize_key
@@ -179,7 +179,7 @@ def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[s
                        "source_url": None, "source_type": source_type, "valid_until": None, "version": 1, "previous_version": None,
                        "superseded_by": None, "related": [], "content_hash": "", "outline": [], "summary": None,
                        "summary_hash": None, "summary_error": None, "review": {}, "inbox_file": None, "inbox_hash": None,
-                       "created": now_iso()}
+                       "created": clock.stamp()}
                 atomic_write(card, render_card(row, d["body"]))
                 body = read_body(card)  # what the read path will see: hash and outline of exactly this
                 row["content_hash"] = hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest()

@@ -33,11 +33,10 @@ import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import yaml
 
-from agentos.domain import now_iso
+from agentos import clock
 from agentos.settings import Settings
 from agentos.text import slugify, truncate
 from agentos.workspace import Workspace, workspace_lock
@@ -403,7 +402,7 @@ def content_hash(body: str) -> str:
 
 # -- writing one inbox item -------------------------------------------------------------------------------------
 def _now(settings: Settings) -> datetime:
-    return datetime.now(ZoneInfo(settings.timezone)).replace(microsecond=0)
+    return clock.now(settings.timezone)
 
 
 def write_item(settings: Settings, partition: str, meta: dict, body: str, when: datetime) -> Path:
@@ -623,7 +622,7 @@ def _finish(settings: Settings, ws: Workspace, user: str, report: dict) -> dict:
                                      "sha256": r.get("sha256"), "path": r["file"], "stage": "collect", "source": report["name"]}
                                     for r in report["refused"]])
     if report["errors"]:
-        stamp = now_iso()
+        stamp = clock.stamp(settings.timezone)
         append_lines(ws.logs / "errors.log", [f"{stamp} collect-to-inbox ERROR {e}" for e in report["errors"]])
     if report["errors"] and report["status"] == "ok":
         report["status"] = "errors"
@@ -664,7 +663,7 @@ def collect(settings: Settings, user: str | None = None, *, stages=None) -> dict
             r["errors"].append(f"source {source.name}: {type(e).__name__}: {e}")
             reports.append(_finish(settings, Workspace(settings.home), user, r))
     if problems:
-        append_lines(Workspace(settings.home).logs / "errors.log", [f"{now_iso()} collect-to-inbox ERROR {p}" for p in problems])
+        append_lines(Workspace(settings.home).logs / "errors.log", [f"{clock.stamp(settings.timezone)} collect-to-inbox ERROR {p}" for p in problems])
     return combine(user, reports, problems)
 
 

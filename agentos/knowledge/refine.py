@@ -16,15 +16,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import frontmatter
 
-from agentos.domain import Candidate, Turn, now_iso
+from agentos import clock
+from agentos.domain import Candidate, Turn
 from agentos.knowledge.cards import atomic_write, read_body, render_card
-from agentos.knowledge.review import changed_values, load_reliability, reliability, validity, version_rule
+from agentos.knowledge.review import (
+    changed_values,
+    load_reliability,
+    reliability,
+    validity,
+    version_rule,
+)
 from agentos.settings import Settings
 from agentos.text import normalize_key, slugify, truncate
 from agentos.workspace import Workspace
@@ -51,7 +57,7 @@ def kb_paths(settings: Settings) -> dict[str, Path]:
 
 
 def open_kb(settings: Settings) -> KBStore:
-    return KBStore(kb_paths(settings)["db"])
+    return KBStore(kb_paths(settings)["db"], timezone=settings.timezone)
 
 
 # -- reading an inbox item ------------------------------------------------------------------------------
@@ -149,9 +155,9 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
         if not isinstance(s, str) or not s.strip():
             raise ValueError("model answer has no summary")
         return truncate(s.strip(), SUMMARY_CHARS)
-    from agentos.text import sentences
-
     import re
+
+    from agentos.text import sentences
 
     prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "```", "|", "-", "*", ">"))
              and not re.match(r"\s*\d+[.、)]\s", line)]  # list items are not the document's own summary
@@ -233,7 +239,7 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
         "source_url": str(meta.get("source_url") or meta.get("link") or "") or (str(meta["source"]) if str(meta.get("source", "")).startswith("http") else None),
         "source_type": meta.get("source_type") or part, "valid_until": val.valid_until, "version": 1, "previous_version": None,
         "superseded_by": None, "related": [], "content_hash": content_hash, "inbox_file": f"{part}/{path.name}",
-        "inbox_hash": hashlib.sha256(data).hexdigest(), "created": now_iso(),
+        "inbox_hash": hashlib.sha256(data).hexdigest(), "created": clock.stamp(settings.timezone),
     }
     if rule in ("hard_update", "opinion_confirmed"):
         doc.update(version=old["version"] + 1, related=old["related"], created=old["created"])
@@ -303,7 +309,7 @@ def _chat(settings: Settings):
 def refine(settings: Settings, user: str | None = None, *, kit: dict | None = None, today: date | None = None) -> dict:
     """Refine every new inbox item; returns {refined: [...], duplicates, quarantined: [...], errors: [...], already}."""
     user = user or settings.user
-    today = today or datetime.now(ZoneInfo(settings.timezone)).date()
+    today = today or clock.today(settings.timezone)
     paths = kb_paths(settings)
     ws = Workspace(settings.home)
     report = {"refined": [], "duplicates": [], "quarantined": [], "errors": [], "already": 0}
@@ -397,4 +403,4 @@ def retry_summaries(settings: Settings, store: KBStore, client) -> int:
 
 def _log(path: Path, entry: dict) -> None:
     """One JSON line per item in logs/kb_ingest.log (the self-learning log of AgentOS 3.3 step 4)."""
-    append_lines(path, [json.dumps({"at": now_iso(), **entry}, ensure_ascii=False, default=str)])
+    append_lines(path, [json.dumps({"at": clock.stamp(), **entry}, ensure_ascii=False, default=str)])
