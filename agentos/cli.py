@@ -14,7 +14,7 @@ import sys
 from datetime import date, timedelta
 from pathlib import Path
 
-from agentos import clock
+from kernel import clock
 
 
 class CliError(Exception):
@@ -29,7 +29,7 @@ def _date(s: str) -> date:
 
 
 def _settings(args):
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     return load_settings(user=getattr(args, "user", None), logs_dir=getattr(args, "logs", None))
 
@@ -43,7 +43,7 @@ def _emit(args, payload, render) -> None:
 
 
 def _need_workspace(settings) -> None:
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
 
     if not Workspace(settings.home).exists():
         raise CliError(f"no workspace at {settings.home}: run `agentos init` (or set AGENTOS_HOME)")
@@ -51,18 +51,19 @@ def _need_workspace(settings) -> None:
 
 # -- init ------------------------------------------------------------------------------------------
 def cmd_init(args) -> int:
-    from agentos.workspace import init_workspace
+    from agentos.demo import init_demo_workspace
+    from kernel.workspace import init_workspace
 
     settings = _settings(args)
     end = clock.yesterday(settings.timezone)
-    out = init_workspace(settings.home, demo=args.demo, user=settings.user, end_day=end)
+    out = (init_demo_workspace(settings.home, user=settings.user, end_day=end) if args.demo else init_workspace(settings.home))
     _emit(args, out, lambda o: print(f"workspace ready at {o['home']}" + (f"; {len(o['demo_logs'])} demo log files written" if o["demo_logs"] else "")))
     return 0
 
 
 # -- stage commands ---------------------------------------------------------------------------------
 def _flows(settings, quiet: bool):
-    from agentos import prefect_env
+    from kernel import prefect_env
 
     api = prefect_env.prepare(settings.home, quiet=quiet)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
@@ -76,7 +77,7 @@ def _flows(settings, quiet: bool):
 
 
 def _finish_stage() -> None:
-    from agentos.prefect_env import let_ephemeral_server_drain
+    from kernel.prefect_env import let_ephemeral_server_drain
 
     let_ephemeral_server_drain()
 
@@ -364,7 +365,7 @@ def cmd_raw(args) -> int:
 
 
 def cmd_config(args) -> int:
-    from agentos.settings import Settings
+    from kernel.settings import Settings
 
     settings = _settings(args)
     def shown(name):  # secrets are never printed

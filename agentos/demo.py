@@ -263,74 +263,6 @@ def write_demo_logs(target_dir: Path, *, end_day: date) -> list[Path]:
     return written
 
 
-_SOUL = """# SOUL · 灵魂 / Soul
-
-Claw 的原则。L0 不可违反；L1 是默认做法，用户可以调整。
-Claw's principles. L0 is never broken; L1 is the default the user may adjust.
-
-L0 规则下的 `- blocks:` 列出该规则拦截的请求短语（逗号分隔，`*` 为通配，`/.../` 为正则，可加反引号）。
-A rule's `- blocks:` line lists request phrases it refuses (comma-separated, `*` wildcard, `/.../` regex, backticks optional).
-
-## L0 硬约束 / Hard constraints
-
-1. 绝不删除用户数据。Never delete user data.
-   - blocks: `删除*数据`, `删除*记忆`, `清空*记忆`, `delete * data`, `delete * memories`, `wipe * memory`, `erase * memory`
-2. 绝不泄露密钥、密码或令牌。Never reveal secrets, passwords or tokens.
-   - blocks: 密码, 密钥, 访问令牌, api key, api-key, password, passwords, secret key, access token, private key
-3. 执行破坏性操作前先征得确认。Ask before any destructive action.
-4. 用用户使用的语言回答。Answer in the user's language.
-
-## L1 行为准则 / Behaviour rules
-
-- 回答简洁，先给结论。Be concise; lead with the answer.
-- 不确定时直说，并给出依据。Say when unsure, and give the source.
-- 用户的明确陈述优先于推断。The user's explicit statements outrank inferences.
-- 记忆有冲突时提出来，不要悄悄覆盖。Raise memory conflicts; never overwrite silently.
-"""
-
-_IDENTITY = """# IDENTITY · 身份 / Identity
-
-## 系统身份 / System
-
-- 名称 / Name: Claw
-- 角色 / Role: 自托管的个人记忆助手 / self-hosted personal memory assistant
-
-## 设备信息 / Device
-
-- 设备名 / Hostname: （待填写 / to fill in）
-- 操作系统 / OS: （待填写 / to fill in）
-- 时区 / Time zone: （待填写 / to fill in）
-- 工作区 / Workspace path: （待填写 / to fill in）
-"""
-
-_USER = """# USER · 用户 / User
-
-## 基本信息 / Basics
-
-- 称呼 / Name: （待填写 / to fill in）
-- 语言 / Language: （待填写 / to fill in）
-- 城市 / City: （待填写 / to fill in）
-
-## 偏好 / Preferences
-
-- 回答风格 / Answer style: （待填写 / to fill in）
-- 喜欢 / Likes: （待填写 / to fill in）
-- 不喜欢 / Dislikes: （待填写 / to fill in）
-
-## 工作背景 / Work background
-
-- 职位 / Role: （待填写 / to fill in）
-- 公司 / Employer: （待填写 / to fill in）
-- 当前项目 / Current project: （待填写 / to fill in）
-- 技术栈 / Tech stack: （待填写 / to fill in）
-"""
-
-
-def core_templates() -> dict[str, str]:
-    """Identity templates for ``01_core``: SOUL.md (L0/L1 rules), IDENTITY.md, USER.md."""
-    return {"SOUL.md": _SOUL, "IDENTITY.md": _IDENTITY, "USER.md": _USER}
-
-
 # What a user might already have when the demo's nightly runs: a memory record they wrote by hand (in
 # Obsidian, say) that the logs will restate in other words, and a memory card dropped into the inbox.
 _DEMO_MANUAL_RECORD = """---
@@ -359,7 +291,7 @@ description: 以后所有周报都用简洁格式，先写结论再列风险
 
 def write_demo_memories(home: Path, user: str = "default") -> list[str]:
     """The demo's hand-written memory record and inbox memory card (only when absent: never overwritten)."""
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
 
     ws = Workspace(Path(home))
     out = []
@@ -421,7 +353,7 @@ The HorizontalPodAutoscaler scales a Deployment to match demand.
 
 def write_demo_materials(home: Path) -> list[str]:
     """The demo's knowledge material in agent-local/materials/ (only files that are absent)."""
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
 
     root = Workspace(Path(home)).local / "materials"
     out = []
@@ -431,4 +363,18 @@ def write_demo_materials(home: Path) -> list[str]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
             out.append(str(path))
+    return out
+
+
+def init_demo_workspace(home: Path, *, user: str = "default", end_day: date | None = None, timezone: str = "Asia/Shanghai") -> dict:
+    """``agentos init --demo``: the workspace tree and identity files, and, when the user's working-memory
+    folder is empty, the demo logs ending ``end_day`` (default: yesterday in ``timezone``, the workspace's zone)."""
+    from kernel import clock
+    from kernel.workspace import Workspace, init_workspace
+
+    out = init_workspace(home)
+    target = Workspace(Path(home)).working_dir(user)
+    target.mkdir(parents=True, exist_ok=True)
+    if not any(target.iterdir()):
+        out["demo_logs"] = [str(p) for p in write_demo_logs(target, end_day=end_day or clock.yesterday(timezone))]
     return out

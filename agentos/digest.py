@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from agentos.domain import Candidate, DayLog, Quarantined, Turn
+from kernel.domain import Candidate, DayLog, Quarantined, Turn
 from agentos.logformat import day_files, list_days, read_log
-from agentos.settings import Settings
+from kernel.settings import Settings
 from agentos.stores import open_facts
-from agentos.text import configure_jieba, keywords, sentences, slugify, truncate
-from agentos.workspace import Workspace, workspace_lock
+from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
+from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
 from storage.eventlog import log_conflicts, log_errors, record_quarantine
 from storage.facts import FactStore
@@ -90,7 +90,8 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    from agentos.llm import ChatClient, extract_with_model
+    from agentos.model_extract import extract_with_model
+    from kernel.llm import ChatClient
 
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
     return extract_with_model(inp.turns, inp.day, client) if inp.turns else []

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
-from agentos.domain import Candidate, Turn
+from kernel.domain import Candidate, Turn
 
 __all__ = ["extract_candidates"]
 

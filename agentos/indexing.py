@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 from agentos.stores import open_facts
-from agentos.tokenize import default_tokenizer
+from kernel.tokenize import default_tokenizer
 from agentos.units import TurnReader, Unit, card_unit, collection_name, fact_unit
-from agentos.workspace import Workspace, workspace_lock
+from kernel.workspace import Workspace, workspace_lock
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.raw_archive import RawArchive
 
@@ -39,7 +39,7 @@ def index_store(settings: Settings) -> IndexStore:
 
 
 def make_settings_embedder(settings: Settings):
-    from agentos.embedders import make_embedder
+    from kernel.embedders import make_embedder
 
     options = {"api_key": settings.embedder_api_key} if settings.embedder_api_key and settings.embedder.startswith("openai:") else {}
     return make_embedder(settings.embedder, **options)

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
-from agentos.domain import DayLog, Quarantined, Turn
+from kernel.domain import DayLog, Quarantined, Turn
 
 USER_LABELS = {"用户", "我", "user", "me", "human", "人类"}
 ASSISTANT_LABELS = {"助手", "assistant", "ai", "agent", "bot", "claw", "机器人"}

@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 import frontmatter
 import yaml
 
-from agentos import clock
+from kernel import clock
 from storage.memory_proposals import ProposalStore
 from storage.memory_store import (
     FileRecordStore,
@@ -345,7 +345,7 @@ class MemoryBook:
 
 def open_book(settings) -> MemoryBook:
     """The memory book of a workspace, on the backend ``settings.memory_backend`` names."""
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
 
     ws = Workspace(settings.home)
     if settings.memory_backend == "sqlite":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -35,8 +35,8 @@ import re
 from collections import Counter
 from datetime import date
 
-from agentos import clock
-from agentos.llm import ChatClient, LLMError
+from kernel import clock
+from kernel.llm import ChatClient, LLMError
 from agentos.memories import (
     MAX_DESCRIPTION_CHARS,
     TYPES,
@@ -45,7 +45,7 @@ from agentos.memories import (
     Record,
     name_problem,
 )
-from agentos.text import CJK, nfkc, normalize_key, sentences, slugify, truncate
+from kernel.text import CJK, nfkc, normalize_key, sentences, slugify, truncate
 
 __all__ = ["extract", "messages_from_turns", "last_exchanges", "memory_tool_called", "cues", "scope_of", "similarity",
            "differs", "keep_problem", "candidates_rules", "candidates_model", "EXCHANGES", "CUES"]
@@ -280,7 +280,7 @@ def _default_tokenizer():
     """A tokenizer without a workspace (jieba's default cache), built once, for callers that give none."""
     global _tokenizer
     if _tokenizer is None:
-        from agentos.tokenize import Tokenizer
+        from kernel.tokenize import Tokenizer
 
         _tokenizer = Tokenizer()
     return _tokenizer
@@ -762,6 +762,6 @@ def _write(book: MemoryBook, user: str, cands: list[dict], settings, tokenizer, 
 
 
 def _workspace_tokenizer(settings):
-    from agentos.tokenize import default_tokenizer
+    from kernel.tokenize import default_tokenizer
 
     return default_tokenizer(settings.home)

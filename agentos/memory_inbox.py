@@ -18,11 +18,11 @@ from pathlib import Path
 
 import frontmatter
 
-from agentos import clock
+from kernel import clock
 from agentos.memories import TYPES, check_fields
-from agentos.settings import Settings
-from agentos.text import truncate
-from agentos.workspace import Workspace
+from kernel.settings import Settings
+from kernel.text import truncate
+from kernel.workspace import Workspace
 from storage.eventlog import append_lines, record_quarantine
 from storage.memory_store import name_problem
 

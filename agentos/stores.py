@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentos.settings import Settings
-from agentos.text import load_aliases
-from agentos.workspace import Workspace
+from kernel.settings import Settings
+from kernel.text import load_aliases
+from kernel.workspace import Workspace
 from storage.facts import FactStore
 
 

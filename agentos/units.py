@@ -20,7 +20,7 @@ from pathlib import Path
 import frontmatter
 
 from agentos.logformat import read_log
-from agentos.text import count_tokens
+from kernel.text import count_tokens
 from storage.raw_archive import ArchiveError, RawArchive
 
 # How much of a unit is embedded: e5 reads 512 model tokens at a time and longer texts cost a window

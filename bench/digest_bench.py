@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> dict:
     from agentos.digest import digest_day
     from agentos.logformat import list_days
-    from agentos.settings import Settings
-    from agentos.workspace import Workspace
+    from kernel.settings import Settings
+    from kernel.workspace import Workspace
 
     Workspace(home).ensure()
     users = sorted(p for p in logs_root.iterdir() if p.is_dir())
@@ -82,7 +82,7 @@ def main() -> int:
     ap.add_argument("--report", metavar="PATH", help="also write the table as Markdown (with the command and versions) to PATH")
     args = ap.parse_args()
     if args.prefect:
-        from agentos.prefect_env import DEFAULTS
+        from kernel.prefect_env import DEFAULTS
 
         for k, v in DEFAULTS.items():
             os.environ.setdefault(k, v)
@@ -93,7 +93,7 @@ def main() -> int:
     if not eval_dir.is_dir():
         print(f"evaluation data not found at {eval_dir}", file=sys.stderr)
         return 2
-    from agentos.text import _idf_table, configure_jieba
+    from kernel.text import _idf_table, configure_jieba
 
     t0 = time.perf_counter()
     configure_jieba()  # one-time per process: jieba's dictionary and IDF table, reported apart
@@ -113,7 +113,7 @@ def main() -> int:
         one_big_day(tmp / "locomo" / "logs", tmp / "locomo-one-day" / "logs")
         rows.append(run_dataset("locomo-one-day", tmp / "locomo-one-day" / "logs", tmp / "locomo-one-day" / "home", args.prefect))
     if args.prefect:
-        from agentos.prefect_env import let_ephemeral_server_drain
+        from kernel.prefect_env import let_ephemeral_server_drain
 
         let_ephemeral_server_drain()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

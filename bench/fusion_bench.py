@@ -53,11 +53,11 @@ def build_demo(work: Path):
 
     from agentos.digest import digest_day, pending_days
     from agentos.indexing import rebuild
-    from agentos.settings import load_settings
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from agentos.demo import init_demo_workspace
 
     home = work / "demo"
-    init_workspace(home, demo=True, end_day=dt.date(2026, 11, 29))
+    init_demo_workspace(home, end_day=dt.date(2026, 11, 29))
     s = load_settings(home=home, user="bench", hostname="bench", llm_base_url=None, logs_dir=home / "agent-sync/04_memory/working/default")
     for d in pending_days(s, "bench", s.working_dir(), dt.date(2026, 11, 29)):
         digest_day(s, "bench", d, s.working_dir())
@@ -69,8 +69,8 @@ def build(conv: str, logs: Path, work: Path):
     from agentos.digest import digest_day
     from agentos.indexing import rebuild
     from agentos.logformat import list_days
-    from agentos.settings import load_settings
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from kernel.workspace import init_workspace
 
     home = work / conv
     init_workspace(home)
@@ -87,7 +87,7 @@ def build(conv: str, logs: Path, work: Path):
 def signals(settings, questions: list[str]) -> list[dict]:
     """Per question: the BM25 and vector rankings (50 each) with scores, and unit metadata."""
     from agentos.units import collection_name
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
     from query.ask import CANDIDATES, _embedder, _tokenizer
     from query.index_reader import open_reader
 
@@ -192,7 +192,7 @@ def main() -> int:
     def demo_acc(b, c, g):
         return (sum(matched(x, b, c, g) for x in demo_yes) + sum(not matched(x, b, c, g) for x in demo_no)) / (len(demo_yes) + len(demo_no))
 
-    from agentos.settings import Settings
+    from kernel.settings import Settings
 
     d = {k: Settings.model_fields[f"match_floor_{k}"].default for k in ("coverage", "cosine", "gap")}
     best = None

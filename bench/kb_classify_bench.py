@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentos.embedders import make_embedder  # noqa: E402
+from kernel.embedders import make_embedder  # noqa: E402
 from agentos.indexing import Cache  # noqa: E402
 from agentos.knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
 from agentos.knowledge.taxonomy import builtin_taxonomy  # noqa: E402

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from agentos import prefect_env
-from agentos.settings import Settings
-from agentos.workspace import Workspace
+from kernel import prefect_env
+from kernel.settings import Settings
+from kernel.workspace import Workspace
 
 PREFECT_YAML = Path(__file__).with_name("prefect.yaml")
 
@@ -118,10 +118,11 @@ def serve(settings: Settings, *, port: int | None = None, host: str | None = Non
     except KeyboardInterrupt:
         pass
     finally:
+        # Stage commands stop sending runs to this server first, then it stops.
+        prefect_env.server_file(settings.home).unlink(missing_ok=True)
         try:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(timeout=20)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             proc.kill()
-        prefect_env.server_file(settings.home).unlink(missing_ok=True)
     return 0

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from agentos import clock
+from kernel import clock
 from agentos.digest import run_day
-from agentos.settings import Settings, load_settings
-from agentos.workspace import Workspace
+from kernel.settings import Settings, load_settings
+from kernel.workspace import Workspace
 from tasks import digest as t
 
 

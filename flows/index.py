@@ -6,8 +6,8 @@ from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from agentos.indexing import rebuild
-from agentos.settings import Settings, load_settings
-from agentos.workspace import Workspace
+from kernel.settings import Settings, load_settings
+from kernel.workspace import Workspace
 from tasks import index as t
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from agentos import clock
+from kernel import clock
 from agentos.digest import pending_days
 from flows.digest import _setup, digest_days, yesterday
 from flows.index import rebuild_indexes

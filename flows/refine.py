@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from agentos.settings import load_settings
-from agentos.workspace import Workspace
+from kernel.settings import load_settings
+from kernel.workspace import Workspace
 from tasks import refine as t
 
 

@@ -15,7 +15,7 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field
 
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 
 
 class ReviewDecision(RunInput):

@@ -22,11 +22,11 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from agentos import clock
-from agentos.settings import Settings, load_settings
-from agentos.text import count_tokens
+from kernel import clock
+from kernel.settings import Settings, load_settings
+from kernel.text import count_tokens
 from agentos.units import collection_name
-from agentos.workspace import Workspace
+from kernel.workspace import Workspace
 from query.index_reader import open_reader
 from query.rules import check, load_rules
 from storage.index_store import IndexCorrupt, IndexMissing
@@ -88,7 +88,7 @@ def _embedder(settings: Settings):
 
 
 def _tokenizer(settings: Settings):
-    from agentos.tokenize import default_tokenizer
+    from kernel.tokenize import default_tokenizer
 
     return default_tokenizer(settings.home)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 from agentos.stores import open_facts
-from agentos.workspace import Workspace
+from kernel.workspace import Workspace
 from storage.raw_archive import RawArchive
 
 

@@ -61,9 +61,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agentos import clock
-from agentos.settings import Settings
-from agentos.text import CJK, STOPWORDS, count_tokens, normalize_key, sentences
+from kernel import clock
+from kernel.settings import Settings
+from kernel.text import CJK, STOPWORDS, count_tokens, normalize_key, sentences
 
 MODES = ("hybrid", "bm25", "dense")
 ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode (the bench measures it)

@@ -40,8 +40,8 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
-from agentos.settings import Settings
-from agentos.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
+from kernel.settings import Settings
+from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
 from query.kb import KBQueryError, Query, _phrase_norm, _window, kb_terms, parse_query, read_section, search_docs
 
 BUDGET = (50, 8000)  # tokens of section text an answer may read (and the most its answer text may hold)
@@ -84,7 +84,7 @@ Return only JSON: {"answer": "...", "citations": ["S1", ...], "missing": "..." o
 def key_terms(question: str) -> list[str]:
     """What the question asks about, in question order: quoted phrases whole, non-CJK words (compounds like
     wal_level kept), Chinese words (jieba); stop words, question words and lone Chinese characters dropped."""
-    from agentos.text import configure_jieba
+    from kernel.text import configure_jieba
 
     q = unicodedata.normalize("NFKC", question)
     out: list[str] = []
@@ -209,7 +209,7 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
     method = "extractive"
     model = client if client is not None else _settings_client(settings)
     if model is not None:
-        from agentos.llm import LLMError
+        from kernel.llm import LLMError
 
         try:
             out = _llm_answer(model, question, read, zh, budget, gaps)
@@ -257,7 +257,7 @@ def _fallback_terms(q: Query) -> list[str]:
 def _settings_client(settings: Settings):
     if not getattr(settings, "llm_base_url", None):
         return None
-    from agentos.llm import ChatClient
+    from kernel.llm import ChatClient
 
     return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
 
@@ -464,7 +464,7 @@ def _compose(items: list[tuple], read: list[dict], zh: bool, gaps) -> tuple[str,
 # -- with a chat model --------------------------------------------------------------------------------------------
 def _llm_answer(client, question: str, read: list[dict], zh: bool, budget: int, gaps) -> dict:
     """The model's answer from the read sections; LLMError when it cannot be used as it is."""
-    from agentos.llm import LLMError
+    from kernel.llm import LLMError
 
     ids = {f"S{i + 1}": r for i, r in enumerate(read)}
     blocks = []

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 _SELECTION = Field(description="The task's selected knowledge set: the name of a selection file "
                                "(agent-sync/03_knowledge/99_system/selections/<name>.yaml, listing documents, categories "
@@ -29,7 +29,7 @@ def add_kb_tools(server, settings: Settings, error) -> None:
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
     def guarded(fn):
-        from agentos.embedders import EmbedderError
+        from kernel.embedders import EmbedderError
         from query.kb import KBQueryError
 
         try:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 _NAME = Field(description="The record's name (its file name): short, Chinese allowed, no '/', '..' or control characters, "
                           "e.g. '周报格式' or 'preferred-editor'.")

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 RAW_READ_MAX_LINES = 200
 
@@ -98,7 +98,7 @@ def build_server(settings: Settings, *, warm: bool = False):
         file, lines [start, end] and raw_ref (pass raw_ref and lines to raw_read), constraints (hard rules
         to obey in any answer), tokens, tokens_raw, notices, timings_ms.
         """
-        from agentos.embedders import EmbedderError
+        from kernel.embedders import EmbedderError
         from query.ask import QueryError, ask
 
         try:
@@ -123,8 +123,8 @@ def build_server(settings: Settings, *, warm: bool = False):
         With history=true: {user, subject, versions}, every version with status `active` or `superseded`
         and how they link (previous_version, superseded_by).
         """
-        from agentos.text import load_aliases, subject_key
-        from agentos.workspace import Workspace
+        from kernel.text import load_aliases, subject_key
+        from kernel.workspace import Workspace
         from query.facts import fact_history, facts_as_of
 
         if not subject or not subject.strip():

@@ -282,7 +282,7 @@ class ChatSelector:
 
     def choose(self, query: str, manifest: list[dict], limit: int) -> list[tuple[str, None]]:
         """Names the model selected; raises ``LLMError`` on any unusable answer."""
-        from agentos.llm import LLMError
+        from kernel.llm import LLMError
 
         lines = "\n".join(f"{m['type']} | {m['name']} | {m.get('updated') or ''} | {m['description']}" for m in manifest)
         data = self.client.complete_json(CHAT_PROMPT.replace("LIMIT", str(limit)),
@@ -307,7 +307,7 @@ def lexical_selector(settings) -> LexicalSelector:
         sel = _selectors.get(key)
         if sel is None:
             from agentos.indexing import make_settings_embedder, open_cache
-            from agentos.tokenize import default_tokenizer
+            from kernel.tokenize import default_tokenizer
 
             if settings.embedder not in _embedders:
                 _embedders[settings.embedder] = make_settings_embedder(settings)
@@ -319,7 +319,7 @@ def lexical_selector(settings) -> LexicalSelector:
 def make_selector(settings):
     """The chat selector when ``recall_selector`` is auto and a chat endpoint is set, else the lexical one."""
     if settings.recall_selector == "auto" and settings.llm_base_url:
-        from agentos.llm import ChatClient
+        from kernel.llm import ChatClient
 
         return ChatSelector(ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s))
     return lexical_selector(settings)
@@ -349,7 +349,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         res.notices.append("empty query: give some words to look for (punctuation and spaces alone match nothing)")
         return
     if settings is None:
-        from agentos.settings import load_settings
+        from kernel.settings import load_settings
 
         settings = load_settings()
     if book is None:

@@ -17,7 +17,7 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
   a space beside it is a word edge (``delete * memories`` matches "delete memories", not "deleted").
 * ``/regex/`` is a case-insensitive Python regex. An invalid one raises ``RulesError`` (file:line).
 
-Stdlib only (plus ``agentos.text``); no Prefect: the query path calls this before anything else.
+Stdlib only (plus ``kernel.text``); no Prefect: the query path calls this before anything else.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentos.text import CJK, nfkc
+from kernel.text import CJK, nfkc
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NUMBERED = re.compile(r"^\s{0,3}(\d+)[.)]\s+(.+?)\s*$")

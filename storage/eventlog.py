@@ -9,7 +9,7 @@ import fcntl
 import json
 from pathlib import Path
 
-from agentos import clock
+from kernel import clock
 
 
 def append_lines(path: Path, lines: list[str]) -> None:

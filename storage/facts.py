@@ -20,9 +20,9 @@ from pathlib import Path
 
 import sqlite_utils
 
-from agentos import clock
-from agentos.domain import AUTHORITY, Candidate
-from agentos.text import normalize_key, subject_key
+from kernel import clock
+from kernel.domain import AUTHORITY, Candidate
+from kernel.text import normalize_key, subject_key
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import sqlite_utils
 
-from agentos import clock
+from kernel import clock
 from storage.migrations import Migrations
 
 STATUSES = ("pending", "ready", "rejected")
@@ -145,7 +145,7 @@ class KBStore:
 
 
 def _title_key(title: str) -> str:
-    from agentos.text import normalize_key
+    from kernel.text import normalize_key
 
     return normalize_key(title)
 

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from agentos import clock
+from kernel import clock
 
 STATUSES = ("pending", "accepted", "rejected")
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from agentos import clock
+from kernel import clock
 
 
 class ArchiveError(Exception):

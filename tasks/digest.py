@@ -13,8 +13,8 @@ from prefect.cache_policies import NONE
 
 from agentos import digest
 from agentos.digest import DayInput
-from agentos.domain import Candidate
-from agentos.settings import Settings
+from kernel.domain import Candidate
+from kernel.settings import Settings
 
 
 @task(name="read-day-logs", cache_policy=NONE)

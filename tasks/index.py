@@ -11,7 +11,7 @@ from prefect.cache_policies import NONE
 
 from agentos import indexing
 from agentos.indexing import Plan, Snapshot
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)

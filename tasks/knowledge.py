@@ -10,7 +10,7 @@ from prefect.cache_policies import NONE
 
 from agentos.knowledge import collect as _collect
 from agentos.knowledge.collect import Source
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
 # One task run per source, never per document. ``agentos.knowledge.collect.collect(..., stages=this module)``

@@ -6,7 +6,7 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from agentos import memory_inbox
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 
 @task(name="ingest-memory-cards", cache_policy=NONE, retries=1, retry_delay_seconds=2)

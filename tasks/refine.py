@@ -7,7 +7,7 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from agentos.knowledge import refine as r
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 
 @task(name="refine-inbox", cache_policy=NONE, retries=1, retry_delay_seconds=2)

@@ -52,10 +52,10 @@ DEMO_END = _dt.date(2026, 11, 29)
 @pytest.fixture
 def demo_home(tmp_path, monkeypatch):
     """A fresh workspace with the demo logs (8+ days ending DEMO_END), selected through AGENTOS_HOME."""
-    from agentos.workspace import init_workspace
+    from agentos.demo import init_demo_workspace
 
     home = tmp_path / "home"
-    init_workspace(home, demo=True, end_day=DEMO_END)
+    init_demo_workspace(home, end_day=DEMO_END)
     monkeypatch.setenv("AGENTOS_HOME", str(home))
     monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
     monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
@@ -99,11 +99,11 @@ def indexed_template(tmp_path_factory) -> Path:
     """The demo workspace after the nightly stages, run as plain functions (no Prefect): digest, rebuild."""
     from agentos.digest import pending_days, run_day
     from agentos.indexing import rebuild
-    from agentos.settings import load_settings
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from agentos.demo import init_demo_workspace
 
     home = tmp_path_factory.mktemp("indexed") / "home"
-    init_workspace(home, demo=True, end_day=DEMO_END)
+    init_demo_workspace(home, end_day=DEMO_END)
     settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
     folder = settings.working_dir()
     for day in pending_days(settings, settings.user, folder, DEMO_END):

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agentos.embedders import make_embedder
+from kernel.embedders import make_embedder
 from agentos.indexing import Cache
 from agentos.knowledge import classify as clf
 from agentos.knowledge.classify import classify, item_text
 from agentos.knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path
-from agentos.llm import ChatClient
-from agentos.settings import Settings
-from agentos.workspace import KNOWLEDGE_DIRS
+from kernel.llm import ChatClient
+from kernel.settings import Settings
+from kernel.workspace import KNOWLEDGE_DIRS
 from tests.chat_server import ChatServer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "bench" / "data" / "kb_classify_sample.jsonl"

@@ -11,7 +11,7 @@ import pytest
 
 from agentos.digest import digest_day
 from agentos.logformat import list_days
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 
 AGENTOS = [str(Path(sys.executable).with_name("agentos"))]
 
@@ -115,7 +115,7 @@ def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
     assert json.loads(p.stdout)["turns"] > 2000
     conv = out / "conv-26"
     s = load_settings(home=tmp_path / "home", user="conv-26", logs_dir=conv)
-    from agentos.workspace import Workspace
+    from kernel.workspace import Workspace
 
     Workspace(s.home).ensure()
     days = list_days(conv)

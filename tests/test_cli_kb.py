@@ -42,7 +42,7 @@ def test_refine_then_review_from_the_command_line(tmp_path):
 def test_reading_published_knowledge_from_the_command_line(tmp_path):
     from agentos.knowledge.publish import decide
     from agentos.knowledge.refine import refine
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     home = tmp_path / "ws"
     agentos("init", home=home)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos import clock
+from kernel import clock
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTOS = [str(Path(sys.executable).with_name("agentos"))]
@@ -97,12 +97,12 @@ def test_unpinned_it_is_the_system_clock(monkeypatch):
 
 
 # -- nothing else asks the host for the time --------------------------------------------------------------------
-PRODUCTION = ["agentos", "query", "storage", "flows", "tasks", "deployments"]
+PRODUCTION = ["kernel", "agentos", "query", "storage", "flows", "tasks", "deployments"]
 
 
 def _host_clock_calls(path: Path) -> list[str]:
     """Calls that read the host's day or local time: date.today(), datetime.now() / today() without a
-    zone or with one that is not UTC (those go through agentos.clock), time.localtime(), .astimezone()."""
+    zone or with one that is not UTC (those go through kernel.clock), time.localtime(), .astimezone()."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     out = []
     for node in ast.walk(tree):
@@ -118,8 +118,8 @@ def _host_clock_calls(path: Path) -> list[str]:
 
 def test_only_the_clock_module_reads_the_time_of_day():
     found = [hit for pkg in PRODUCTION for path in sorted((ROOT / pkg).rglob("*.py"))
-             if path != ROOT / "agentos/clock.py" for hit in _host_clock_calls(path)]
-    assert not found, "use agentos.clock (the workspace's time zone):\n" + "\n".join(found)
+             if path != ROOT / "kernel/clock.py" for hit in _host_clock_calls(path)]
+    assert not found, "use kernel.clock (the workspace's time zone):\n" + "\n".join(found)
 
 
 def test_the_contract_check_sees_a_host_clock_call(tmp_path):
@@ -170,7 +170,7 @@ def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_cur
     assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in current}
 
     from agentos.digest import digest_day
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     settings = load_settings(home=home, hostname="testhost")
     digest_day(settings, "default", today, logs)  # what `nightly --include-today` adds (its stages, without Prefect)

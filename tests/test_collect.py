@@ -18,8 +18,8 @@ import frontmatter
 import pytest
 
 from agentos.knowledge.collect import collect, collect_markdown, load_sources, registry_path, sources_file
-from agentos.settings import load_settings
-from agentos.workspace import init_workspace
+from kernel.settings import load_settings
+from kernel.workspace import init_workspace
 
 INBOX = "agent-sync/03_knowledge/00_stream/inbox"
 

@@ -9,7 +9,8 @@ from datetime import date, timedelta
 import pytest
 import yaml
 
-from agentos.demo import core_templates, launch_day, write_demo_logs
+from agentos.demo import launch_day, write_demo_logs
+from kernel.templates import core_templates
 from agentos.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
 
 END = date(2026, 11, 10)

@@ -7,8 +7,9 @@ from datetime import date
 import frontmatter
 
 from agentos.digest import digest_day, pending_days
-from agentos.settings import Settings
-from agentos.workspace import Workspace, init_workspace
+from kernel.settings import Settings
+from agentos.demo import init_demo_workspace
+from kernel.workspace import Workspace, init_workspace
 from storage.facts import FactStore
 from storage.raw_archive import RawArchive
 
@@ -92,7 +93,7 @@ def test_card_points_to_facts_and_raw_lines(tmp_path):
 
 def test_demo_week_tells_the_story(tmp_path):
     home = tmp_path / "home"
-    init_workspace(home, demo=True, end_day=date(2026, 11, 29))
+    init_demo_workspace(home, end_day=date(2026, 11, 29))
     s = Settings(home=home, hostname="h")
     from agentos.logformat import list_days
 

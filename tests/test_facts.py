@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from agentos.domain import Candidate
+from kernel.domain import Candidate
 from storage.facts import FactStore
 
 D1, D2, D3 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)
@@ -137,7 +137,7 @@ def test_one_subject_in_two_languages_supersedes_across_them(store):
 
 
 def test_workspace_aliases_extend_the_built_in_ones(tmp_path):
-    from agentos.text import load_aliases
+    from kernel.text import load_aliases
 
     f = tmp_path / "subject_aliases.txt"
     f.write_text("# mine\n灰度比例 = canary ratio\n", encoding="utf-8")

@@ -74,7 +74,7 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 20 and r["index"]["embedded"] == r["index"]["units"]
     from agentos.indexing import doctor
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     assert doctor(load_settings())["ok"]  # the chain leaves no drift for anyone to fix by hand
     again = nightly()

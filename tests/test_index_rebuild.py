@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentos.indexing import doctor, rebuild
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 from storage.index_store import IndexStore
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from agentos.llm import ChatClient
-from agentos.text import count_tokens
+from kernel.llm import ChatClient
+from kernel.text import count_tokens
 from query.kb import KBQueryError
 from query.kb_answer import answer, key_terms
 from tests.chat_server import ChatServer
@@ -29,7 +29,7 @@ RUNBOOK = ("# Backup runbook\n\n## Steps\n\nStop writes first. Export a snapshot
 def kb(tmp_path_factory, kit_cache):  # noqa: F811
     """Two selected documents that answer questions, and three that hold answers no one may be given."""
     from agentos.knowledge.publish import decide
-    from agentos.workspace import init_workspace
+    from kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("kba") / "home"
     init_workspace(home)

@@ -33,7 +33,7 @@ def _docs_by_title(report) -> dict[str, str]:
 def kb(tmp_path_factory, kit_cache):  # noqa: F811
     """One workspace for the module: two selected documents, and one of each kind that must never appear."""
     from agentos.knowledge.publish import decide
-    from agentos.workspace import init_workspace
+    from kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("kb") / "home"
     init_workspace(home)

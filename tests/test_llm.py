@@ -5,8 +5,9 @@ from datetime import date
 
 import pytest
 
-from agentos.domain import Turn
-from agentos.llm import ChatClient, LLMError, extract_with_model, repair_json
+from kernel.domain import Turn
+from agentos.model_extract import extract_with_model
+from kernel.llm import ChatClient, LLMError, repair_json
 from tests.chat_server import ChatServer
 
 DAY = date(2026, 11, 3)

@@ -176,7 +176,7 @@ def test_mcp_session_over_stdio(indexed_home, tmp_path):
 
 
 def test_mcp_without_index_says_to_rebuild(tmp_path):
-    from agentos.workspace import init_workspace
+    from kernel.workspace import init_workspace
 
     home = tmp_path / "home"
     init_workspace(home)
@@ -193,7 +193,7 @@ def test_mcp_without_index_says_to_rebuild(tmp_path):
 def test_mcp_server_module_does_not_import_prefect(indexed_home):
     code = (
         "import sys\n"
-        "from agentos.settings import load_settings\n"
+        "from kernel.settings import load_settings\n"
         "from query.mcp_server import build_server\n"
         "build_server(load_settings())\n"
         "assert 'prefect' not in sys.modules, 'prefect was imported'\n"

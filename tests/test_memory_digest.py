@@ -9,7 +9,7 @@ from tests.conftest import DEMO_END, snapshot
 
 
 def _settings():
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     return load_settings(llm_base_url=None)
 

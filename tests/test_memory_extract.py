@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from agentos.domain import Turn
-from agentos.llm import ChatClient
+from kernel.domain import Turn
+from kernel.llm import ChatClient
 from agentos.memories import MemoryBook
 from agentos.memory_extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
                                     similarity)
-from agentos.settings import Settings
+from kernel.settings import Settings
 from storage.memory_proposals import ProposalStore
 from storage.memory_store import FileRecordStore
 from tests.chat_server import ChatServer

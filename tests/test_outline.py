@@ -21,7 +21,7 @@ from agentos.knowledge.outline import (
     parse_headings,
     parse_outline,
 )
-from agentos.text import count_tokens
+from kernel.text import count_tokens
 
 
 def _load(rel: str) -> list:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 from query.ask import QueryError, ask, convex, rrf
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
@@ -106,7 +106,7 @@ def test_bad_input_gets_clear_errors(indexed_home, tmp_path, monkeypatch):
     long = "服务器配置 " * 400
     a = ask(long)
     assert any("cut to its first" in n for n in a.notices) and len(a.query) <= 500
-    from agentos.workspace import init_workspace
+    from kernel.workspace import init_workspace
 
     fresh = tmp_path / "fresh"
     init_workspace(fresh)

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from agentos.memories import MemoryBook
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 from query.recall import lexical_selector, recall
 from storage.memory_store import FileRecordStore, SqliteRecordStore
 from tests.chat_server import ChatServer

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from agentos.domain import Candidate
+from kernel.domain import Candidate
 
 TODAY = date(2026, 11, 30)
 
 
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
-    from agentos.workspace import init_workspace
+    from kernel.workspace import init_workspace
 
     home = tmp_path / "home"
     init_workspace(home)
@@ -31,7 +31,7 @@ def kit_cache():
 
 
 def _settings(**kw):
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     return load_settings(**kw)
 
@@ -293,7 +293,7 @@ def test_a_failed_summary_never_blocks(ws, kit_cache):
     from tests.chat_server import ChatServer
     from agentos.knowledge.refine import refine
     from agentos.knowledge.publish import show
-    from agentos.llm import ChatClient
+    from kernel.llm import ChatClient
 
     _item(ws, "knowledge/clipping", "s.md", "# 缓存策略\n\n读多写少的数据适合用 Redis 缓存。\n", title="缓存策略", source="https://redis.io/docs")
     settings = _settings()

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from agentos.demo import core_templates
+from kernel.templates import core_templates
 from query.rules import Rule, RulesError, check, load_rules, parse_rules
 
 SOUL = core_templates()["SOUL.md"]

@@ -12,7 +12,7 @@ import urllib.request
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from agentos.workspace import init_workspace
+from agentos.demo import init_demo_workspace
 from deployments.serve import wait_healthy
 from tests.prefect_server import api, base_env, flow_runs, free_port
 
@@ -23,7 +23,7 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
     # cannot move under the test at midnight in Asia/Shanghai.
     now = datetime.now(ZoneInfo("Asia/Shanghai")).replace(microsecond=0)
     yesterday = now.date() - timedelta(days=1)
-    init_workspace(home, demo=True, end_day=yesterday)
+    init_demo_workspace(home, end_day=yesterday)
     port = free_port()  # never the default 4200: the UI must follow --port
     env = base_env(tmp_path / "prefect-home")
     env.update(AGENTOS_HOME=str(home), AGENTOS_HOSTNAME="testhost", PREFECT_RUNNER_POLL_FREQUENCY="2", AGENTOS_NOW=now.isoformat(),
@@ -57,7 +57,7 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=120)  # Prefect's runner lets a run that has just fired finish first
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()

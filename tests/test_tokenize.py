@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from agentos.text import STOPWORDS
-from agentos.tokenize import Tokenizer, default_tokenizer, protected_tokens
+from kernel.text import STOPWORDS
+from kernel.tokenize import Tokenizer, default_tokenizer, protected_tokens
 
 _WORD_CHAR = re.compile(r"[^\W_]")
 

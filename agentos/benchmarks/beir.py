@@ -144,8 +144,8 @@ def doc_id_for(raw: str, taken: set[str], prefix: str = "bench") -> str:
 def bench_workspace(work: Path):
     """Settings of a bench workspace at ``work``/home with an empty knowledge registry (cache.db kept)."""
     from agentos.knowledge.refine import kb_paths
-    from agentos.settings import load_settings
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from kernel.workspace import init_workspace
 
     home = work / "home"
     init_workspace(home)
@@ -160,10 +160,10 @@ def bench_workspace(work: Path):
 def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[str, list[dict]]:
     """Write each {id, title, body, source} as a ready, system-scoped card with its registry row; returns
     doc id -> its stored outline (sections), parsed from the body exactly as the card gives it back."""
-    from agentos import clock
+    from kernel import clock
     from agentos.knowledge.cards import atomic_write, read_body, render_card
     from agentos.knowledge.refine import kb_paths, outline_of
-    from agentos.text import normalize_key
+    from kernel.text import normalize_key
     from storage.kb_store import KBStore
 
     paths = kb_paths(settings)

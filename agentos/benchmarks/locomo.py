@@ -72,8 +72,8 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
     import numpy as np
 
     from agentos.indexing import make_settings_embedder
-    from agentos.text import count_tokens
-    from agentos.tokenize import default_tokenizer
+    from kernel.text import count_tokens
+    from kernel.tokenize import default_tokenizer
     from query.ask import convex
     from storage.keyword_index import KeywordIndex
 
@@ -97,8 +97,8 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
 
 def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=print) -> dict:
     from agentos.importers import import_locomo
-    from agentos.settings import load_settings
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from kernel.workspace import init_workspace
     from query.ask import ask
 
     home = work / sid / "home"
@@ -177,7 +177,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
     if limit:
         sids = sids[:limit]
     work = Path(tempfile.mkdtemp(prefix="agentos-bench-locomo-"))
-    from agentos import prefect_env
+    from kernel import prefect_env
 
     # One Prefect state folder for the whole run, outside the workspaces removed at the end (the
     # ephemeral server still writes to it while it drains).
@@ -192,7 +192,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     from agentos.indexing import make_settings_embedder
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     s = load_settings()
     res = summarise(convs)

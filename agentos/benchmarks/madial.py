@@ -147,9 +147,9 @@ def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
 
     from agentos.indexing import make_settings_embedder
     from agentos.memories import open_book
-    from agentos.settings import load_settings
-    from agentos.tokenize import default_tokenizer
-    from agentos.workspace import init_workspace
+    from kernel.settings import load_settings
+    from kernel.tokenize import default_tokenizer
+    from kernel.workspace import init_workspace
     from query.recall import LexicalSelector, recall
 
     home = work / "home"
@@ -212,7 +212,7 @@ def _bm25_order(tk, text: str, mine: list[int], events: dict[int, str]) -> list[
 def _chat_selector(llm: str | None):
     if not llm:
         return None
-    from agentos.llm import ChatClient
+    from kernel.llm import ChatClient
     from query.recall import ChatSelector
 
     url, _, model = llm.partition("#")

@@ -75,10 +75,10 @@ def sentence(rnd: random.Random, zh: list[str], en: list[str]) -> str:
 
 
 def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
-    from agentos.domain import Candidate
-    from agentos.settings import load_settings
+    from kernel.domain import Candidate
+    from kernel.settings import load_settings
     from agentos.stores import open_facts
-    from agentos.workspace import Workspace, init_workspace
+    from kernel.workspace import Workspace, init_workspace
     from storage.cards import CardStore
     from storage.raw_archive import RawArchive
 
@@ -134,8 +134,8 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
     """Edit 1% of the cards' summaries and supersede 1% of the facts with a new value."""
     import frontmatter
 
-    from agentos.domain import Candidate
-    from agentos.settings import load_settings
+    from kernel.domain import Candidate
+    from kernel.settings import load_settings
     from agentos.stores import open_facts
     from storage.cards import render
 
@@ -204,7 +204,7 @@ def queries_from(home: Path, n: int, seed: int = 3) -> list[str]:
 QUERY_CHILD = r"""
 import json, resource, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
-from agentos.settings import load_settings
+from kernel.settings import load_settings
 from query.ask import ask
 qs = json.loads(open(sys.argv[2], encoding="utf-8").read())
 s = load_settings()
@@ -234,7 +234,7 @@ def query_latency(home: Path, queries: list[str]) -> dict:
 
 
 def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
-    from agentos.tokenize import default_tokenizer
+    from kernel.tokenize import default_tokenizer
     from agentos.units import collection_name
     from storage.index_store import IndexStore
     from storage.keyword_index import KeywordIndex
@@ -294,7 +294,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     vecs = {h: np.frombuffer(b, dtype=np.float32) for h, b in con.execute("select text_hash, vec from vectors where embedder=?", [man["embedder"]])}
     # unit id -> vector, via the unit's embed text hash (read back from the card/fact cache is costly; use the build's snapshot)
     from agentos.indexing import collect_units
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     snap = collect_units(load_settings(home=home, user="bench", hostname="bench"))
     units: list[Unit] = snap.collections[name]["units"]
@@ -321,7 +321,7 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
     """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
     from agentos.indexing import make_settings_embedder, rebuild
-    from agentos.settings import load_settings
+    from kernel.settings import load_settings
 
     home = home or Path(tempfile.mkdtemp(prefix="agentos-index-bench-")) / "home"
     os.environ["AGENTOS_HOME"] = str(home)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from agentos.knowledge.taxonomy import Category
-from agentos.text import CJK
+from kernel.text import CJK
 
 HEAD_CHARS = 500  # embedding a whole document costs ~1 s on two cores; its head carries the topic
 DECISIVE = 2.0  # rule weight at which rules decide alone ...
@@ -328,7 +328,7 @@ def _llm_user(title: str, text: str, taxonomy: list[Category]) -> str:
 
 def classify_with_model(title: str, text: str, taxonomy: list[Category], client) -> dict:
     """Raises ``LLMError`` when the answer is unusable (not JSON, unknown category, bad confidence)."""
-    from agentos.llm import LLMError
+    from kernel.llm import LLMError
 
     data = client.complete_json(LLM_SYSTEM, _llm_user(title, text, taxonomy))
     if not isinstance(data, dict):
@@ -353,7 +353,7 @@ def classify(title: str, text: str, *, taxonomy: list[Category], embedder=None, 
     known = {c.path for c in taxonomy}
     front, _ = split_frontmatter(text)
     if client is not None and not _explicit_category({**front, **(meta or {})}, known):
-        from agentos.llm import LLMError
+        from kernel.llm import LLMError
 
         try:
             return classify_with_model(title, text, taxonomy, client)

@@ -36,10 +36,10 @@ from pathlib import Path
 
 import yaml
 
-from agentos import clock
-from agentos.settings import Settings
-from agentos.text import slugify, truncate
-from agentos.workspace import Workspace, workspace_lock
+from kernel import clock
+from kernel.settings import Settings
+from kernel.text import slugify, truncate
+from kernel.workspace import Workspace, workspace_lock
 from storage.eventlog import append_lines, record_quarantine
 
 SOURCE_TYPES = ("folder", "clipping", "feed", "tools", "personal", "memory")

@@ -39,7 +39,7 @@ Stability of anchors under edits:
 Line numbers are 1-based and count every physical line of the file (frontmatter included, so they match
 an editor). ``line_end`` is the line before the next heading of any level; ``subtree_end`` the line
 before the next heading of the same or a higher level (both: the file's last line at the end).
-``tokens`` is ``agentos.text.count_tokens`` (CJK characters plus other words) of the section's own lines
+``tokens`` is ``kernel.text.count_tokens`` (CJK characters plus other words) of the section's own lines
 (``line_start``..``line_end``); ``subtree_tokens`` of ``line_start``..``subtree_end``.
 """
 
@@ -51,7 +51,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentos.text import count_tokens
+from kernel.text import count_tokens
 
 PREAMBLE_ANCHOR = "_preamble"
 EMPTY_SLUG_BASE = "section"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agentos.knowledge.cards import restamp
 from agentos.knowledge.refine import kb_paths, open_kb
-from agentos.settings import Settings
+from kernel.settings import Settings
 
 
 class NotAllowed(PermissionError):

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import frontmatter
 
-from agentos import clock
-from agentos.domain import Candidate, Turn
+from kernel import clock
+from kernel.domain import Candidate, Turn
 from agentos.knowledge.cards import atomic_write, read_body, render_card
 from agentos.knowledge.review import (
     changed_values,
@@ -31,9 +31,9 @@ from agentos.knowledge.review import (
     validity,
     version_rule,
 )
-from agentos.settings import Settings
-from agentos.text import normalize_key, slugify, truncate
-from agentos.workspace import Workspace
+from kernel.settings import Settings
+from kernel.text import normalize_key, slugify, truncate
+from kernel.workspace import Workspace
 from storage.eventlog import append_lines, record_quarantine
 from storage.kb_store import KBStore, title_key
 
@@ -132,7 +132,7 @@ def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body
     try:
         if rel < FACT_MIN_RELIABILITY:  # unreliable: record contradictions, change nothing else
             known = {(r["subject_key"], r["predicate"]): r for r in store.current(owner)}
-            from agentos.text import subject_key
+            from kernel.text import subject_key
 
             cands = [c for c in cands if (k := known.get((subject_key(c.subject), c.predicate))) and normalize_key(k["object"]) != normalize_key(c.object)]
         report = store.apply(owner, day, cands, file_sha={rel_path: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={},
@@ -157,7 +157,7 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
         return truncate(s.strip(), SUMMARY_CHARS)
     import re
 
-    from agentos.text import sentences
+    from kernel.text import sentences
 
     prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "```", "|", "-", "*", ">"))
              and not re.match(r"\s*\d+[.、)]\s", line)]  # list items are not the document's own summary
@@ -290,7 +290,7 @@ def make_kit(settings: Settings) -> dict:
     """What every item needs, loaded once per run: taxonomy, source lists, tokenizer, embedder, chat model."""
     from agentos.indexing import make_settings_embedder, open_cache
     from agentos.knowledge.taxonomy import load_taxonomy
-    from agentos.tokenize import default_tokenizer
+    from kernel.tokenize import default_tokenizer
 
     client = _chat(settings)
     return {"taxonomy": load_taxonomy(settings), "lists": load_reliability(kb_paths(settings)["reliability"]),
@@ -301,7 +301,7 @@ def make_kit(settings: Settings) -> dict:
 def _chat(settings: Settings):
     if not settings.llm_base_url:
         return None
-    from agentos.llm import ChatClient
+    from kernel.llm import ChatClient
 
     return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
 

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentos.workspace import Workspace
+from kernel.workspace import Workspace
 
 TAXONOMY_RELPATH = Path("99_system/taxonomy.md")
 

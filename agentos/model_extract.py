@@ -1,24 +1,12 @@
-"""Optional chat model for fact extraction, over any OpenAI-compatible ``/v1/chat/completions``.
-
-The model's output is JSON, validated field by field and repaired where that is safe (code fences,
-prose around the JSON, trailing commas). Any failure raises ``LLMError``: the caller (a Prefect task
-with retries) tries again, and the flow falls back to the deterministic extractor.
-"""
+"""Fact extraction by the optional chat model: one prompt, answers validated field by field into
+``Candidate`` objects. Any unusable answer raises ``LLMError`` and the digest falls back to the rules."""
 
 from __future__ import annotations
 
-import json
-import re
 from datetime import date
 
-import httpx
-
-from agentos.domain import EXPLICITNESS, NATURES, Candidate, Turn
-
-
-class LLMError(Exception):
-    """The chat model could not be reached or its answer could not be used."""
-
+from kernel.domain import EXPLICITNESS, NATURES, Candidate, Turn
+from kernel.llm import ChatClient, LLMError
 
 SYSTEM_PROMPT = """You extract durable facts about the people in a chat log, for a personal memory system.
 Return only JSON: {"facts": [{"turn": <turn number>, "subject": "...", "predicate": "...", "object": "...",
@@ -28,46 +16,6 @@ Subjects: "user" for the user; a person's name for named speakers; otherwise the
 Predicates: name, role, works_at, lives_in, from, likes, dislikes, prefers, value, plans, decided, event, thinks, rule.
 Use "value" for settings and configuration values. "corrected" when the user corrects an earlier statement,
 "inferred" for anything the assistant concludes or the user hedges. Keep the language of the log. No prose."""
-
-
-def repair_json(text: str):
-    """Parse the model's JSON, tolerating fences, prose around it and trailing commas."""
-    s = text.strip()
-    fence = re.search(r"```(?:json)?\s*(.*?)```", s, re.S)
-    if fence:
-        s = fence.group(1).strip()
-    try:
-        return json.loads(s)
-    except json.JSONDecodeError:
-        pass
-    start = min((i for i in (s.find("{"), s.find("[")) if i >= 0), default=-1)
-    end = max(s.rfind("}"), s.rfind("]"))
-    if start < 0 or end <= start:
-        raise LLMError("model answer holds no JSON")
-    s = re.sub(r",\s*([}\]])", r"\1", s[start : end + 1])
-    try:
-        return json.loads(s)
-    except json.JSONDecodeError as e:
-        raise LLMError(f"model answer is not valid JSON: {e.msg}") from e
-
-
-class ChatClient:
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0):
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.timeout = timeout
-
-    def complete_json(self, system: str, user: str):
-        body = {"model": self.model, "temperature": 0, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                "response_format": {"type": "json_object"}}
-        try:
-            r = httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
-            r.raise_for_status()
-            content = r.json()["choices"][0]["message"]["content"]
-        except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as e:
-            raise LLMError(f"chat endpoint {self.url} failed: {e}") from e
-        return repair_json(content or "")
 
 
 def _candidate(item: dict, turns: list[Turn], day: date, model: str) -> Candidate:

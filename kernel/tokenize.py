@@ -33,7 +33,7 @@ How a text becomes tokens:
    so dictionary words such as ``T恤``, ``B超``, ``AA制``, ``1号店`` stay whole; words of other scripts
    inside such a run are cut out first and kept whole.
 4. Tokens without a letter or digit are dropped (whitespace, punctuation), and stop words (Chinese and
-   English, :data:`agentos.text.STOPWORDS`) unless ``stopwords=False``.
+   English, :data:`kernel.text.STOPWORDS`) unless ``stopwords=False``.
 
 Single Chinese characters are kept (``"猫"`` must find a note about the cat), except those in the stop list
 (``的``, ``了``, ``我`` ...).
@@ -56,7 +56,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentos.text import CJK, STOPWORDS, configure_jieba
+from kernel.text import CJK, STOPWORDS, configure_jieba
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
 RULES_VERSION = 1
@@ -269,7 +269,7 @@ def default_tokenizer(workspace_home: Path | None = None) -> Tokenizer:
     modification time), so an edited dictionary gives a new tokenizer, with a new ``identity``.
     """
     if workspace_home is None:
-        from agentos.settings import load_settings
+        from kernel.settings import load_settings
 
         workspace_home = load_settings().home
     home = Path(workspace_home).expanduser().resolve()

@@ -11,7 +11,7 @@ import os
 import urllib.request
 from pathlib import Path
 
-from agentos.workspace import Workspace
+from kernel.workspace import Workspace
 
 DEFAULTS = {
     "DO_NOT_TRACK": "1",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentos import clock
+from kernel.templates import core_templates
 
 KNOWLEDGE_DIRS = [
     "00_stream/inbox/knowledge/clipping",
@@ -124,14 +124,12 @@ class Workspace:
             d.mkdir(parents=True, exist_ok=True)
 
 
-def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end_day=None, timezone: str = clock.DEFAULT_TZ) -> dict:
-    """Create the workspace tree and identity templates; with ``demo``, also sample logs (ending ``end_day``,
-    default yesterday in ``timezone``, the workspace's zone).
+def init_workspace(home: Path) -> dict:
+    """Create the workspace tree and the identity files (``kernel.templates``); the demo adds its logs
+    (``agentos.demo.init_demo_workspace``).
 
     Existing files are left as they are: running init twice, or on a synced folder, loses nothing.
     """
-    from agentos.demo import core_templates, write_demo_logs
-
     ws = Workspace(Path(home))
     ws.ensure()
     written = []
@@ -140,14 +138,7 @@ def init_workspace(home: Path, *, demo: bool = False, user: str = "default", end
         if not path.exists():
             path.write_text(text, encoding="utf-8")
             written.append(str(path))
-    demo_files: list[str] = []
-    if demo:
-        target = ws.working_dir(user)
-        target.mkdir(parents=True, exist_ok=True)
-        if not any(target.iterdir()):
-            end = end_day or clock.yesterday(timezone)
-            demo_files = [str(p) for p in write_demo_logs(target, end_day=end)]
-    return {"home": str(ws.home), "templates_written": written, "demo_logs": demo_files}
+    return {"home": str(ws.home), "templates_written": written, "demo_logs": []}
 
 
 class workspace_lock:
