@@ -68,8 +68,8 @@ def _flows(settings, quiet: bool):
     api = prefect_env.prepare(settings.home, quiet=quiet)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
     import flows.collect
-    import flows.digest
-    import flows.index
+    import flows.daily
+    import flows.rebuild
     import flows.nightly
     import flows.refine
 
@@ -99,7 +99,7 @@ def cmd_digest(args) -> int:
     settings = _settings(args)
     _need_workspace(settings)
     fl = _flows(settings, args.quiet)
-    r = fl.digest.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
+    r = fl.daily.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
     _finish_stage()
     _emit(args, r, _print_digest)
     return 0
@@ -109,7 +109,7 @@ def cmd_backfill(args) -> int:
     settings = _settings(args)
     _need_workspace(settings)
     fl = _flows(settings, args.quiet)
-    r = fl.digest.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
+    r = fl.daily.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
     _finish_stage()
     _emit(args, r, _print_digest)
     return 0
@@ -150,19 +150,19 @@ def cmd_rebuild(args) -> int:
     settings = _settings(args)
     _need_workspace(settings)
     if args.direct:
-        from agentos.indexing import rebuild
+        from index.stages import rebuild
 
         r = rebuild(settings, full=args.full)
     else:
         fl = _flows(settings, args.quiet)
-        r = fl.index.index_rebuild(full=args.full)
+        r = fl.rebuild.index_rebuild(full=args.full)
         _finish_stage()
     _emit(args, r, _print_rebuild)
     return 0
 
 
 def cmd_doctor(args) -> int:
-    from agentos.indexing import doctor
+    from index.stages import doctor
 
     settings = _settings(args)
     _need_workspace(settings)
@@ -326,7 +326,7 @@ def cmd_facts_conflicts(args) -> int:
 
 
 def cmd_facts_resolve(args) -> int:
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
 
     settings = _settings(args)
     _need_workspace(settings)
@@ -379,7 +379,7 @@ def cmd_config(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from agentos import importers
+    from digest import importers
 
     fn = {"memorybank": importers.import_memorybank, "locomo": importers.import_locomo}[args.dataset]
     src = Path(args.src)
@@ -414,7 +414,7 @@ def cmd_demo(args) -> int:
             print("(demo: a memory record written by hand, records/default/回答风格.md, and a memory card in the inbox)")
         if argv[0] == "init" and write_demo_materials(settings.home):
             print("(demo: knowledge material in agent-local/materials/: two web clippings, a personal note and a PDF)")
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
 
     store = open_facts(settings)  # pick the most-revised values of the demo to show their history
     subjects = [r[0] for r in store.db.execute(
@@ -434,7 +434,7 @@ def cmd_demo(args) -> int:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
-    from agentos.knowledge.publish import pending
+    from knowledge.publish import pending
 
     waiting = pending(settings, settings.user)  # the owner publishes the first pending document
     for argv in ([["kb", "approve", waiting[0]["id"]], ["kb", "show", waiting[0]["id"]]] if waiting else []) + [["kb", "list"]]:

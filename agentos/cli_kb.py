@@ -19,7 +19,7 @@ def _settings(args):
 
 def cmd_pending(args) -> int:
     from agentos.cli import _emit
-    from agentos.knowledge.publish import pending
+    from knowledge.publish import pending
 
     settings = _settings(args)
     rows = pending(settings, settings.user if args.mine else None)
@@ -43,7 +43,7 @@ def cmd_pending(args) -> int:
 
 def _decide(args, decision: str) -> int:
     from agentos.cli import CliError, _emit
-    from agentos.knowledge.publish import NotAllowed, decide
+    from knowledge.publish import NotAllowed, decide
     from storage.kb_store import DocumentNotFound
 
     settings = _settings(args)
@@ -65,7 +65,7 @@ def cmd_reject(args) -> int:
 
 def cmd_show(args) -> int:
     from agentos.cli import CliError, _emit
-    from agentos.knowledge.publish import show
+    from knowledge.publish import show
     from storage.kb_store import DocumentNotFound
 
     settings = _settings(args)
@@ -94,7 +94,7 @@ def cmd_show(args) -> int:
 
 def cmd_list(args) -> int:
     from agentos.cli import _emit
-    from agentos.knowledge.publish import visible
+    from knowledge.publish import visible
 
     settings = _settings(args)
     rows = visible(settings, settings.user, include_expired=args.expired)

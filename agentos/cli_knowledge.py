@@ -20,7 +20,7 @@ def _print_collect(r: dict) -> None:
 def cmd_collect(args) -> int:
     """Run the collect-to-inbox flow; exit 0 even when files were refused (they are listed), 1 when a source failed."""
     from agentos.cli import CliError, _emit, _finish_stage, _flows, _need_workspace, _settings
-    from agentos.knowledge.collect import SourcesError, load_sources
+    from knowledge.collect import SourcesError, load_sources
 
     settings = _settings(args)
     _need_workspace(settings)

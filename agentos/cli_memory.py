@@ -16,7 +16,7 @@ from pathlib import Path
 
 def _book(args):
     from agentos.cli import _need_workspace, _settings
-    from agentos.memories import open_book
+    from memory.records import open_book
 
     settings = _settings(args)
     _need_workspace(settings)
@@ -42,7 +42,7 @@ def _wrap(fn):
 
     def run(args) -> int:
         from agentos.cli import CliError
-        from agentos.memories import InvalidName, RecordError, RecordNotFound
+        from memory.records import InvalidName, RecordError, RecordNotFound
         from storage.memory_proposals import ProposalNotFound
 
         try:
@@ -192,7 +192,7 @@ def _messages(path: Path) -> list[dict]:
 
 def cmd_extract(args) -> int:
     from agentos.cli import _emit
-    from agentos.memory_extract import extract
+    from memory.extract import extract
 
     settings, book = _book(args)
     report = extract(book, settings.user, _messages(Path(args.messages)), settings=settings)

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> dict:
-    from agentos.digest import digest_day
-    from agentos.logformat import list_days
+    from digest.stages import digest_day
+    from digest.logformat import list_days
     from kernel.settings import Settings
     from kernel.workspace import Workspace
 
@@ -37,7 +37,7 @@ def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> di
         settings = Settings(home=home, user=folder.name, logs_dir=folder, hostname="bench")
         days = list_days(folder)
         if use_prefect:
-            from flows.digest import backfill
+            from flows.daily import backfill
 
             os.environ["AGENTOS_HOME"] = str(home)
             results = backfill(start=days[0], end=days[-1], user=folder.name, logs_dir=str(folder))["per_day"]
@@ -87,7 +87,7 @@ def main() -> int:
         for k, v in DEFAULTS.items():
             os.environ.setdefault(k, v)
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from agentos.importers import import_locomo, import_memorybank
+    from digest.importers import import_locomo, import_memorybank
 
     eval_dir = Path(args.eval)
     if not eval_dir.is_dir():

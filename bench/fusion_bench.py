@@ -51,8 +51,8 @@ DEMO_NO = ["量子力学的薛定谔方程怎么解", "明天北京天气怎么�
 def build_demo(work: Path):
     import datetime as dt
 
-    from agentos.digest import digest_day, pending_days
-    from agentos.indexing import rebuild
+    from digest.stages import digest_day, pending_days
+    from index.stages import rebuild
     from kernel.settings import load_settings
     from agentos.demo import init_demo_workspace
 
@@ -66,9 +66,9 @@ def build_demo(work: Path):
 
 
 def build(conv: str, logs: Path, work: Path):
-    from agentos.digest import digest_day
-    from agentos.indexing import rebuild
-    from agentos.logformat import list_days
+    from digest.stages import digest_day
+    from index.stages import rebuild
+    from digest.logformat import list_days
     from kernel.settings import load_settings
     from kernel.workspace import init_workspace
 
@@ -86,7 +86,7 @@ def build(conv: str, logs: Path, work: Path):
 
 def signals(settings, questions: list[str]) -> list[dict]:
     """Per question: the BM25 and vector rankings (50 each) with scores, and unit metadata."""
-    from agentos.units import collection_name
+    from index.units import collection_name
     from kernel.workspace import Workspace
     from query.ask import CANDIDATES, _embedder, _tokenizer
     from query.index_reader import open_reader
@@ -135,7 +135,7 @@ def main() -> int:
     ap.add_argument("--report")
     args = ap.parse_args()
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from agentos.importers import import_locomo
+    from digest.importers import import_locomo
 
     ev_dir = Path(args.eval) / "locomo"
     convs = args.conversations.split(",")

@@ -1,4 +1,4 @@
-"""Accuracy of the offline knowledge classifier (agentos/knowledge/classify.py) on the project's labelled sample.
+"""Accuracy of the offline knowledge classifier (knowledge/classify.py) on the project's labelled sample.
 
     .venv/bin/python bench/kb_classify_bench.py [--sample bench/data/kb_classify_sample.jsonl] [--report bench/results/kb_classify.md]
 
@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernel.embedders import make_embedder  # noqa: E402
-from agentos.indexing import Cache  # noqa: E402
-from agentos.knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
-from agentos.knowledge.taxonomy import builtin_taxonomy  # noqa: E402
+from index.stages import Cache  # noqa: E402
+from knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
+from knowledge.taxonomy import builtin_taxonomy  # noqa: E402
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parent / "data" / "kb_classify_sample.jsonl"
 VARIANTS = ("full", "rules", "embedding")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from agentos.knowledge.collect import collect
+from knowledge.collect import collect
 from kernel.settings import load_settings
 from kernel.workspace import Workspace
 from tasks import knowledge as t

@@ -5,9 +5,9 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 
 from kernel import clock
-from agentos.digest import pending_days
-from flows.digest import _setup, digest_days, yesterday
-from flows.index import rebuild_indexes
+from digest.stages import pending_days
+from flows.daily import _setup, digest_days, yesterday
+from flows.rebuild import rebuild_indexes
 from tasks import knowledge as k
 from tasks import memory as m
 from tasks import refine as r
@@ -47,7 +47,7 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
 
 def _knowledge(settings, user: str, log) -> tuple[dict, dict]:
     """Collect to the inbox, then refine it into pending documents; a failing stage is logged, the chain goes on."""
-    from agentos.knowledge.collect import collect
+    from knowledge.collect import collect
 
     try:
         collected = collect(settings, user, stages=k)

@@ -42,8 +42,8 @@ def waiting_markdown(docs: list[dict], conflicts: list[dict]) -> str:
 
 def apply_decision(settings, decision: ReviewDecision | dict) -> dict:
     """Apply a review decision; every refused part is reported with its reason, the rest applied."""
-    from agentos.knowledge.publish import decide
-    from agentos.stores import open_facts
+    from knowledge.publish import decide
+    from storage.facts import open_facts
 
     d = decision if isinstance(decision, dict) else decision.model_dump()
     out = {"reviewer": d["reviewer"], "approved": [], "rejected": [], "conflicts_resolved": [], "refused": []}
@@ -77,8 +77,8 @@ def review(user: str | None = None, timeout_minutes: int = 1440, poll_seconds: i
         timeout_minutes: How long the run waits for the decision before it fails (nothing is changed then).
         poll_seconds: How often the paused run checks for the decision.
     """
-    from agentos.knowledge.publish import pending
-    from agentos.stores import open_facts
+    from knowledge.publish import pending
+    from storage.facts import open_facts
 
     settings = load_settings(user=user)
     log = get_run_logger()

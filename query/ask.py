@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from kernel import clock
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
-from agentos.units import collection_name
+from index.units import collection_name
 from kernel.workspace import Workspace
 from query.index_reader import open_reader
 from query.rules import check, load_rules
@@ -81,7 +81,7 @@ def _embedder(settings: Settings):
     with _models_lock:
         key = f"emb:{settings.embedder}"
         if key not in _models:
-            from agentos.indexing import make_settings_embedder
+            from index.stages import make_settings_embedder
 
             _models[key] = make_settings_embedder(settings)
         return _models[key]
@@ -102,7 +102,7 @@ def _reader(settings: Settings, notices: list[str]):
     except IndexCorrupt as e:
         # Never answer from a damaged index: rebuild it (from the caches, so nothing is re-embedded
         # that was embedded before) and answer from the new generation.
-        from agentos.indexing import rebuild
+        from index.stages import rebuild
 
         notices.append(f"the index was damaged ({e}); rebuilt it before answering")
         rebuild(settings)
@@ -269,7 +269,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     # the facts it points to (at most CARD_FACTS, best-ranked first: a card's other facts may be off-topic).
     # The token budget then cuts this one list, so a small budget keeps the best of both kinds.
     fused = {u: s for u, s, *_ in matches}
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
 
     store = open_facts(settings)
     ordered: list[Item] = []

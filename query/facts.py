@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 from kernel.settings import Settings
-from agentos.stores import open_facts
+from storage.facts import open_facts
 from kernel.workspace import Workspace
 from storage.raw_archive import RawArchive
 

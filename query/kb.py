@@ -146,7 +146,7 @@ _SELECTION_NAME = re.compile(r"[^\W_][\w.\-]{0,99}", re.UNICODE)
 
 
 def selections_dir(settings: Settings) -> Path:
-    from agentos.knowledge.refine import kb_paths
+    from knowledge.refine import kb_paths
 
     return kb_paths(settings)["knowledge"] / "99_system" / "selections"
 
@@ -213,8 +213,8 @@ _bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_
 
 def _body_lines(path: Path) -> tuple[str, list[str]] | None:
     """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
-    from agentos.knowledge.cards import read_body
-    from agentos.knowledge.outline import _split_lines
+    from knowledge.cards import read_body
+    from knowledge.outline import _split_lines
 
     try:
         st = path.stat()
@@ -263,7 +263,7 @@ def _today(settings: Settings):
 
 def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
     """Every document meeting the three conditions, in registry order (created, id)."""
-    from agentos.knowledge.refine import kb_paths
+    from knowledge.refine import kb_paths
     from storage.kb_store import KBStore
 
     if not isinstance(user, str) or not user.strip():
@@ -310,7 +310,7 @@ def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = 
 def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Mapping | None = None) -> dict:
     """{id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines: [start, end]}],
     outline_text} (outline_text: ``outline.outline_markdown``, an indented list with anchors and sizes)."""
-    from agentos.knowledge.outline import Outline, outline_markdown
+    from knowledge.outline import Outline, outline_markdown
 
     doc = _doc(settings, user, doc_id, selection)
     outline = [{"anchor": s["anchor"], "title": s["title"], "level": s["level"], "tokens": s.get("tokens", 0),
@@ -415,7 +415,7 @@ _embedders: dict[str, object] = {}
 
 class Dense:
     """Cosine of sections to a query with one embedder; section vectors by text hash in ``cache`` (an
-    ``agentos.indexing.Cache``; None: this process only), embedded only when first needed."""
+    ``index.stages.Cache``; None: this process only), embedded only when first needed."""
 
     def __init__(self, embedder, cache=None):
         self.embedder, self.cache = embedder, cache
@@ -458,7 +458,7 @@ _denses: dict[tuple[str, str], Dense] = {}
 def settings_dense(settings: Settings) -> Dense:
     """The settings' embedder with the workspace's vector cache, built once per process and workspace: one
     cache connection and one query-vector memo for every call (an MCP server answers many)."""
-    from agentos.indexing import make_settings_embedder, open_cache
+    from index.stages import make_settings_embedder, open_cache
 
     spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"
     with _lock:

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from agentos.logformat import ASSISTANT_LABELS
+from digest.logformat import ASSISTANT_LABELS
 
 HARD_MAX = 5  # most records one recall returns, whatever the settings say
 ALPHA = 0.2  # weight of the max-scaled BM25 score in the convex fusion (measured on MADial zh and en)
@@ -130,7 +130,7 @@ class LexicalSelector:
     def __init__(self, tokenizer, embedder, cache=None, alpha: float = ALPHA):
         self.tokenizer = tokenizer
         self.embedder = embedder
-        self.cache = cache  # agentos.indexing.Cache: document vectors survive the process
+        self.cache = cache  # index.stages.Cache: document vectors survive the process
         self.alpha = alpha
         self._vectors: dict[str, np.ndarray] = {}  # text hash -> vector, this process
         self._tokens: dict[str, list[str]] = {}
@@ -306,7 +306,7 @@ def lexical_selector(settings) -> LexicalSelector:
     with _selectors_lock:
         sel = _selectors.get(key)
         if sel is None:
-            from agentos.indexing import make_settings_embedder, open_cache
+            from index.stages import make_settings_embedder, open_cache
             from kernel.tokenize import default_tokenizer
 
             if settings.embedder not in _embedders:
@@ -353,7 +353,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
 
         settings = load_settings()
     if book is None:
-        from agentos.memories import open_book
+        from memory.records import open_book
 
         book = open_book(settings)
     limit = max(1, min(int(limit or settings.recall_limit), HARD_MAX))

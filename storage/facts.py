@@ -392,3 +392,13 @@ class FactStore:
             "superseded": one("select count(*) from facts where user_id=? and status='superseded'"),
             "conflicts_open": one("select count(*) from conflicts where user_id=? and status='open'"),
         }
+
+
+def open_facts(settings) -> FactStore:
+    """The workspace's fact store with the settings in effect (one place, for the digest and the read path)."""
+    from kernel.text import load_aliases
+    from kernel.workspace import Workspace
+
+    ws = Workspace(settings.home)
+    return FactStore(ws.facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step,
+                     aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"), timezone=settings.timezone)

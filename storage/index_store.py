@@ -9,7 +9,7 @@ Layout under ``agent-local/vector_db/``::
         chroma/             Chroma persistent folder, one collection per scope
         manifest.json       written last: identities, counts, a digest of every file
     .build-<name>/          a build in progress (or one killed half-way: never read, removed later)
-    cache.db                tokens and vectors by content hash, and card-file stat cache (see agentos.indexing)
+    cache.db                tokens and vectors by content hash, and card-file stat cache (see index.stages)
     .lock                   one rebuild at a time
 
 Because a generation is written in full before ``CURRENT`` names it, a query during a rebuild, or after

@@ -1,4 +1,4 @@
-"""The digest stages as Prefect tasks. Logic lives in ``agentos.digest``; these add names and retries.
+"""The digest stages as Prefect tasks. Logic lives in ``digest.stages``; these add names and retries.
 
 Caching is off: inputs are whole days of text, and re-running a day must re-check the stores.
 """
@@ -11,62 +11,62 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NONE
 
-from agentos import digest
-from agentos.digest import DayInput
+from digest import stages
+from digest.stages import DayInput
 from kernel.domain import Candidate
 from kernel.settings import Settings
 
 
 @task(name="read-day-logs", cache_policy=NONE)
 def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput:
-    return digest.read_day(settings, user, day, folder)
+    return stages.read_day(settings, user, day, folder)
 
 
 @task(name="archive-raw-l3", cache_policy=NONE, retries=2, retry_delay_seconds=1)
 def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
-    return digest.archive_day(settings, inp)
+    return stages.archive_day(settings, inp)
 
 
 @task(name="extract-facts-rules", cache_policy=NONE)
 def extract_rules(inp: DayInput) -> list[Candidate]:
-    return digest.extract_rules(inp)
+    return stages.extract_rules(inp)
 
 
 @task(name="extract-facts-model", cache_policy=NONE, retries=2, retry_delay_seconds=2)
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    return digest.extract_model(settings, inp)
+    return stages.extract_model(settings, inp)
 
 
 @task(name="write-facts-l2", cache_policy=NONE, retries=2, retry_delay_seconds=1)
 def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
-    return digest.write_facts(settings, inp, candidates, raw_refs)
+    return stages.write_facts(settings, inp, candidates, raw_refs)
 
 
 @task(name="write-cards-l1", cache_policy=NONE, retries=2, retry_delay_seconds=1)
 def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list, raw_refs: dict[str, str]) -> dict:
-    return digest.write_cards(settings, inp, candidates, fact_ids, raw_refs)
+    return stages.write_cards(settings, inp, candidates, fact_ids, raw_refs)
 
 
 @task(name="extract-user-memories", cache_policy=NONE)
 def extract_memories(settings: Settings, inp: DayInput) -> dict:
-    return digest.extract_memories(settings, inp)
+    return stages.extract_memories(settings, inp)
 
 
 @task(name="record-quarantine", cache_policy=NONE)
 def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
-    return digest.record_problems(settings, inp, run)
+    return stages.record_problems(settings, inp, run)
 
 
 @task(name="mark-digested", cache_policy=NONE)
 def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
-    digest.mark_digested(settings, inp, raw_refs)
+    stages.mark_digested(settings, inp, raw_refs)
 
 
 @task(name="digest-day", cache_policy=NONE, retries=1, retry_delay_seconds=2)
 def digest_whole_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
     """A whole day's stages in one task: for backfills and catch-ups over many days, where nine task
     runs a day would make Prefect's per-task overhead the cost of the run."""
-    return digest.run_day(settings, user, day, folder, run=run)
+    return stages.run_day(settings, user, day, folder, run=run)
 
 
 @task(name="publish-digest-artifact", cache_policy=NONE)

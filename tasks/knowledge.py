@@ -1,4 +1,4 @@
-"""The knowledge stages as Prefect tasks. Logic lives in ``agentos.knowledge``; these add names and retries.
+"""The knowledge stages as Prefect tasks. Logic lives in ``knowledge``; these add names and retries.
 
 Caching is off everywhere: sources change between runs, and a re-run must look at them again.
 """
@@ -8,18 +8,18 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from agentos.knowledge import collect as _collect
-from agentos.knowledge.collect import Source
+from knowledge import collect as _collect
+from knowledge.collect import Source
 from kernel.settings import Settings
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
-# One task run per source, never per document. ``agentos.knowledge.collect.collect(..., stages=this module)``
+# One task run per source, never per document. ``knowledge.collect.collect(..., stages=this module)``
 # calls these by the same names as its plain functions.
 
 
 def _worth_retrying(task, task_run, state) -> bool:
     """Retry a download that may work in a moment (timeout, connection, 429/5xx), not a 404 or a non-feed."""
-    from agentos.knowledge.feeds import FeedError
+    from knowledge.feeds import FeedError
 
     try:
         state.result()

@@ -1,17 +1,17 @@
-"""The user-memory stages as Prefect tasks. Logic lives in ``agentos.memory_inbox``."""
+"""The user-memory stages as Prefect tasks. Logic lives in ``memory.inbox``."""
 
 from __future__ import annotations
 
 from prefect import task
 from prefect.cache_policies import NONE
 
-from agentos import memory_inbox
+from memory import inbox
 from kernel.settings import Settings
 
 
 @task(name="ingest-memory-cards", cache_policy=NONE, retries=1, retry_delay_seconds=2)
 def ingest_cards(settings: Settings, user: str) -> dict:
-    return memory_inbox.ingest_cards(settings, user)
+    return inbox.ingest_cards(settings, user)
 
 
 @task(name="publish-memory-inbox-artifact", cache_policy=NONE)

@@ -1,4 +1,4 @@
-"""The refine stage as Prefect tasks. Logic lives in ``agentos.knowledge.refine``; one task for the batch
+"""The refine stage as Prefect tasks. Logic lives in ``knowledge.refine``; one task for the batch
 (items are refined one by one inside it: Prefect's per-task overhead must not grow with the inbox)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from agentos.knowledge import refine as r
+from knowledge import refine as r
 from kernel.settings import Settings
 
 

@@ -97,8 +97,8 @@ def snapshot(home: Path) -> dict:
 @pytest.fixture(scope="session")
 def indexed_template(tmp_path_factory) -> Path:
     """The demo workspace after the nightly stages, run as plain functions (no Prefect): digest, rebuild."""
-    from agentos.digest import pending_days, run_day
-    from agentos.indexing import rebuild
+    from digest.stages import pending_days, run_day
+    from index.stages import rebuild
     from kernel.settings import load_settings
     from agentos.demo import init_demo_workspace
 

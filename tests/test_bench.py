@@ -42,7 +42,7 @@ def test_percentiles_and_median():
 
 def test_dia_ids_trace_to_the_file_and_line_of_the_turn(eval_dir, tmp_path):
     from agentos.benchmarks.locomo import load_questions, read_dia_map, turn_units
-    from agentos.importers import import_locomo
+    from digest.importers import import_locomo
 
     src = eval_dir / "locomo" / "locomo.json"
     import_locomo(src, tmp_path, conversations=["conv-26"])

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from kernel.embedders import make_embedder
-from agentos.indexing import Cache
-from agentos.knowledge import classify as clf
-from agentos.knowledge.classify import classify, item_text
-from agentos.knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path
+from index.stages import Cache
+from knowledge import classify as clf
+from knowledge.classify import classify, item_text
+from knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path
 from kernel.llm import ChatClient
 from kernel.settings import Settings
 from kernel.workspace import KNOWLEDGE_DIRS

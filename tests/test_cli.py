@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentos.digest import digest_day
-from agentos.logformat import list_days
+from digest.stages import digest_day
+from digest.logformat import list_days
 from kernel.settings import load_settings
 
 AGENTOS = [str(Path(sys.executable).with_name("agentos"))]

@@ -40,8 +40,8 @@ def test_refine_then_review_from_the_command_line(tmp_path):
 
 
 def test_reading_published_knowledge_from_the_command_line(tmp_path):
-    from agentos.knowledge.publish import decide
-    from agentos.knowledge.refine import refine
+    from knowledge.publish import decide
+    from knowledge.refine import refine
     from kernel.settings import load_settings
 
     home = tmp_path / "ws"

@@ -169,7 +169,7 @@ def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_cur
     current = json.loads(agentos("facts", "list", "--json", home=home).stdout)["facts"]
     assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in current}
 
-    from agentos.digest import digest_day
+    from digest.stages import digest_day
     from kernel.settings import load_settings
 
     settings = load_settings(home=home, hostname="testhost")

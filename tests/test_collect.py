@@ -17,7 +17,7 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from agentos.knowledge.collect import collect, collect_markdown, load_sources, registry_path, sources_file
+from knowledge.collect import collect, collect_markdown, load_sources, registry_path, sources_file
 from kernel.settings import load_settings
 from kernel.workspace import init_workspace
 
@@ -243,7 +243,7 @@ def test_memory_cards_go_to_the_memory_partition_readable_by_the_memory_stage(ho
     assert r["collected"][0]["partition"] == "memory"
     meta, _ = item(card)
     assert meta["source_type"] == "memory" and meta["type"] == "feedback" and meta["user"] == "alice"
-    from agentos.memory_inbox import read_card
+    from memory.inbox import read_card
 
     cand = read_card(card, "someone-else")
     assert cand["user"] == "alice" and cand["type"] == "feedback" and cand["description"] == "回答尽量简短"
@@ -351,7 +351,7 @@ def test_a_feed_that_is_not_a_feed_is_reported(home):
 
 
 def test_broken_sources_file_is_a_clear_error(home):
-    from agentos.knowledge.collect import SourcesError
+    from knowledge.collect import SourcesError
 
     path = sources_file(settings(home))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ import yaml
 
 from agentos.demo import launch_day, write_demo_logs
 from kernel.templates import core_templates
-from agentos.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
+from digest.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
 
 END = date(2026, 11, 10)
 TURN = re.compile(r"^\[(\d{2}):(\d{2})(?::(\d{2}))?\] ([^\s:：\[\]][^:：\[\]]*?)[:：] ?(.+)$")

@@ -6,7 +6,7 @@ from datetime import date
 
 import frontmatter
 
-from agentos.digest import digest_day, pending_days
+from digest.stages import digest_day, pending_days
 from kernel.settings import Settings
 from agentos.demo import init_demo_workspace
 from kernel.workspace import Workspace, init_workspace
@@ -95,7 +95,7 @@ def test_demo_week_tells_the_story(tmp_path):
     home = tmp_path / "home"
     init_demo_workspace(home, end_day=date(2026, 11, 29))
     s = Settings(home=home, hostname="h")
-    from agentos.logformat import list_days
+    from digest.logformat import list_days
 
     results = [digest_day(s, "default", d, s.working_dir()) for d in list_days(s.working_dir())]
     assert len(results) >= 8

@@ -23,7 +23,7 @@ def latest_artifacts():
 
 
 def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
-    from flows.digest import daily_digest
+    from flows.daily import daily_digest
 
     day = date(2026, 11, 22)
     r = daily_digest(day=day)
@@ -40,14 +40,14 @@ def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
 
 
 def test_missing_day_is_a_clean_noop(demo_home):
-    from flows.digest import daily_digest
+    from flows.daily import daily_digest
 
     r = daily_digest(day=date(2020, 1, 1))
     assert (r["files"], r["turns"], r["facts_added"], r["quarantined"]) == ([], 0, 0, [])
 
 
 def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
-    from flows.digest import backfill
+    from flows.daily import backfill
 
     first = backfill(start=date(2026, 11, 1), end=DEMO_END)
     assert len(first["days"]) >= 8 and first["facts_superseded"] >= 2 and first["conflicts"] >= 1
@@ -73,7 +73,7 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     assert any(d["memories"]["created"] for d in r["digest"]["per_day"])
     assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 20 and r["index"]["embedded"] == r["index"]["units"]
-    from agentos.indexing import doctor
+    from index.stages import doctor
     from kernel.settings import load_settings
 
     assert doctor(load_settings())["ok"]  # the chain leaves no drift for anyone to fix by hand
@@ -82,7 +82,7 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
 
 
 def test_index_rebuild_flow_is_incremental(demo_home):
-    from flows.index import index_rebuild
+    from flows.rebuild import index_rebuild
     from flows.nightly import nightly
 
     nightly()
@@ -95,7 +95,7 @@ def test_index_rebuild_flow_is_incremental(demo_home):
 
 
 def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
-    from flows.digest import daily_digest
+    from flows.daily import daily_digest
 
     facts = {"facts": [{"turn": 0, "subject": "user", "predicate": "name", "object": "林晓", "nature": "fact",
                         "confidence": 0.9, "explicitness": "stated"}]}
@@ -109,7 +109,7 @@ def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
 
 
 def test_model_failure_falls_back_to_rules(demo_home, monkeypatch):
-    from flows.digest import daily_digest
+    from flows.daily import daily_digest
 
     with ChatServer([(200, "no json here")]) as srv:
         monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentos.importers import import_locomo, import_memorybank
-from agentos.logformat import read_log
+from digest.importers import import_locomo, import_memorybank
+from digest.logformat import read_log
 
 TURN = re.compile(r"^\[(\d{2}:\d{2}(?::\d{2})?)\] ([^\s:：\[\]][^:：\[\]]*?): (.+)$")
 

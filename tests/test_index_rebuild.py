@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos.indexing import doctor, rebuild
+from index.stages import doctor, rebuild
 from kernel.settings import load_settings
 from storage.index_store import IndexStore
 
@@ -57,7 +57,7 @@ def test_a_run_with_nothing_changed_does_no_work(indexed_home):
 
 
 def test_a_new_day_is_indexed_incrementally_and_only_its_units_are_embedded(indexed_home):
-    from agentos.digest import run_day
+    from digest.stages import run_day
 
     s = _settings()
     before = _store(indexed_home).current_name()

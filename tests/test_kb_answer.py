@@ -28,7 +28,7 @@ RUNBOOK = ("# Backup runbook\n\n## Steps\n\nStop writes first. Export a snapshot
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):  # noqa: F811
     """Two selected documents that answer questions, and three that hold answers no one may be given."""
-    from agentos.knowledge.publish import decide
+    from knowledge.publish import decide
     from kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("kba") / "home"
@@ -160,7 +160,7 @@ def test_a_partly_covered_question_names_what_is_missing(kb):
 
 
 def test_pending_invisible_and_unselected_documents_are_never_cited(kb):
-    from agentos.knowledge.publish import decide
+    from knowledge.publish import decide
 
     s, ids = kb["settings"], kb["ids"]
     secrets = [("斑马集群的迁移窗口是什么时候？", ids["斑马集群"], "周六", None, "default"),  # pending

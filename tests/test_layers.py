@@ -1,9 +1,11 @@
 """The layers are a contract, checked over the import graph (every import, those inside functions too).
 
-    flows -> tasks -> pipelines (agentos.*) -> storage -> kernel        query -> storage, kernel
+    flows -> tasks -> pipelines (digest, memory, index, knowledge) -> storage -> kernel
+    query -> storage, kernel          agentos (CLI, demo, benchmarks) and deployments on top
 
 - the kernel imports nothing of the project above it;
 - storage imports only the kernel and storage;
+- the pipelines import only the kernel, storage and each other (never query, flows, tasks, Prefect, the CLI);
 - nothing below flows/ and tasks/ imports Prefect (the kernel's Prefect environment and the deployments'
   serve entry aside);
 - query never reaches Prefect, flows, tasks, deployments or the CLI.
@@ -20,16 +22,15 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["kernel", "storage", "agentos", "query", "flows", "tasks", "deployments"]
+PIPELINES = {"digest", "memory", "index", "knowledge"}
+PACKAGES = ["kernel", "storage", *sorted(PIPELINES), "agentos", "query", "flows", "tasks", "deployments"]
 PROJECT = set(PACKAGES)
 
 # query -> pipeline edges still to remove (issue 13: query imports only the kernel and storage).
 QUERY_TO_PIPELINES_LEFT = {
-    ("query.ask", "agentos.indexing"), ("query.ask", "agentos.stores"), ("query.ask", "agentos.units"),
-    ("query.facts", "agentos.stores"), ("query.kb", "agentos.indexing"), ("query.kb", "agentos.knowledge.cards"),
-    ("query.kb", "agentos.knowledge.outline"), ("query.kb", "agentos.knowledge.refine"),
-    ("query.mcp_memory", "agentos.memories"), ("query.recall", "agentos.indexing"), ("query.recall", "agentos.logformat"),
-    ("query.recall", "agentos.memories"),
+    ("query.ask", "index.stages"), ("query.ask", "index.units"), ("query.kb", "index.stages"), ("query.kb", "knowledge.cards"),
+    ("query.kb", "knowledge.outline"), ("query.kb", "knowledge.refine"), ("query.mcp_memory", "memory.records"),
+    ("query.recall", "digest.logformat"), ("query.recall", "index.stages"), ("query.recall", "memory.records"),
 }
 # Import cycles still to break (each as its sorted members).
 CYCLES_LEFT: set[tuple[str, ...]] = {
@@ -93,6 +94,11 @@ def test_storage_imports_only_the_kernel_and_storage():
     assert not bad, sorted(bad)
 
 
+def test_pipelines_import_the_kernel_storage_and_each_other_only():
+    bad = edges_where(graph(), PIPELINES, lambda t: layer(t) in {"query", "flows", "tasks", "deployments", "agentos"} or t == "prefect")
+    assert not bad, sorted(bad)
+
+
 def test_nothing_below_flows_and_tasks_imports_prefect():
     allowed = {"flows", "tasks", "deployments"}
     bad = {(m, t) for m, t in edges_where(graph(), PROJECT - allowed, lambda t: t == "prefect") if m != "kernel.prefect_env"}
@@ -106,7 +112,7 @@ def test_query_never_reaches_prefect_flows_tasks_or_the_cli():
 
 
 def test_query_reaches_no_pipeline_beyond_the_listed_remainder():
-    now = edges_where(graph(), {"query"}, lambda t: layer(t) == "agentos")
+    now = edges_where(graph(), {"query"}, lambda t: layer(t) in PIPELINES | {"agentos"})
     assert now - QUERY_TO_PIPELINES_LEFT == set(), f"new query -> pipeline imports: {sorted(now - QUERY_TO_PIPELINES_LEFT)}"
     assert QUERY_TO_PIPELINES_LEFT - now == set(), f"gone (delete from the list): {sorted(QUERY_TO_PIPELINES_LEFT - now)}"
 
@@ -162,6 +168,13 @@ def test_the_checks_see_what_they_check(tmp_path):
         assert imports_of(probe, "storage._layer_probe_for_test", set(modules())) >= {"flows.nightly", "prefect"}
     finally:
         probe.unlink()
+
+
+def test_no_flow_file_shadows_a_package():
+    """Prefect loads a deployment's entrypoint by its path and puts flows/ on sys.path first: a flows/digest.py
+    would then be what ``import digest`` finds inside every flow run, instead of the digest package."""
+    clash = sorted(p.stem for p in (ROOT / "flows").glob("*.py") if p.stem in PROJECT or (ROOT / p.stem).is_dir())
+    assert not clash, f"flows/ modules named like a top-level package: {clash}"
 
 
 def test_every_production_module_is_in_a_layer():

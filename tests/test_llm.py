@@ -6,7 +6,7 @@ from datetime import date
 import pytest
 
 from kernel.domain import Turn
-from agentos.model_extract import extract_with_model
+from digest.model_extract import extract_with_model
 from kernel.llm import ChatClient, LLMError, repair_json
 from tests.chat_server import ChatServer
 

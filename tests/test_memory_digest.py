@@ -15,7 +15,7 @@ def _settings():
 
 
 def _digest_all(settings) -> list[dict]:
-    from agentos.digest import pending_days, run_day
+    from digest.stages import pending_days, run_day
 
     folder = settings.working_dir()
     return [run_day(settings, settings.user, d, folder) for d in pending_days(settings, settings.user, folder, DEMO_END)]
@@ -27,7 +27,7 @@ def _records(home: Path, user: str = "default") -> dict[str, str]:
 
 
 def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
-    from agentos.memories import open_book
+    from memory.records import open_book
 
     settings = _settings()
     results = _digest_all(settings)
@@ -47,7 +47,7 @@ def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
     for day in {r["day"] for r in results}:  # digest every day again
         from datetime import date
 
-        from agentos.digest import run_day
+        from digest.stages import run_day
 
         again = run_day(settings, "default", date.fromisoformat(day), settings.working_dir())
         assert again["memories"]["created"] == again["memories"]["updated"] == again["memories"]["proposals"] == []
@@ -55,7 +55,7 @@ def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
 
 
 def test_a_manual_memory_is_proposed_to_never_changed(demo_home):
-    from agentos.memories import open_book
+    from memory.records import open_book
 
     settings = _settings()
     book = open_book(settings)
@@ -93,8 +93,8 @@ def _card(inbox: Path, name: str, data: bytes) -> Path:
 
 
 def test_memory_cards_from_the_inbox_join_the_records_once(demo_home):
-    from agentos.memories import open_book
-    from agentos.memory_inbox import ingest_cards, inbox_dir
+    from memory.records import open_book
+    from memory.inbox import ingest_cards, inbox_dir
 
     settings = _settings()
     inbox = inbox_dir(settings)

@@ -6,8 +6,8 @@ import pytest
 
 from kernel.domain import Turn
 from kernel.llm import ChatClient
-from agentos.memories import MemoryBook
-from agentos.memory_extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
+from memory.records import MemoryBook
+from memory.extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
                                     similarity)
 from kernel.settings import Settings
 from storage.memory_proposals import ProposalStore

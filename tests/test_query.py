@@ -118,8 +118,8 @@ def test_bad_input_gets_clear_errors(indexed_home, tmp_path, monkeypatch):
 def test_users_never_see_each_others_memory(indexed_home):
     import datetime as dt
 
-    from agentos.digest import run_day
-    from agentos.indexing import rebuild
+    from digest.stages import run_day
+    from index.stages import rebuild
 
     s = load_settings(user="alice")
     folder = s.working_dir()

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from agentos.memories import MemoryBook
+from memory.records import MemoryBook
 from kernel.settings import load_settings
 from query.recall import lexical_selector, recall
 from storage.memory_store import FileRecordStore, SqliteRecordStore

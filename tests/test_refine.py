@@ -37,14 +37,14 @@ def _settings(**kw):
 
 
 def _kit(settings, kit_cache):
-    from agentos.knowledge.refine import make_kit
+    from knowledge.refine import make_kit
 
     if "kit" not in kit_cache:  # the embedder and tokenizer load once for the module
         kit_cache["kit"] = make_kit(settings)
     kit = dict(kit_cache["kit"])
-    from agentos.knowledge.review import load_reliability
-    from agentos.knowledge.taxonomy import load_taxonomy
-    from agentos.knowledge.refine import kb_paths
+    from knowledge.review import load_reliability
+    from knowledge.taxonomy import load_taxonomy
+    from knowledge.refine import kb_paths
 
     kit.update(taxonomy=load_taxonomy(settings), lists=load_reliability(kb_paths(settings)["reliability"]), client=None)
     return kit
@@ -61,14 +61,14 @@ def _item(home: Path, part: str, name: str, body: str, **meta) -> Path:
 
 
 def _refine(kit_cache, today=TODAY, **kw):
-    from agentos.knowledge.refine import refine
+    from knowledge.refine import refine
 
     s = _settings(**kw)
     return refine(s, kit=_kit(s, kit_cache), today=today)
 
 
 def _facts(settings, *values):
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
 
     store = open_facts(settings)
     cands = [Candidate(subject=s, predicate="value", object=o, nature="fact", confidence=0.9, explicitness="stated", source_file="2026-11-01.md",
@@ -91,14 +91,14 @@ def _facts(settings, *values):
     ({}, "unknown", 0.2),
 ])
 def test_source_reliability(tmp_path, meta, cls, score):
-    from agentos.knowledge.review import load_reliability, reliability
+    from knowledge.review import load_reliability, reliability
 
     r = reliability(meta, load_reliability(tmp_path / "reliability.yaml"))
     assert (r["class"], r["score"]) == (cls, score) and r["why"]
 
 
 def test_the_source_lists_are_the_users_to_edit(tmp_path):
-    from agentos.knowledge.review import load_reliability, reliability
+    from knowledge.review import load_reliability, reliability
 
     path = tmp_path / "reliability.yaml"
     load_reliability(path)  # written from the template
@@ -108,7 +108,7 @@ def test_the_source_lists_are_the_users_to_edit(tmp_path):
 
 # -- the refine run ------------------------------------------------------------------------------------------
 def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
-    from agentos.knowledge.publish import decide, pending, visible
+    from knowledge.publish import decide, pending, visible
 
     src = _item(ws, "knowledge/clipping", "pg.md", "# PostgreSQL 逻辑复制\n\n## 概念\n\nPostgreSQL 的逻辑复制基于发布和订阅。\n\n## 配置\n\n"
                 "需要把 wal_level 设为 logical。\n", source="https://www.postgresql.org/docs/current/logical-replication.html",
@@ -127,7 +127,7 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
     log = [json.loads(x) for x in (ws / "agent-sync/04_memory/logs/kb_ingest.log").read_text(encoding="utf-8").splitlines()]
     assert log[-1]["doc_id"] == doc_id and log[-1]["outcome"] == "new"
 
-    from agentos.knowledge.publish import show
+    from knowledge.publish import show
 
     doc = show(settings, doc_id)
     assert [s["title"] for s in doc["outline"]][:3] == ["PostgreSQL 逻辑复制", "概念", "配置"]
@@ -151,7 +151,7 @@ def test_consistency_with_facts_identical_new_and_contradicting(ws, kit_cache):
     after = _facts(settings)
     assert after["服务器配置"]["confidence"] > before["服务器配置"]["confidence"]  # identical: slightly more confident
     assert after["数据库端口"]["object"] == "5433"  # contradicted: nothing overwritten...
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
 
     store = open_facts(settings)
     conflicts = store.conflicts("default")
@@ -170,7 +170,7 @@ def test_an_unreliable_source_adds_nothing_but_still_flags_contradictions(ws, ki
 
 
 def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
-    from agentos.knowledge.publish import decide, visible
+    from knowledge.publish import decide, visible
 
     _item(ws, "knowledge/clipping", "k8s.md", "# Kubernetes HPA 配置指南\n\n步骤一：安装 metrics-server。步骤二：创建 HPA。\n",
           source="https://kubernetes.io/docs/hpa", title="Kubernetes HPA 配置指南", category="20_methods")
@@ -187,7 +187,7 @@ def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
         decide(settings, d["doc_id"], "approve", "default")
     assert len(visible(settings, "default")) == 3
     from storage.kb_store import KBStore
-    from agentos.knowledge.refine import kb_paths
+    from knowledge.refine import kb_paths
 
     store = KBStore(kb_paths(settings)["db"])
     later = {d["title"] for d in store.visible("default", today=TODAY + timedelta(days=200))}
@@ -196,7 +196,7 @@ def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
 
 
 def test_version_rules(ws, kit_cache):
-    from agentos.knowledge.publish import show
+    from knowledge.publish import show
 
     settings = _settings()
     url = "https://docs.example-cloud.com/specs/server"
@@ -235,7 +235,7 @@ def test_version_rules(ws, kit_cache):
 
 
 def test_visibility_and_who_decides(ws, kit_cache):
-    from agentos.knowledge.publish import NotAllowed, decide, visible
+    from knowledge.publish import NotAllowed, decide, visible
 
     _item(ws, "personal", "alice.md", "# Alice 的读书笔记\n\n《设计数据密集型应用》第五章讲复制。\n", title="Alice 的读书笔记",
           source_type="personal", scope="personal", owner="alice")
@@ -254,7 +254,7 @@ def test_visibility_and_who_decides(ws, kit_cache):
 
 
 def test_rejected_documents_are_kept_and_marked(ws, kit_cache):
-    from agentos.knowledge.publish import decide, show, visible
+    from knowledge.publish import decide, show, visible
 
     _item(ws, "knowledge/clipping", "bad.md", "# 过时的部署说明\n\n用 FTP 上传到服务器。\n", title="过时的部署说明", source="https://medium.com/x")
     doc_id = _refine(kit_cache)["refined"][0]["doc_id"]
@@ -291,8 +291,8 @@ def test_bad_inbox_items_are_quarantined_and_the_rest_refined(ws, kit_cache):
 
 def test_a_failed_summary_never_blocks(ws, kit_cache):
     from tests.chat_server import ChatServer
-    from agentos.knowledge.refine import refine
-    from agentos.knowledge.publish import show
+    from knowledge.refine import refine
+    from knowledge.publish import show
     from kernel.llm import ChatClient
 
     _item(ws, "knowledge/clipping", "s.md", "# 缓存策略\n\n读多写少的数据适合用 Redis 缓存。\n", title="缓存策略", source="https://redis.io/docs")
@@ -312,7 +312,7 @@ def test_a_failed_summary_never_blocks(ws, kit_cache):
 
 
 def test_a_body_edited_by_hand_is_parsed_again_and_reviewed_again(ws, kit_cache):
-    from agentos.knowledge.publish import decide, show, visible
+    from knowledge.publish import decide, show, visible
 
     _item(ws, "knowledge/clipping", "e.md", "# 部署手册\n\n## 准备\n\n先备份数据库。\n", title="部署手册", source="https://kubernetes.io/deploy")
     doc_id = _refine(kit_cache)["refined"][0]["doc_id"]

@@ -55,10 +55,17 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
         con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
         assert con.execute("select count(*) from facts where source_day=?", [yesterday.isoformat()]).fetchone()[0] > 0
     finally:
+        record = home / "agent-local/runtime/prefect-server.json"
+        server_pid = json.loads(record.read_text()).get("pid") if record.exists() else None
         os.killpg(proc.pid, signal.SIGINT)
         try:
             proc.wait(timeout=120)  # Prefect's runner lets a run that has just fired finish first
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+            if server_pid:  # the server runs in a session of its own: never leave it behind
+                try:
+                    os.killpg(server_pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         log.close()
     assert not (home / "agent-local/runtime/prefect-server.json").exists()

@@ -143,7 +143,7 @@ def doc_id_for(raw: str, taken: set[str], prefix: str = "bench") -> str:
 
 def bench_workspace(work: Path):
     """Settings of a bench workspace at ``work``/home with an empty knowledge registry (cache.db kept)."""
-    from agentos.knowledge.refine import kb_paths
+    from knowledge.refine import kb_paths
     from kernel.settings import load_settings
     from kernel.workspace import init_workspace
 
@@ -161,8 +161,8 @@ def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[s
     """Write each {id, title, body, source} as a ready, system-scoped card with its registry row; returns
     doc id -> its stored outline (sections), parsed from the body exactly as the card gives it back."""
     from kernel import clock
-    from agentos.knowledge.cards import atomic_write, read_body, render_card
-    from agentos.knowledge.refine import kb_paths, outline_of
+    from knowledge.cards import atomic_write, read_body, render_card
+    from knowledge.refine import kb_paths, outline_of
     from kernel.text import normalize_key
     from storage.kb_store import KBStore
 

@@ -201,7 +201,7 @@ def _run(work: Path, files: dict[str, Path], sets: dict[str, list[dict]], log) -
         file_of[doc_id] = rel
         docs.append({"id": doc_id, "title": rel, "body": p.read_text(encoding="utf-8"), "source": rel})
     # The title is the file's first level-1 heading: parse once to find it, then publish with it.
-    from agentos.knowledge.refine import outline_of
+    from knowledge.refine import outline_of
 
     for d in docs:
         d["title"] = _title(outline_of(d["body"]), d["source"])

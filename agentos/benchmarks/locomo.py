@@ -71,7 +71,7 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
     """Per method, per question: the ranked raw turns as (source, tokens)."""
     import numpy as np
 
-    from agentos.indexing import make_settings_embedder
+    from index.stages import make_settings_embedder
     from kernel.text import count_tokens
     from kernel.tokenize import default_tokenizer
     from query.ask import convex
@@ -96,7 +96,7 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
 
 
 def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=print) -> dict:
-    from agentos.importers import import_locomo
+    from digest.importers import import_locomo
     from kernel.settings import load_settings
     from kernel.workspace import init_workspace
     from query.ask import ask
@@ -191,7 +191,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
         convs = [run_conversation(src, sid, work, samples, log) for sid in sids]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    from agentos.indexing import make_settings_embedder
+    from index.stages import make_settings_embedder
     from kernel.settings import load_settings
 
     s = load_settings()

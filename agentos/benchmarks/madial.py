@@ -145,8 +145,8 @@ def run(path, lang: str = "zh", limit: int | None = None, llm: str | None = None
 def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
     import numpy as np
 
-    from agentos.indexing import make_settings_embedder
-    from agentos.memories import open_book
+    from index.stages import make_settings_embedder
+    from memory.records import open_book
     from kernel.settings import load_settings
     from kernel.tokenize import default_tokenizer
     from kernel.workspace import init_workspace

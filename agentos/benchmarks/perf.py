@@ -77,7 +77,7 @@ def sentence(rnd: random.Random, zh: list[str], en: list[str]) -> str:
 def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
     from kernel.domain import Candidate
     from kernel.settings import load_settings
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
     from kernel.workspace import Workspace, init_workspace
     from storage.cards import CardStore
     from storage.raw_archive import RawArchive
@@ -136,7 +136,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
 
     from kernel.domain import Candidate
     from kernel.settings import load_settings
-    from agentos.stores import open_facts
+    from storage.facts import open_facts
     from storage.cards import render
 
     rnd = random.Random(seed)
@@ -235,7 +235,7 @@ def query_latency(home: Path, queries: list[str]) -> dict:
 
 def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
     from kernel.tokenize import default_tokenizer
-    from agentos.units import collection_name
+    from index.units import collection_name
     from storage.index_store import IndexStore
     from storage.keyword_index import KeywordIndex
 
@@ -282,8 +282,8 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
 
     import numpy as np
 
-    from agentos.indexing import embed_key
-    from agentos.units import Unit, collection_name
+    from index.stages import embed_key
+    from index.units import Unit, collection_name
     from storage.index_store import IndexStore
     from storage.vector_index import VectorIndex
 
@@ -293,7 +293,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     con = sqlite3.connect(home / "agent-local/vector_db/cache.db")
     vecs = {h: np.frombuffer(b, dtype=np.float32) for h, b in con.execute("select text_hash, vec from vectors where embedder=?", [man["embedder"]])}
     # unit id -> vector, via the unit's embed text hash (read back from the card/fact cache is costly; use the build's snapshot)
-    from agentos.indexing import collect_units
+    from index.stages import collect_units
     from kernel.settings import load_settings
 
     snap = collect_units(load_settings(home=home, user="bench", hostname="bench"))
@@ -320,7 +320,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
 def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = None, log=print) -> dict:
     """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from agentos.indexing import make_settings_embedder, rebuild
+    from index.stages import make_settings_embedder, rebuild
     from kernel.settings import load_settings
 
     home = home or Path(tempfile.mkdtemp(prefix="agentos-index-bench-")) / "home"

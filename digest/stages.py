@@ -14,9 +14,9 @@ from datetime import date
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
-from agentos.logformat import day_files, list_days, read_log
+from digest.logformat import day_files, list_days, read_log
 from kernel.settings import Settings
-from agentos.stores import open_facts
+from storage.facts import open_facts
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
@@ -81,7 +81,7 @@ def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
 
 # -- stage 3 -------------------------------------------------------------------------------------
 def extract_rules(inp: DayInput) -> list[Candidate]:
-    from agentos.extract import extract_candidates
+    from digest.extract import extract_candidates
 
     out: list[Candidate] = []
     for log in inp.logs:
@@ -90,7 +90,7 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    from agentos.model_extract import extract_with_model
+    from digest.model_extract import extract_with_model
     from kernel.llm import ChatClient
 
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
@@ -220,7 +220,7 @@ def _write_summary(settings: Settings, store: CardStore, inp: DayInput, cards: l
 # -- stage 5b ------------------------------------------------------------------------------------
 def extract_memories(settings: Settings, inp: DayInput) -> dict:
     """User memory records from the day's tasks (guarded automatic extraction; failures logged, never raised)."""
-    from agentos.memory_digest import extract_day
+    from memory.digest import extract_day
 
     return extract_day(settings, inp.user, inp.day, inp.turns)
 

@@ -7,8 +7,8 @@ owner. Only ``ready`` documents are ever retrieved (``visible``). The same funct
 
 from __future__ import annotations
 
-from agentos.knowledge.cards import restamp
-from agentos.knowledge.refine import kb_paths, open_kb
+from knowledge.cards import restamp
+from knowledge.refine import kb_paths, open_kb
 from kernel.settings import Settings
 
 

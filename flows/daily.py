@@ -8,7 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from kernel import clock
-from agentos.digest import run_day
+from digest.stages import run_day
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import digest as t
@@ -65,7 +65,7 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     if end < start:
         raise ValueError(f"backfill: end {end} is before start {start}")
     settings, user, folder = _setup(user, logs_dir)
-    from agentos.logformat import list_days
+    from digest.logformat import list_days
 
     days = [d for d in list_days(folder) if start <= d <= end]
     return digest_days(settings, user, days, folder, kind="backfill")

@@ -19,7 +19,7 @@ from pathlib import Path
 import frontmatter
 
 from kernel import clock
-from agentos.memories import TYPES, check_fields
+from memory.records import TYPES, check_fields
 from kernel.settings import Settings
 from kernel.text import truncate
 from kernel.workspace import Workspace
@@ -81,8 +81,8 @@ def read_card(path: Path, default_user: str) -> dict:
 
 def ingest_cards(settings: Settings, user: str) -> dict:
     """Take the new cards of ``user`` from the inbox into their memory records; report what happened."""
-    from agentos.memories import open_book
-    from agentos.memory_extract import _write
+    from memory.records import open_book
+    from memory.extract import _write
 
     ws = Workspace(settings.home)
     folder, log_path = inbox_dir(settings), ws.logs / "memory_inbox.jsonl"

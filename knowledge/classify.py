@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from agentos.knowledge.taxonomy import Category
+from knowledge.taxonomy import Category
 from kernel.text import CJK
 
 HEAD_CHARS = 500  # embedding a whole document costs ~1 s on two cores; its head carries the topic
@@ -177,7 +177,7 @@ _MEMO: dict[tuple[str, str], np.ndarray] = {}  # (embedder identity, text hash) 
 
 
 def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()  # same key as the index cache (agentos.units)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()  # same key as the index cache (index.units)
 
 
 def embed_texts(texts: list[str], embedder, cache=None) -> np.ndarray:

@@ -516,7 +516,7 @@ def _file_items(source: Source, report: dict, cfg: CollectConfig) -> list[Item]:
         if notes:  # reported when the item is collected (a re-run does not repeat them)
             extra["collect_warnings"] = notes
         if source.partition == "memory":
-            # memory cards keep the fields the memory stage reads (agentos.memory_inbox.read_card)
+            # memory cards keep the fields the memory stage reads (memory.inbox.read_card)
             for k in ("type", "description", "user"):
                 if meta.get(k) not in (None, ""):
                     extra[k] = meta[k]
@@ -528,7 +528,7 @@ def _file_items(source: Source, report: dict, cfg: CollectConfig) -> list[Item]:
 
 
 def _feed_items(settings: Settings, source: Source, data: bytes, report: dict) -> list[Item]:
-    from agentos.knowledge import feeds
+    from knowledge import feeds
 
     parsed = feeds.parse(data, location=source.location, tz=settings.timezone)
     report["warnings"] += parsed.warnings
@@ -544,7 +544,7 @@ def _feed_items(settings: Settings, source: Source, data: bytes, report: dict) -
 
 def fetch_feed(settings: Settings, source: Source) -> bytes:
     """The feed's bytes (downloaded, or read from its local file); raises FeedError with a one-line reason."""
-    from agentos.knowledge import feeds
+    from knowledge import feeds
 
     cfg = load_config(settings)
     if source.url:
@@ -557,7 +557,7 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
 
     For a feed, ``data`` is what ``fetch_feed`` returned (fetched here when not given).
     """
-    from agentos.knowledge.feeds import FeedError
+    from knowledge.feeds import FeedError
 
     user = user or settings.user
     ws = Workspace(settings.home)
@@ -668,7 +668,7 @@ def collect(settings: Settings, user: str | None = None, *, stages=None) -> dict
 
 
 def _is_feed_error(e: Exception) -> bool:
-    from agentos.knowledge.feeds import FeedError
+    from knowledge.feeds import FeedError
 
     return isinstance(e, FeedError)
 

@@ -37,7 +37,7 @@ from datetime import date
 
 from kernel import clock
 from kernel.llm import ChatClient, LLMError
-from agentos.memories import (
+from memory.records import (
     MAX_DESCRIPTION_CHARS,
     TYPES,
     ManualRecordProtected,

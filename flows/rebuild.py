@@ -5,7 +5,7 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from agentos.indexing import rebuild
+from index.stages import rebuild
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import index as t

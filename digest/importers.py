@@ -1,4 +1,4 @@
-"""Public conversation datasets -> working-memory day logs (the format ``agentos.logformat`` reads).
+"""Public conversation datasets -> working-memory day logs (the format ``digest.logformat`` reads).
 
 - MemoryBank-SiliconFriend: ``{user: {"history": {date: [{"query", "response"}]}}}``. One folder per
   user, one ``<date>.md`` per day that has turns. The data has no times, so turns get synthetic ones

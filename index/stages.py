@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from kernel.settings import Settings
-from agentos.stores import open_facts
+from storage.facts import open_facts
 from kernel.tokenize import default_tokenizer
-from agentos.units import TurnReader, Unit, card_unit, collection_name, fact_unit
+from index.units import TurnReader, Unit, card_unit, collection_name, fact_unit
 from kernel.workspace import Workspace, workspace_lock
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.raw_archive import RawArchive

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import frontmatter
 
-from agentos.logformat import read_log
+from digest.logformat import read_log
 from kernel.text import count_tokens
 from storage.raw_archive import ArchiveError, RawArchive
 

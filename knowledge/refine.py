@@ -8,7 +8,7 @@ soft upgrade, opinion confirmed) -> structure (outline with anchors and line ran
 blocks) -> the card file, then its registry row (pending), then the log line in ``logs/kb_ingest.log``.
 
 Inbox files are read, never moved or changed; each version of an item is taken once (by the sha256 of its
-bytes), so a re-run changes nothing. The ``memory`` partition is user memory (agentos.memory_inbox).
+bytes), so a re-run changes nothing. The ``memory`` partition is user memory (memory.inbox).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import frontmatter
 
 from kernel import clock
 from kernel.domain import Candidate, Turn
-from agentos.knowledge.cards import atomic_write, read_body, render_card
-from agentos.knowledge.review import (
+from knowledge.cards import atomic_write, read_body, render_card
+from knowledge.review import (
     changed_values,
     load_reliability,
     reliability,
@@ -109,7 +109,7 @@ def _title(meta: dict, body: str, path: Path) -> str:
 
 # -- the stages ---------------------------------------------------------------------------------------------
 def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: dict) -> dict:
-    from agentos.knowledge.classify import classify
+    from knowledge.classify import classify
 
     return classify(title, body, taxonomy=kit["taxonomy"], embedder=kit.get("embedder"), cache=kit.get("cache"),
                     tokenizer=kit.get("tokenizer"), client=kit.get("client"), meta=meta)
@@ -117,8 +117,8 @@ def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: di
 
 def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date) -> dict:
     """Facts the document states, against the owner's L2 facts (FactStore.apply with contradictions as conflicts)."""
-    from agentos.extract import extract_candidates
-    from agentos.stores import open_facts
+    from digest.extract import extract_candidates
+    from storage.facts import open_facts
 
     turns, lines = [], body.splitlines()
     for i, line in enumerate(lines, 1):
@@ -172,7 +172,7 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
 
 
 def outline_of(body: str) -> list[dict]:
-    from agentos.knowledge.outline import parse_outline
+    from knowledge.outline import parse_outline
 
     return parse_outline(body).to_dict()["sections"]
 
@@ -279,7 +279,7 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
 
 
 def _restamp(root: Path, doc: dict) -> None:
-    from agentos.knowledge.cards import restamp
+    from knowledge.cards import restamp
 
     if (root / doc["path"]).exists():
         restamp(root / doc["path"], doc)
@@ -288,8 +288,8 @@ def _restamp(root: Path, doc: dict) -> None:
 # -- the run --------------------------------------------------------------------------------------------------
 def make_kit(settings: Settings) -> dict:
     """What every item needs, loaded once per run: taxonomy, source lists, tokenizer, embedder, chat model."""
-    from agentos.indexing import make_settings_embedder, open_cache
-    from agentos.knowledge.taxonomy import load_taxonomy
+    from index.stages import make_settings_embedder, open_cache
+    from knowledge.taxonomy import load_taxonomy
     from kernel.tokenize import default_tokenizer
 
     client = _chat(settings)

@@ -2,7 +2,7 @@
 
 A day's log holds one or more tasks: each topic section of each file (a file without headings is one
 task). Like an agent host at task end, the stage looks at each task's last 3 user/assistant exchanges
-(agentos.memory_extract.extract: cue gate, scopes, salience, equivalence, the 0.6 merge, the
+(memory.extract.extract: cue gate, scopes, salience, equivalence, the 0.6 merge, the
 number/date/negation guard, manual records only ever proposed to). A task that fails is logged and
 skipped; the digest goes on. Re-running a day writes nothing new (duplicates and the same pending
 proposals are recognised).
@@ -27,8 +27,8 @@ def tasks_of(turns: list) -> list[list]:
 
 def extract_day(settings: Settings, user: str, day, turns: list) -> dict:
     """Run the extraction over every task of a day; one summary for the digest's artifact."""
-    from agentos.memories import open_book
-    from agentos.memory_extract import extract, messages_from_turns
+    from memory.records import open_book
+    from memory.extract import extract, messages_from_turns
 
     out = {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "extractor": "rules", "pending": []}
     try:
