@@ -172,7 +172,7 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
 
 
 def outline_of(body: str) -> list[dict]:
-    from knowledge.outline import parse_outline
+    from kernel.outline import parse_outline
 
     return parse_outline(body).to_dict()["sections"]
 

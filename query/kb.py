@@ -214,7 +214,7 @@ _bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_
 def _body_lines(path: Path) -> tuple[str, list[str]] | None:
     """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
     from knowledge.cards import read_body
-    from knowledge.outline import _split_lines
+    from kernel.outline import _split_lines
 
     try:
         st = path.stat()
@@ -310,7 +310,7 @@ def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = 
 def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Mapping | None = None) -> dict:
     """{id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines: [start, end]}],
     outline_text} (outline_text: ``outline.outline_markdown``, an indented list with anchors and sizes)."""
-    from knowledge.outline import Outline, outline_markdown
+    from kernel.outline import Outline, outline_markdown
 
     doc = _doc(settings, user, doc_id, selection)
     outline = [{"anchor": s["anchor"], "title": s["title"], "level": s["level"], "tokens": s.get("tokens", 0),

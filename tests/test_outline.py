@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import eval_path
 
-from knowledge.outline import (
+from kernel.outline import (
     PREAMBLE_ANCHOR,
     Outline,
     Slugger,
