@@ -86,7 +86,7 @@ def build(conv: str, logs: Path, work: Path):
 
 def signals(settings, questions: list[str]) -> list[dict]:
     """Per question: the BM25 and vector rankings (50 each) with scores, and unit metadata."""
-    from index.units import collection_name
+    from storage.index_units import collection_name
     from kernel.workspace import Workspace
     from query.ask import CANDIDATES, _embedder, _tokenizer
     from query.index_reader import open_reader

@@ -23,8 +23,10 @@ import unicodedata
 from datetime import date
 from pathlib import Path
 
+from kernel.text import CJK
+
 _FORBIDDEN = set('/\\:*?"<>|')  # path separators plus what Windows refuses in a file name
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK}]")
 _LATIN = re.compile(r"[A-Za-z]")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _YAML_PLAIN = re.compile(r"[^\W\d_][\w .\-]*")

@@ -16,10 +16,8 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
-from kernel.domain import DayLog, Quarantined, Turn
+from kernel.domain import ASSISTANT_LABELS, USER_LABELS, DayLog, Quarantined, Turn
 
-USER_LABELS = {"用户", "我", "user", "me", "human", "人类"}
-ASSISTANT_LABELS = {"助手", "assistant", "ai", "agent", "bot", "claw", "机器人"}
 ROLES = ("user", "assistant", "other")
 
 _DAY_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[._\-][^/\\]*)?\.(md|jsonl)$")

@@ -8,7 +8,6 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 from __future__ import annotations
 
 import hashlib
-import sys
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -21,7 +20,6 @@ from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
 from storage.eventlog import log_conflicts, log_errors, record_quarantine
-from storage.facts import FactStore
 from storage.raw_archive import RawArchive
 
 SEGMENT_GAP_MINUTES = 45
@@ -262,30 +260,32 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
         store.close()
 
 
-def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest", stages=None) -> dict:
-    """All stages of one day, in order, under the workspace lock.
-
-    ``stages`` is this module (plain functions: benchmarks, tests) or ``tasks.digest`` (the same
-    functions as Prefect tasks, from a flow). A model failure after its retries falls back to the rules.
-    """
-    s = stages or sys.modules[__name__]
+def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
+    """All stages of one day, in order, under the workspace lock, as plain calls (benchmarks, tests, and the
+    one-task-per-day runs of backfill and nightly). ``flows/daily.py`` lists the same stages as task runs; a
+    test keeps the two orders equal. A model failure after its retries falls back to the rules."""
     with workspace_lock(settings.home):
-        inp = s.read_day(settings, user, day, folder)
-        refs = s.archive_day(settings, inp)
-        extractor = "rules"
-        if settings.llm_base_url:
-            try:
-                cands, extractor = s.extract_model(settings, inp), f"llm:{settings.llm_model}"
-            except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
-                cands, extractor = s.extract_rules(inp), "rules (model failed)"
-        else:
-            cands = s.extract_rules(inp)
-        facts = s.write_facts(settings, inp, cands, refs)
-        cards = s.write_cards(settings, inp, cands, facts["fact_ids"], refs)
-        memories = s.extract_memories(settings, inp)
-        quarantined = s.record_problems(settings, inp, run)
-        s.mark_digested(settings, inp, refs)
+        inp = read_day(settings, user, day, folder)
+        refs = archive_day(settings, inp)
+        cands, extractor = extract(settings, inp, extract_model, extract_rules)
+        facts = write_facts(settings, inp, cands, refs)
+        cards = write_cards(settings, inp, cands, facts["fact_ids"], refs)
+        memories = extract_memories(settings, inp)
+        quarantined = record_problems(settings, inp, run)
+        mark_digested(settings, inp, refs)
     return summarize(inp, cands, facts, cards, quarantined, extractor, memories)
+
+
+def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
+    """The chat model's candidates when one is configured, else (or when it fails after its retries) the
+    rules'; returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain
+    or as tasks."""
+    if not settings.llm_base_url:
+        return by_rules(inp), "rules"
+    try:
+        return by_model(settings, inp), f"llm:{settings.llm_model}"
+    except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
+        return by_rules(inp), "rules (model failed)"
 
 
 def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:

@@ -5,10 +5,28 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from knowledge.collect import collect
-from kernel.settings import load_settings
+from knowledge.collect import failed_source, fetch_error, finish_collect, plan_sources
+from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import knowledge as t
+
+
+def collect_sources(settings: Settings, user: str) -> dict:
+    """Every source, each a task run (feeds are fetched in a task of their own, with retries); a source that
+    fails is reported and the rest go on."""
+    sources, problems = plan_sources(settings)
+    reports = []
+    for source in sources:
+        try:
+            data = t.fetch_feed(settings, source) if source.type == "feed" else None
+        except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
+            reports.append(failed_source(settings, user, source, fetch_error(source, e)))
+            continue
+        try:
+            reports.append(t.collect_source(settings, source, user, data=data))
+        except Exception as e:  # noqa: BLE001 - one broken source never costs the others
+            reports.append(failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
+    return finish_collect(settings, user, reports, problems)
 
 
 @flow(name="collect-to-inbox", log_prints=False)
@@ -27,7 +45,7 @@ def collect_to_inbox(user: str | None = None) -> dict:
     """
     settings = load_settings(user=user)
     Workspace(settings.home).ensure()
-    result = collect(settings, settings.user, stages=t)
+    result = collect_sources(settings, settings.user)
     t.publish_collect_artifact(result)
     get_run_logger().info("collected %d item(s) for %s: %d duplicate(s) skipped, %d refused, %d error(s)",
                           len(result["collected"]), result["user"], result["duplicates"], len(result["refused"]), len(result["errors"]))

@@ -8,9 +8,9 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from kernel import clock
-from digest.stages import run_day
+from digest.stages import extract, summarize
 from kernel.settings import Settings, load_settings
-from kernel.workspace import Workspace
+from kernel.workspace import Workspace, workspace_lock
 from tasks import digest as t
 
 
@@ -19,8 +19,18 @@ def yesterday(settings: Settings) -> date:
 
 
 def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
-    """The stages of one day as Prefect tasks (inside a flow run), then the run's artifact."""
-    result = run_day(settings, user, day, folder, run=run, stages=t)
+    """The stages of one day, each a task run, under the workspace lock (a CLI run and a scheduled run wait
+    for each other), then the run's artifact."""
+    with workspace_lock(settings.home):
+        inp = t.read_day(settings, user, day, folder)
+        refs = t.archive_day(settings, inp)
+        cands, extractor = extract(settings, inp, t.extract_model, t.extract_rules)
+        facts = t.write_facts(settings, inp, cands, refs)
+        cards = t.write_cards(settings, inp, cands, facts["fact_ids"], refs)
+        memories = t.extract_memories(settings, inp)
+        quarantined = t.record_problems(settings, inp, run)
+        t.mark_digested(settings, inp, refs)
+    result = summarize(inp, cands, facts, cards, quarantined, extractor, memories)
     t.publish_artifact(result)
     get_run_logger().info("digested %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
                           day, result["turns"], result["facts_added"], result["facts_reinforced"], result["facts_superseded"],

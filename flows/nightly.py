@@ -6,6 +6,7 @@ from prefect import flow, get_run_logger
 
 from kernel import clock
 from digest.stages import pending_days
+from flows.collect import collect_sources
 from flows.daily import _setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
 from tasks import knowledge as k
@@ -47,10 +48,8 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
 
 def _knowledge(settings, user: str, log) -> tuple[dict, dict]:
     """Collect to the inbox, then refine it into pending documents; a failing stage is logged, the chain goes on."""
-    from knowledge.collect import collect
-
     try:
-        collected = collect(settings, user, stages=k)
+        collected = collect_sources(settings, user)
         k.publish_collect_artifact(collected)
     except Exception as e:  # noqa: BLE001 - e.g. an unreadable sources.yaml: reported, the rest of the night still runs
         log.warning("collect skipped: %s", e)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from index.stages import rebuild
+from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import index as t
@@ -13,7 +15,20 @@ from tasks import index as t
 
 def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
     """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact."""
-    result = rebuild(settings, full=full, stages=t)
+    t0 = time.perf_counter()
+    store = index_store(settings)
+    with store.lock():  # one rebuild of a workspace at a time
+        snap = t.collect_units(settings)
+        plan = t.plan_rebuild(settings, snap, full=full)
+        if plan.nothing_to_do:
+            result = unchanged_report(store, snap, plan, t0)
+        else:
+            tok = t.tokenize_units(settings, snap.units())
+            pending = t.texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
+            embedded = t.embed_all(settings, pending)
+            build_path = t.write_generation(settings, snap, plan)
+            pub = t.publish_generation(settings, build_path)
+            result = rebuilt_report(snap, plan, tok, embedded, pub, t0)
     t.publish_artifact(result)
     get_run_logger().info("index rebuild: %s (%s), %d units, %d changed, %d deleted, %d embedded, %.1f s",
                           result["status"], result["reason"], result["units"], result["changed"], result["deleted"],

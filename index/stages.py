@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from kernel.embedders import make_settings_embedder
 from kernel.settings import Settings
 from storage.facts import open_facts
 from kernel.tokenize import default_tokenizer
-from index.units import TurnReader, Unit, card_unit, collection_name, fact_unit
+from index.units import TurnReader, card_unit, fact_unit
+from storage.index_units import Unit, collection_name
 from kernel.workspace import Workspace, workspace_lock
+from storage.embed_cache import open_cache
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.raw_archive import RawArchive
 
@@ -36,74 +38,6 @@ class RebuildError(RuntimeError):
 
 def index_store(settings: Settings) -> IndexStore:
     return IndexStore(Workspace(settings.home).index_dir)
-
-
-def make_settings_embedder(settings: Settings):
-    from kernel.embedders import make_embedder
-
-    options = {"api_key": settings.embedder_api_key} if settings.embedder_api_key and settings.embedder.startswith("openai:") else {}
-    return make_embedder(settings.embedder, **options)
-
-
-# -- the cache --------------------------------------------------------------------------------------------
-
-
-class Cache:
-    """``cache.db``: tokens and vectors by text hash (per tokenizer / embedder identity), and the parsed
-    unit of each card file by its stat (a card's raw lines are immutable, so its stat decides its unit)."""
-
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(path, timeout=60, check_same_thread=False)
-        self.con.execute("pragma journal_mode=wal")
-        self.con.executescript(
-            "create table if not exists tokens (tokenizer text, text_hash text, tokens text, primary key (tokenizer, text_hash));"
-            "create table if not exists vectors (embedder text, text_hash text, vec blob, primary key (embedder, text_hash));"
-            "create table if not exists cards (path text primary key, mtime_ns integer, size integer, unit text);")
-
-    def close(self) -> None:
-        self.con.close()
-
-    def _get(self, table: str, key_col: str, key: str, hashes: list[str], col: str) -> dict[str, object]:
-        out = {}
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i:i + 500]
-            q = f"select text_hash, {col} from {table} where {key_col}=? and text_hash in ({','.join('?' * len(chunk))})"
-            out.update(self.con.execute(q, [key, *chunk]).fetchall())
-        return out
-
-    def tokens(self, tokenizer: str, hashes: list[str]) -> dict[str, list[str]]:
-        return {h: json.loads(t) for h, t in self._get("tokens", "tokenizer", tokenizer, hashes, "tokens").items()}
-
-    def put_tokens(self, tokenizer: str, items: dict[str, list[str]]) -> None:
-        with self.con:
-            self.con.executemany("insert or replace into tokens values (?,?,?)",
-                                 [(tokenizer, h, json.dumps(t, ensure_ascii=False)) for h, t in items.items()])
-
-    def vectors(self, embedder: str, hashes: list[str]) -> dict[str, np.ndarray]:
-        return {h: np.frombuffer(b, dtype=np.float32) for h, b in self._get("vectors", "embedder", embedder, hashes, "vec").items()}
-
-    def put_vectors(self, embedder: str, items: dict[str, list[float]]) -> None:
-        with self.con:
-            self.con.executemany("insert or replace into vectors values (?,?,?)",
-                                 [(embedder, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
-
-    def card(self, path: Path, st) -> Unit | None:
-        row = self.con.execute("select mtime_ns, size, unit from cards where path=?", [str(path)]).fetchone()
-        if row and row[0] == st.st_mtime_ns and row[1] == st.st_size:
-            d = json.loads(row[2])
-            return Unit(d["id"], d["kind"], d["text"], d["meta"])
-        return None
-
-    def put_cards(self, items: list[tuple[Path, object, Unit]]) -> None:
-        with self.con:
-            self.con.executemany("insert or replace into cards values (?,?,?,?)", [
-                (str(p), st.st_mtime_ns, st.st_size, json.dumps({"id": u.id, "kind": u.kind, "text": u.text, "meta": u.meta}, ensure_ascii=False))
-                for p, st, u in items])
-
-
-def open_cache(settings: Settings) -> Cache:
-    return Cache(index_store(settings).root / "cache.db")
 
 
 # -- stage 1: collect -------------------------------------------------------------------------------------
@@ -364,26 +298,35 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
 # -- all stages, without Prefect ----------------------------------------------------------------------------
 
 
-def rebuild(settings: Settings, *, full: bool = False, embedder=None, stages=None) -> dict:
-    """Bring the indexes in step with the stores. ``stages`` is this module (plain calls) or tasks.index."""
-    import sys
-
-    s = stages or sys.modules[__name__]
+def rebuild(settings: Settings, *, full: bool = False, embedder=None) -> dict:
+    """Bring the indexes in step with the stores, as plain calls (``flows/rebuild.py`` lists the same stages
+    as task runs; a test keeps the two orders equal)."""
     t0 = time.perf_counter()
     store = index_store(settings)
     with store.lock():
-        snap = s.collect_units(settings)
-        plan = s.plan_rebuild(settings, snap, full=full, embedder=embedder)
+        snap = collect_units(settings)
+        plan = plan_rebuild(settings, snap, full=full, embedder=embedder)
         if plan.nothing_to_do:
-            return {"status": "unchanged", "generation": store.current_name(), "units": len(snap.units()),
-                    "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
-        todo_units = [u for name, coll in snap.collections.items() for u in coll["units"]
-                      if plan.full or u.id in set(plan.changed.get(name, ()))]
-        tok = s.tokenize_units(settings, snap.units())
-        pending = s.texts_to_embed(settings, todo_units, plan.embedder)
-        embedded = s.embed_all(settings, pending, embedder)
-        build_path = s.write_generation(settings, snap, plan)
-        pub = s.publish_generation(settings, build_path)
+            return unchanged_report(store, snap, plan, t0)
+        tok = tokenize_units(settings, snap.units())
+        pending = texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
+        embedded = embed_all(settings, pending, embedder)
+        build_path = write_generation(settings, snap, plan)
+        pub = publish_generation(settings, build_path)
+    return rebuilt_report(snap, plan, tok, embedded, pub, t0)
+
+
+def units_to_embed(snap: Snapshot, plan: Plan) -> list[Unit]:
+    """The new and changed units (every unit on a full rebuild)."""
+    return [u for name, coll in snap.collections.items() for u in coll["units"] if plan.full or u.id in set(plan.changed.get(name, ()))]
+
+
+def unchanged_report(store: IndexStore, snap: Snapshot, plan: Plan, t0: float) -> dict:
+    return {"status": "unchanged", "generation": store.current_name(), "units": len(snap.units()),
+            "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def rebuilt_report(snap: Snapshot, plan: Plan, tok: dict, embedded: int, pub: dict, t0: float) -> dict:
     return {"status": "rebuilt", **pub, "units": len(snap.units()), "embedded": embedded, "tokenized": tok["tokenized"],
             "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
 

@@ -11,21 +11,18 @@ metadata the query returns, so the manifest notices a card whose fact list chang
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import frontmatter
 
 from digest.logformat import read_log
 from kernel.text import count_tokens
+from storage.index_units import Unit
 from storage.raw_archive import ArchiveError, RawArchive
 
 # How much of a unit is embedded: e5 reads 512 model tokens at a time and longer texts cost a window
 # each; the head of a card (header, summary, keywords, first turns) carries its topic. BM25 gets it all.
-EMBED_CHARS = 1200
 MAX_TURN_CHARS = 400
 MAX_CARD_CHARS = 6000
 
@@ -36,37 +33,6 @@ PREDICATE_WORDS = {
     "dislikes": "dislikes 不喜欢", "prefers": "prefers 偏好 喜欢用", "prefers_not": "avoids 不想用 不喜欢用",
     "plans": "plans 计划 打算", "decided": "decided 决定", "event": "event 事件", "thinks": "thinks 认为", "rule": "rule 规则",
 }
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Unit:
-    id: str  # "card:<card id>" or "fact:<fact id>"
-    kind: str  # card | fact
-    text: str
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def text_hash(self) -> str:
-        return _sha(self.text)
-
-    @property
-    def hash(self) -> str:
-        return _sha(self.kind + "\x00" + self.text + "\x00" + json.dumps(self.meta, ensure_ascii=False, sort_keys=True))
-
-    @property
-    def embed_text(self) -> str:
-        return self.text[:EMBED_CHARS]
-
-
-def collection_name(scope: str, user: str | None = None) -> str:
-    """Chroma-safe collection name: ``local-<10 hex of the user id>`` (user ids may be Chinese), ``global``."""
-    if scope == "global":
-        return "global"
-    return f"local-{hashlib.sha1(user.encode('utf-8')).hexdigest()[:10]}"
 
 
 # -- cards -----------------------------------------------------------------------------------------------

@@ -16,6 +16,10 @@ Role = Literal["user", "assistant", "other"]
 Nature = Literal["fact", "preference", "opinion", "event", "axiom"]
 Explicitness = Literal["stated", "corrected", "inferred"]
 
+# Built-in speaker labels of the logs (case-folded): anyone else is declared in a log's frontmatter.
+USER_LABELS = {"用户", "我", "user", "me", "human", "人类"}
+ASSISTANT_LABELS = {"助手", "assistant", "ai", "agent", "bot", "claw", "机器人"}
+
 NATURES: tuple[str, ...] = ("fact", "preference", "opinion", "event", "axiom")
 EXPLICITNESS: tuple[str, ...] = ("stated", "corrected", "inferred")
 # Authority when two explicitness levels disagree: a correction outranks a statement, which

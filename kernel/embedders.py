@@ -480,3 +480,9 @@ def make_embedder(spec: str | None = DEFAULT_SPEC, **options: Any) -> Embedder:
                              "e.g. openai:http://127.0.0.1:8000/v1#multilingual-e5-small-q4")
         return OpenAIEmbedder(url.strip(), model.strip(), **options)
     raise ValueError(f"unknown embedder spec {s!r}; accepted forms: {', '.join(SPEC_FORMS)}")
+
+
+def make_settings_embedder(settings):
+    """The embedder the settings name (``AGENTOS_EMBEDDER``), with its API key for an openai: endpoint."""
+    options = {"api_key": settings.embedder_api_key} if settings.embedder_api_key and settings.embedder.startswith("openai:") else {}
+    return make_embedder(settings.embedder, **options)

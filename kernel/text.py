@@ -12,7 +12,11 @@ import threading
 import unicodedata
 from pathlib import Path
 
+# The one definition of Chinese and its neighbours, for every regular expression in the project.
+# CJK: Han ideographs (unified, extension A, compatibility, extensions B-F); each counts as a token.
+# CJK_SCRIPTS: writing that runs without spaces (Han, kana, hangul): where word boundaries are not spaces.
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
+CJK_SCRIPTS = CJK + "\u3040-\u30ff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{CJK}]")
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
 _LEADING_ARTICLES = re.compile(r"^(?:the|my|our|your|a|an|我的|我们的|咱们的|你的)\s*", re.IGNORECASE)

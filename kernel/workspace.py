@@ -141,6 +141,14 @@ def init_workspace(home: Path) -> dict:
     return {"home": str(ws.home), "templates_written": written, "demo_logs": []}
 
 
+def kb_paths(settings) -> dict[str, Path]:
+    """The knowledge base's paths: the taxonomy root, the inbox, the registry (kb.db), reliability list, ingest log, archive."""
+    ws = Workspace(settings.home)
+    system = ws.knowledge / "99_system"
+    return {"knowledge": ws.knowledge, "inbox": ws.knowledge / "00_stream" / "inbox", "db": system / "kb.db",
+            "reliability": system / "reliability.yaml", "log": ws.logs / "kb_ingest.log", "archive": ws.knowledge / "90_archive" / "versions"}
+
+
 class workspace_lock:
     """An exclusive lock on the workspace's writers (held across one day's digest).
 

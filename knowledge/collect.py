@@ -20,7 +20,7 @@ Rules:
 - A feed that cannot be downloaded or parsed is reported and skipped; the other sources are still collected.
 
 Plain functions, no Prefect: ``tasks/knowledge.py`` wraps ``fetch_feed`` and ``collect_source`` as tasks
-(``collect(..., stages=tasks.knowledge)``), one task run per source, never per document.
+(``flows/collect.py``: ``tasks.knowledge``), one task run per source, never per document.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -630,38 +629,53 @@ def _finish(settings: Settings, ws: Workspace, user: str, report: dict) -> dict:
 
 
 # -- all sources ---------------------------------------------------------------------------------------------------
-def collect(settings: Settings, user: str | None = None, *, stages=None) -> dict:
-    """Collect every configured source into the inbox. Returns::
+def collect(settings: Settings, user: str | None = None) -> dict:
+    """Collect every configured source into the inbox, as plain calls (``flows/collect.py`` lists the same
+    stages as task runs, one per source, never per document; a test keeps the two orders equal). Returns::
 
         {user, collected: [{partition, file, source, title, source_type, from}], duplicates: n,
          refused: [{file, reason, severity}], warnings: [...], errors: [...], per_source: {name: {...}}}
 
-    ``stages`` is this module (plain functions) or ``tasks.knowledge`` (the same as Prefect tasks).
     A source that fails (a feed that cannot be downloaded, an unexpected error) is reported; the rest go on.
     """
-    s = stages or sys.modules[__name__]
     user = user or settings.user
-    Workspace(settings.home).ensure()
-    problems: list[str] = []
-    load_config(settings, problems)
-    sources = load_sources(settings, problems)
+    sources, problems = plan_sources(settings)
     reports = []
     for source in sources:
         try:
-            data = s.fetch_feed(settings, source) if source.type == "feed" else None
+            data = fetch_feed(settings, source) if source.type == "feed" else None
         except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
-            r = _empty_report(source)
-            r["status"] = "failed"
-            r["errors"].append(str(e) if _is_feed_error(e) else f"feed {source.location}: {type(e).__name__}: {e}")
-            reports.append(_finish(settings, Workspace(settings.home), user, r))
+            reports.append(failed_source(settings, user, source, fetch_error(source, e)))
             continue
         try:
-            reports.append(s.collect_source(settings, source, user, data=data))
+            reports.append(collect_source(settings, source, user, data=data))
         except Exception as e:  # noqa: BLE001 - one broken source never costs the others
-            r = _empty_report(source)
-            r["status"] = "failed"
-            r["errors"].append(f"source {source.name}: {type(e).__name__}: {e}")
-            reports.append(_finish(settings, Workspace(settings.home), user, r))
+            reports.append(failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
+    return finish_collect(settings, user, reports, problems)
+
+
+def plan_sources(settings: Settings) -> tuple[list[Source], list[str]]:
+    """The configured sources (sources.yaml, with agent-local/materials/ always one), and what was wrong with the list."""
+    Workspace(settings.home).ensure()
+    problems: list[str] = []
+    load_config(settings, problems)
+    return load_sources(settings, problems), problems
+
+
+def fetch_error(source: Source, e: Exception) -> str:
+    return str(e) if _is_feed_error(e) else f"feed {source.location}: {type(e).__name__}: {e}"
+
+
+def failed_source(settings: Settings, user: str, source: Source, error: str) -> dict:
+    """The report of a source that could not be collected (its error logged like any other)."""
+    r = _empty_report(source)
+    r["status"] = "failed"
+    r["errors"].append(error)
+    return _finish(settings, Workspace(settings.home), user, r)
+
+
+def finish_collect(settings: Settings, user: str, reports: list[dict], problems: list[str]) -> dict:
+    """One report for the run; problems with the source list go to errors.log."""
     if problems:
         append_lines(Workspace(settings.home).logs / "errors.log", [f"{clock.stamp(settings.timezone)} collect-to-inbox ERROR {p}" for p in problems])
     return combine(user, reports, problems)

@@ -7,9 +7,9 @@ owner. Only ``ready`` documents are ever retrieved (``visible``). The same funct
 
 from __future__ import annotations
 
-from knowledge.cards import restamp
-from knowledge.refine import kb_paths, open_kb
 from kernel.settings import Settings
+from knowledge.refine import kb_paths, open_kb
+from storage.kb_cards import restamp
 
 
 class NotAllowed(PermissionError):

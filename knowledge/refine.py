@@ -23,7 +23,10 @@ import frontmatter
 
 from kernel import clock
 from kernel.domain import Candidate, Turn
-from knowledge.cards import atomic_write, read_body, render_card
+from kernel.files import atomic_write
+from kernel.settings import Settings
+from kernel.text import normalize_key, slugify, truncate
+from kernel.workspace import Workspace, kb_paths
 from knowledge.review import (
     changed_values,
     load_reliability,
@@ -31,10 +34,8 @@ from knowledge.review import (
     validity,
     version_rule,
 )
-from kernel.settings import Settings
-from kernel.text import normalize_key, slugify, truncate
-from kernel.workspace import Workspace
 from storage.eventlog import append_lines, record_quarantine
+from storage.kb_cards import read_body, render_card
 from storage.kb_store import KBStore, title_key
 
 log = logging.getLogger(__name__)
@@ -47,13 +48,6 @@ SUMMARY_CHARS = 200
 
 class ItemError(ValueError):
     """An inbox item that cannot be taken as it is (the message says why and what to do)."""
-
-
-def kb_paths(settings: Settings) -> dict[str, Path]:
-    ws = Workspace(settings.home)
-    system = ws.knowledge / "99_system"
-    return {"knowledge": ws.knowledge, "inbox": ws.knowledge / "00_stream" / "inbox", "db": system / "kb.db",
-            "reliability": system / "reliability.yaml", "log": ws.logs / "kb_ingest.log", "archive": ws.knowledge / "90_archive" / "versions"}
 
 
 def open_kb(settings: Settings) -> KBStore:
@@ -279,7 +273,7 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
 
 
 def _restamp(root: Path, doc: dict) -> None:
-    from knowledge.cards import restamp
+    from storage.kb_cards import restamp
 
     if (root / doc["path"]).exists():
         restamp(root / doc["path"], doc)
@@ -289,8 +283,8 @@ def _restamp(root: Path, doc: dict) -> None:
 def make_kit(settings: Settings) -> dict:
     """What every item needs, loaded once per run: taxonomy, source lists, tokenizer, embedder, chat model."""
     from index.stages import make_settings_embedder, open_cache
-    from knowledge.taxonomy import load_taxonomy
     from kernel.tokenize import default_tokenizer
+    from knowledge.taxonomy import load_taxonomy
 
     client = _chat(settings)
     return {"taxonomy": load_taxonomy(settings), "lists": load_reliability(kb_paths(settings)["reliability"]),

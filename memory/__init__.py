@@ -1,2 +1,2 @@
-"""User memory: Markdown records and their book (records), cue-gated extraction (extract), inbox memory
-cards (inbox) and the nightly extraction over a day's exchanges (digest). Plain functions; no Prefect."""
+"""User memory's write path: cue-gated extraction (extract), inbox memory cards (inbox) and the nightly extraction over a day's exchanges (digest). The records themselves and their book
+(create/update/recall statistics) are storage (storage/memory_records.py). Plain functions; no Prefect."""

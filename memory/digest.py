@@ -27,7 +27,7 @@ def tasks_of(turns: list) -> list[list]:
 
 def extract_day(settings: Settings, user: str, day, turns: list) -> dict:
     """Run the extraction over every task of a day; one summary for the digest's artifact."""
-    from memory.records import open_book
+    from storage.memory_records import open_book
     from memory.extract import extract, messages_from_turns
 
     out = {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "extractor": "rules", "pending": []}

@@ -37,7 +37,7 @@ from datetime import date
 
 from kernel import clock
 from kernel.llm import ChatClient, LLMError
-from memory.records import (
+from storage.memory_records import (
     MAX_DESCRIPTION_CHARS,
     TYPES,
     ManualRecordProtected,

@@ -19,7 +19,7 @@ from pathlib import Path
 import frontmatter
 
 from kernel import clock
-from memory.records import TYPES, check_fields
+from storage.memory_records import TYPES, check_fields
 from kernel.settings import Settings
 from kernel.text import truncate
 from kernel.workspace import Workspace
@@ -81,7 +81,7 @@ def read_card(path: Path, default_user: str) -> dict:
 
 def ingest_cards(settings: Settings, user: str) -> dict:
     """Take the new cards of ``user`` from the inbox into their memory records; report what happened."""
-    from memory.records import open_book
+    from storage.memory_records import open_book
     from memory.extract import _write
 
     ws = Workspace(settings.home)

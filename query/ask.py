@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from kernel import clock
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
-from index.units import collection_name
+from storage.index_units import collection_name
 from kernel.workspace import Workspace
-from query.index_reader import open_reader
+from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
 from storage.index_store import IndexCorrupt, IndexMissing
 
@@ -81,7 +81,7 @@ def _embedder(settings: Settings):
     with _models_lock:
         key = f"emb:{settings.embedder}"
         if key not in _models:
-            from index.stages import make_settings_embedder
+            from kernel.embedders import make_settings_embedder
 
             _models[key] = make_settings_embedder(settings)
         return _models[key]
@@ -100,13 +100,15 @@ def _reader(settings: Settings, notices: list[str]):
     except IndexMissing as e:
         raise QueryError(f"{e}") from None
     except IndexCorrupt as e:
-        # Never answer from a damaged index: rebuild it (from the caches, so nothing is re-embedded
-        # that was embedded before) and answer from the new generation.
-        from index.stages import rebuild
-
-        notices.append(f"the index was damaged ({e}); rebuilt it before answering")
-        rebuild(settings)
-        return open_reader(root)
+        # Never answer from a damaged index, and never repair it here (the read path writes nothing):
+        # answer from the last good generation the rebuild kept, and say so; the next rebuild repairs.
+        try:
+            reader = open_last_good(root)
+        except IndexMissing:
+            raise QueryError(f"the index is damaged ({e}) and no earlier generation is intact: run `agentos rebuild`") from None
+        notices.append(f"the live index is damaged ({e}); answered from the last good generation {reader.name}; "
+                       "run `agentos rebuild` to repair it")
+        return reader
 
 
 # -- fusion -------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import json
 import threading
 from pathlib import Path
 
-from storage.index_store import Generation, IndexCorrupt, IndexStore
+from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.keyword_index import KeywordIndex, KeywordIndexError
 
 
@@ -92,6 +92,26 @@ def open_reader(root: Path) -> IndexReader:
             cached.close()
         _readers[key] = reader
         return reader
+
+
+def open_last_good(root: Path) -> IndexReader:
+    """A reader of the newest generation that is not the live one and still matches its manifest (the
+    rebuild keeps the one before the live one for readers still on it). The read path never repairs a
+    damaged live generation; it answers from this one and the next rebuild repairs. Not cached: the live
+    generation is looked at again on the next call."""
+    store = IndexStore(root)
+    live = store.current_name()
+    for gen in reversed(store.generations()):
+        if gen.name == live:
+            continue
+        try:
+            gen.verify()
+            reader = IndexReader(gen)
+            reader.vectors()
+            return reader
+        except IndexCorrupt:
+            continue
+    raise IndexMissing(f"no intact index generation in {root}: run `agentos rebuild`")
 
 
 def forget_reader(root: Path) -> None:

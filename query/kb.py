@@ -146,7 +146,7 @@ _SELECTION_NAME = re.compile(r"[^\W_][\w.\-]{0,99}", re.UNICODE)
 
 
 def selections_dir(settings: Settings) -> Path:
-    from knowledge.refine import kb_paths
+    from kernel.workspace import kb_paths
 
     return kb_paths(settings)["knowledge"] / "99_system" / "selections"
 
@@ -213,8 +213,8 @@ _bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_
 
 def _body_lines(path: Path) -> tuple[str, list[str]] | None:
     """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
-    from knowledge.cards import read_body
     from kernel.outline import _split_lines
+    from storage.kb_cards import read_body
 
     try:
         st = path.stat()
@@ -263,7 +263,7 @@ def _today(settings: Settings):
 
 def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
     """Every document meeting the three conditions, in registry order (created, id)."""
-    from knowledge.refine import kb_paths
+    from kernel.workspace import kb_paths
     from storage.kb_store import KBStore
 
     if not isinstance(user, str) or not user.strip():
@@ -458,7 +458,8 @@ _denses: dict[tuple[str, str], Dense] = {}
 def settings_dense(settings: Settings) -> Dense:
     """The settings' embedder with the workspace's vector cache, built once per process and workspace: one
     cache connection and one query-vector memo for every call (an MCP server answers many)."""
-    from index.stages import make_settings_embedder, open_cache
+    from kernel.embedders import make_settings_embedder
+    from storage.embed_cache import open_cache
 
     spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"
     with _lock:

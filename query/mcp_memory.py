@@ -38,14 +38,14 @@ def add_memory_tools(server, settings: Settings, error) -> None:
     opened: list = []
 
     def book():  # one book per server: its proposal store holds a SQLite connection
-        from memory.records import open_book
+        from storage.memory_records import open_book
 
         if not opened:
             opened.append(open_book(settings))
         return opened[0]
 
     def guarded(fn):
-        from memory.records import InvalidName, RecordError, RecordNotFound
+        from storage.memory_records import InvalidName, RecordError, RecordNotFound
 
         try:
             return fn()

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from digest.logformat import ASSISTANT_LABELS
+from kernel.domain import ASSISTANT_LABELS
 
 HARD_MAX = 5  # most records one recall returns, whatever the settings say
 ALPHA = 0.2  # weight of the max-scaled BM25 score in the convex fusion (measured on MADial zh and en)
@@ -306,7 +306,8 @@ def lexical_selector(settings) -> LexicalSelector:
     with _selectors_lock:
         sel = _selectors.get(key)
         if sel is None:
-            from index.stages import make_settings_embedder, open_cache
+            from kernel.embedders import make_settings_embedder
+            from storage.embed_cache import open_cache
             from kernel.tokenize import default_tokenizer
 
             if settings.embedder not in _embedders:
@@ -353,7 +354,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
 
         settings = load_settings()
     if book is None:
-        from memory.records import open_book
+        from storage.memory_records import open_book
 
         book = open_book(settings)
     limit = max(1, min(int(limit or settings.recall_limit), HARD_MAX))

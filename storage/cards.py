@@ -7,24 +7,19 @@ re-run leaves every file (and its modification time) as it was.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import date
 from pathlib import Path
 
 import frontmatter
 
+from kernel.files import atomic_write
 from storage.raw_archive import safe_name
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic_write(path, text)
     return True
 
 

@@ -26,11 +26,12 @@ import os
 import secrets
 import shutil
 import sqlite3
-import tempfile
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+
+from kernel.files import atomic_write
 
 FORMAT = 1
 
@@ -101,12 +102,7 @@ class Generation:
     def write_manifest(self, manifest: dict) -> None:
         manifest = {**manifest, "format": FORMAT, "generation": self.name, "complete": True,
                     "files": self.digest_files(), "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        fd, tmp = tempfile.mkstemp(dir=self.path, prefix=".manifest-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, ensure_ascii=False, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.manifest_path)
+        atomic_write(self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True), durable=True, prefix=".manifest-")
         self._manifest = manifest
 
     def verify(self) -> None:
@@ -174,12 +170,7 @@ class IndexStore:
         build.manifest  # noqa: B018
         final = self.root / build.name
         os.replace(build.path, final)
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".current-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(build.name + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.current_file)
+        atomic_write(self.current_file, build.name + "\n", durable=True, prefix=".current-")
         return Generation(final)
 
     def prune(self, keep: int = 2) -> list[str]:

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from kernel.files import atomic_write
 
 MAX_NAME_CHARS = 100  # record names and user ids; leaves room for ".md" in any file system's 255 bytes / 3
 _FORBIDDEN = set('/\\:*?"<>|')
@@ -127,17 +128,9 @@ class FileRecordStore:
 
     def write(self, user: str, name: str, text: str) -> None:
         path = self._path(user, name)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-            os.replace(tmp, path)
-            now = time.time_ns()  # the clock at full precision: the recall window's order follows write order
-            os.utime(path, ns=(now, now))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, text)
+        now = time.time_ns()  # the clock at full precision: the recall window's order follows write order
+        os.utime(path, ns=(now, now))
 
     def delete(self, user: str, name: str) -> None:
         path = self._path(user, name)

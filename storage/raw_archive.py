@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from kernel import clock
+from kernel.files import atomic_write
 
 
 class ArchiveError(Exception):
@@ -27,16 +26,6 @@ def safe_name(name: str) -> str:
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name or any(ord(c) < 32 for c in name) or len(name) > 200:
         raise ArchiveError(f"unsafe name for the archive: {name!r}")
     return name
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)
@@ -70,11 +59,11 @@ class RawArchive:
         n = max((r["revision"] for r in revisions), default=0) + 1
         ref = f"{user}/{day.isoformat()}/r{n}/{name}"
         target = self.root / ref
-        _atomic_write(target, data)
+        atomic_write(target, data, durable=True)
         target.chmod(0o444)
         revisions.append({"revision": n, "ref": ref, "sha256": sha, "bytes": len(data), "archived_at": clock.stamp()})
         index[name] = revisions
-        _atomic_write(day_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1, sort_keys=True).encode("utf-8"))
+        atomic_write(day_dir / "index.json", json.dumps(index, ensure_ascii=False, indent=1, sort_keys=True), durable=True)
         return Archived(ref, n, sha, new=True)
 
     def path_of(self, ref: str) -> Path:

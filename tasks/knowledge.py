@@ -13,8 +13,7 @@ from knowledge.collect import Source
 from kernel.settings import Settings
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
-# One task run per source, never per document. ``knowledge.collect.collect(..., stages=this module)``
-# calls these by the same names as its plain functions.
+# One task run per source, never per document (``flows/collect.py`` lists them).
 
 
 def _worth_retrying(task, task_run, state) -> bool:

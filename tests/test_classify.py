@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernel.embedders import make_embedder
-from index.stages import Cache
+from storage.embed_cache import Cache
 from knowledge import classify as clf
 from knowledge.classify import classify, item_text
 from knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path

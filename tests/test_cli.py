@@ -80,7 +80,7 @@ def test_conflicts_review_and_raw_read(digested):
 
 
 def test_read_commands_do_not_import_prefect(digested):
-    code = ("import sys; from agentos.cli import main; main(['facts', 'list', '--json']); main(['facts', 'history', '服务器配置']); "
+    code = ("import sys; from cli.main import main; main(['facts', 'list', '--json']); main(['facts', 'history', '服务器配置']); "
             "print('PREFECT_LOADED' if 'prefect' in sys.modules else 'NO_PREFECT', file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "AGENTOS_HOME": str(digested)})
     assert "NO_PREFECT" in p.stderr and "8C16G" in p.stdout

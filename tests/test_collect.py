@@ -395,11 +395,11 @@ def test_collect_flow_publishes_an_artifact(home):
 def test_cli_collect_runs_the_flow(home, capsys):
     import argparse
 
-    from agentos.cli_knowledge import add_collect_parser
+    from cli.knowledge import add_parser
 
     write(materials(home) / "tools" / "jq.md", "# jq 速查\n\n`jq '.items[]'` 逐项输出。\n")
     parser = argparse.ArgumentParser(prog="agentos")
-    add_collect_parser(parser.add_subparsers(dest="command"))
+    add_parser(parser.add_subparsers(dest="command"), "collect")
     args = parser.parse_args(["collect", "--user", "alice", "--json", "--quiet"])
     saved = dict(os.environ)
     try:

@@ -151,20 +151,51 @@ def test_a_rebuild_killed_half_way_leaves_the_last_complete_index_serving(indexe
     assert not list((indexed_home / "agent-local/vector_db").glob(".build-*"))
 
 
-def test_a_damaged_live_index_is_detected_rebuilt_and_never_served(indexed_home):
-    gen = _store(indexed_home).current()
+def _damage(gen) -> None:
     victim = next(p for p in (gen.path / "keyword").rglob("*.npy"))
     data = bytearray(victim.read_bytes())
     data[-8:] = b"\xff" * 8
     victim.write_bytes(bytes(data))
+
+
+def test_a_damaged_live_index_is_never_served_nor_repaired_by_a_read(indexed_home):
+    """The read path writes nothing: with no earlier intact generation it says which command repairs the
+    index; the next rebuild does."""
+    from query.ask import QueryError, ask
+
+    for g in _store(indexed_home).generations()[:-1]:  # only the live generation is left
+        import shutil
+
+        shutil.rmtree(g.path)
+    gen = _store(indexed_home).current()
+    _damage(gen)
     d = doctor(_settings())
     assert not d["ok"] and "does not match its manifest digest" in d["drift"][0]
+    with pytest.raises(QueryError, match="agentos rebuild"):
+        ask("服务器配置是什么", settings=_settings())
+    assert _store(indexed_home).current_name() == gen.name and not doctor(_settings())["ok"]  # nothing repaired by reading
+    r = rebuild(_settings())
+    assert r["status"] == "rebuilt"
+    a = ask("服务器配置是什么", settings=_settings())
+    assert a.status == "ok" and a.generation != gen.name and doctor(_settings())["ok"]
+
+
+def test_a_damaged_live_index_is_answered_from_the_last_good_generation(indexed_home):
+    (indexed_home / "agent-sync/04_memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
+        "---\nid: testhost_20261122_note\nuser: default\ndate: '2026-11-22'\nsummary: 记一笔：周五团建\nkeywords: [团建]\n---\n\n记一笔\n",
+        encoding="utf-8")
+    before = _store(indexed_home).current_name()
+    assert rebuild(_settings())["status"] == "rebuilt"
+    live = _store(indexed_home).current()
+    assert live.name != before and before in {g.name for g in _store(indexed_home).generations()}
+    _damage(live)
     from query.ask import ask
 
     a = ask("服务器配置是什么", settings=_settings())
-    assert a.status == "ok" and a.generation != gen.name
-    assert any("damaged" in n for n in a.notices)
-    assert doctor(_settings())["ok"]
+    assert a.status == "ok" and a.generation == before  # never the damaged one
+    assert any("damaged" in n and "agentos rebuild" in n for n in a.notices)
+    assert _store(indexed_home).current_name() == live.name and not doctor(_settings())["ok"]  # the read repaired nothing
+    assert rebuild(_settings())["status"] == "rebuilt" and doctor(_settings())["ok"]
 
 
 def test_leftovers_of_a_killed_build_are_never_read_and_are_cleaned_up(indexed_home):

@@ -27,7 +27,7 @@ def _records(home: Path, user: str = "default") -> dict[str, str]:
 
 
 def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
-    from memory.records import open_book
+    from storage.memory_records import open_book
 
     settings = _settings()
     results = _digest_all(settings)
@@ -55,7 +55,7 @@ def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
 
 
 def test_a_manual_memory_is_proposed_to_never_changed(demo_home):
-    from memory.records import open_book
+    from storage.memory_records import open_book
 
     settings = _settings()
     book = open_book(settings)
@@ -93,7 +93,7 @@ def _card(inbox: Path, name: str, data: bytes) -> Path:
 
 
 def test_memory_cards_from_the_inbox_join_the_records_once(demo_home):
-    from memory.records import open_book
+    from storage.memory_records import open_book
     from memory.inbox import ingest_cards, inbox_dir
 
     settings = _settings()

@@ -6,7 +6,7 @@ import pytest
 
 from kernel.domain import Turn
 from kernel.llm import ChatClient
-from memory.records import MemoryBook
+from storage.memory_records import MemoryBook
 from memory.extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
                                     similarity)
 from kernel.settings import Settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from memory.records import (ManualRecordProtected, MemoryBook, RecordError, RecordExists, parse, render)
+from storage.memory_records import (ManualRecordProtected, MemoryBook, RecordError, RecordExists, parse, render)
 from storage.memory_proposals import ProposalStore
 from storage.memory_store import FileRecordStore, InvalidName, RecordNotFound, SqliteRecordStore, name_problem
 

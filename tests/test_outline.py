@@ -434,3 +434,17 @@ def test_reference_links_in_headings_read_as_their_text():
     ]
     # a paragraph opening with definitions: only the rest becomes the Setext heading
     assert [(h.text, h.line) for h in parse_headings("[foo]: /url\nbar\n===\n")[0]] == [("bar", 2)]
+
+
+def test_deep_nesting_and_pathological_inline_markup_keep_later_headings():
+    """Lists nested past markdown-it's preset limit (20) must not swallow the rest of the document."""
+    deep = "".join("  " * i + "- x\n" for i in range(40)) + "\n# After\n"
+    assert [s.title for s in parse_outline(deep).sections if s.level] == ["After"]
+    nested = "# " + "[a" * 2000 + "](u)" * 2000 + "\n\n## Next\n"
+    assert parse_outline(nested).anchors()[-1] == "next"
+
+
+def test_a_line_after_a_quoted_heading_is_not_lazy_quote_text():
+    """A quoted ATX heading is no paragraph, so the next unquoted line starts a new block (here a Setext heading)."""
+    doc = "# Top\n\n> # quoted\ntext\n---\n"
+    assert [(h.level, h.text, h.line) for h in parse_headings(doc)[0]] == [(1, "Top", 1), (2, "text", 4)]

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from memory.records import MemoryBook
+from storage.memory_records import MemoryBook
 from kernel.settings import load_settings
 from query.recall import lexical_selector, recall
 from storage.memory_store import FileRecordStore, SqliteRecordStore

@@ -30,7 +30,7 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
                AGENTOS_SCHEDULES=json.dumps({"daily-digest": "* * * * *"}))
     env.pop("PREFECT_UI_API_URL", None)
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "agentos.cli", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port)], cwd=tmp_path, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/api"
     try:

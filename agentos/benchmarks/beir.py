@@ -161,7 +161,8 @@ def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[s
     """Write each {id, title, body, source} as a ready, system-scoped card with its registry row; returns
     doc id -> its stored outline (sections), parsed from the body exactly as the card gives it back."""
     from kernel import clock
-    from knowledge.cards import atomic_write, read_body, render_card
+    from kernel.files import atomic_write
+    from storage.kb_cards import read_body, render_card
     from knowledge.refine import kb_paths, outline_of
     from kernel.text import normalize_key
     from storage.kb_store import KBStore

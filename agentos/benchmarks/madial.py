@@ -146,7 +146,7 @@ def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
     import numpy as np
 
     from index.stages import make_settings_embedder
-    from memory.records import open_book
+    from storage.memory_records import open_book
     from kernel.settings import load_settings
     from kernel.tokenize import default_tokenizer
     from kernel.workspace import init_workspace

@@ -235,7 +235,7 @@ def query_latency(home: Path, queries: list[str]) -> dict:
 
 def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
     from kernel.tokenize import default_tokenizer
-    from index.units import collection_name
+    from storage.index_units import collection_name
     from storage.index_store import IndexStore
     from storage.keyword_index import KeywordIndex
 
@@ -283,7 +283,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     import numpy as np
 
     from index.stages import embed_key
-    from index.units import Unit, collection_name
+    from storage.index_units import Unit, collection_name
     from storage.index_store import IndexStore
     from storage.vector_index import VectorIndex
 

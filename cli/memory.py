@@ -13,13 +13,16 @@ import json
 import sys
 from pathlib import Path
 
+from cli.common import CliError, emit, need_workspace, settings_from_args
+
+COMMANDS = ("memory",)
+
 
 def _book(args):
-    from agentos.cli import _need_workspace, _settings
-    from memory.records import open_book
+    from storage.memory_records import open_book
 
-    settings = _settings(args)
-    _need_workspace(settings)
+    settings = settings_from_args(args)
+    need_workspace(settings)
     return settings, open_book(settings)
 
 
@@ -31,8 +34,6 @@ def _body(args) -> str | None:
         try:
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            from agentos.cli import CliError
-
             raise CliError(f"cannot read the body from {path}: {e}") from None
     return args.body
 
@@ -41,8 +42,7 @@ def _wrap(fn):
     """Turn the record errors a user can fix into one-line CLI errors (exit 2)."""
 
     def run(args) -> int:
-        from agentos.cli import CliError
-        from memory.records import InvalidName, RecordError, RecordNotFound
+        from storage.memory_records import InvalidName, RecordError, RecordNotFound
         from storage.memory_proposals import ProposalNotFound
 
         try:
@@ -68,34 +68,26 @@ def _print_record(rec: dict) -> None:
 
 
 def cmd_save(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
     rec = book.create(settings.user, args.name, args.description, args.type, _body(args) or "")
-    _emit(args, rec.as_dict(), lambda r: print(f"saved memory {r['name']!r} ({r['type']}) for {settings.user}"))
+    emit(args, rec.as_dict(), lambda r: print(f"saved memory {r['name']!r} ({r['type']}) for {settings.user}"))
     return 0
 
 
 def cmd_update(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
     rec = book.update(settings.user, args.name, description=args.description, type=args.type, body=_body(args))
-    _emit(args, rec.as_dict(), lambda r: print(f"updated memory {r['name']!r} (source {r['source']}, recalled {r['recallCount']}x: kept)"))
+    emit(args, rec.as_dict(), lambda r: print(f"updated memory {r['name']!r} (source {r['source']}, recalled {r['recallCount']}x: kept)"))
     return 0
 
 
 def cmd_show(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
-    _emit(args, book.read(settings.user, args.name).as_dict(), _print_record)
+    emit(args, book.read(settings.user, args.name).as_dict(), _print_record)
     return 0
 
 
 def cmd_list(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
     rows = [r.as_dict() for r in book.list(settings.user)]
     for r in rows:
@@ -107,21 +99,18 @@ def cmd_list(args) -> int:
         for r in rows:
             print(f"{r['type']:<9} {r['source']:<6} {r['recallCount']:>3}x  {str(r['updated'])[:16]:<16}  {r['name']}: {r['description']}")
 
-    _emit(args, rows, render)
+    emit(args, rows, render)
     return 0
 
 
 def cmd_delete(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
     book.delete(settings.user, args.name)
-    _emit(args, {"deleted": args.name, "user": settings.user}, lambda o: print(f"deleted memory {o['deleted']!r}"))
+    emit(args, {"deleted": args.name, "user": settings.user}, lambda o: print(f"deleted memory {o['deleted']!r}"))
     return 0
 
 
 def cmd_recall(args) -> int:
-    from agentos.cli import _emit
     from query.recall import recall
 
     settings, book = _book(args)
@@ -136,21 +125,19 @@ def cmd_recall(args) -> int:
             if h.get("body"):
                 print(h["body"])
 
-    _emit(args, {**res.as_dict(), "compact": res.compact()}, render)
+    emit(args, {**res.as_dict(), "compact": res.compact()}, render)
     return 0 if res.status != "error" else 1
 
 
 def cmd_proposals(args) -> int:
-    from agentos.cli import _emit
-
     settings, book = _book(args)
     if args.accept is not None:
         rec = book.accept(settings.user, args.accept)
-        _emit(args, rec.as_dict(), lambda r: print(f"accepted proposal {args.accept}: memory {r['name']!r} now reads: {r['description']}"))
+        emit(args, rec.as_dict(), lambda r: print(f"accepted proposal {args.accept}: memory {r['name']!r} now reads: {r['description']}"))
         return 0
     if args.reject is not None:
         book.reject(settings.user, args.reject)
-        _emit(args, {"rejected": args.reject}, lambda o: print(f"rejected proposal {o['rejected']}; the memory is unchanged"))
+        emit(args, {"rejected": args.reject}, lambda o: print(f"rejected proposal {o['rejected']}; the memory is unchanged"))
         return 0
     rows = book.pending(settings.user)
 
@@ -163,13 +150,11 @@ def cmd_proposals(args) -> int:
         if rows:
             print("\naccept with `agentos memory proposals --accept ID`, reject with --reject ID")
 
-    _emit(args, rows, render)
+    emit(args, rows, render)
     return 0
 
 
 def _messages(path: Path) -> list[dict]:
-    from agentos.cli import CliError
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -191,7 +176,6 @@ def _messages(path: Path) -> list[dict]:
 
 
 def cmd_extract(args) -> int:
-    from agentos.cli import _emit
     from memory.extract import extract
 
     settings, book = _book(args)
@@ -206,13 +190,11 @@ def cmd_extract(args) -> int:
         for e in r.get("errors") or []:
             print(f"  error (skipped): {e}")
 
-    _emit(args, report, render)
+    emit(args, report, render)
     return 0
 
 
 def cmd_clear(args) -> int:
-    from agentos.cli import CliError, _emit
-
     settings, book = _book(args)
     n = len(book.names(settings.user))
     if not args.yes:
@@ -223,11 +205,14 @@ def cmd_clear(args) -> int:
             print("not confirmed; nothing deleted")
             return 1
     deleted = book.clear(settings.user)
-    _emit(args, {"user": settings.user, "deleted": deleted}, lambda o: print(f"deleted {o['deleted']} memories of {o['user']}"))
+    emit(args, {"user": settings.user, "deleted": deleted}, lambda o: print(f"deleted {o['deleted']} memories of {o['user']}"))
     return 0
 
 
-def add_memory_parser(sub) -> None:
+def add_parser(sub, name: str = "memory") -> None:
+    """Register ``memory`` and its subcommands."""
+    if name != "memory":
+        raise ValueError(f"not a memory command: {name!r}")
     mem = sub.add_parser("memory", help="the user's memory records: save, update, show, list, delete, recall, proposals, clear",
                          description="user memory records (Markdown files with frontmatter), recall and automatic-extraction proposals")
     msub = mem.add_subparsers(dest="memory_command", required=True)

@@ -1,27 +1,23 @@
-"""``agentos kb ...`` and ``agentos refine``: the knowledge base's review and publishing from the command line.
+"""``agentos kb ...``: the knowledge base's review and publishing from the command line.
 
 ``kb pending`` lists what waits (``--json``: items whose ``id`` the other commands take); ``kb approve ID``
 and ``kb reject ID`` decide as the current user (``--user``; system documents need an admin, personal ones
-their owner); ``kb show ID`` prints one document with its review; ``kb list`` what the user may retrieve.
-``refine`` runs the ``inbox-refine`` flow. No Prefect for the kb commands.
+their owner); ``kb show ID`` prints one document with its review; ``kb list`` what the user may retrieve;
+``kb map / search / outline / read / ask`` read the published documents. No Prefect here (``agentos refine``,
+in cli.knowledge, runs the ``inbox-refine`` flow).
 """
 
 from __future__ import annotations
 
+from cli.common import CliError, emit, workspace_settings
 
-def _settings(args):
-    from agentos.cli import _need_workspace, _settings as settings_of
-
-    settings = settings_of(args)
-    _need_workspace(settings)
-    return settings
+COMMANDS = ("kb",)
 
 
 def cmd_pending(args) -> int:
-    from agentos.cli import _emit
     from knowledge.publish import pending
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     rows = pending(settings, settings.user if args.mine else None)
 
     def render(rows):
@@ -37,21 +33,20 @@ def cmd_pending(args) -> int:
         if rows:
             print("\ndecide with `agentos kb approve ID` or `agentos kb reject ID`")
 
-    _emit(args, rows, render)
+    emit(args, rows, render)
     return 0
 
 
 def _decide(args, decision: str) -> int:
-    from agentos.cli import CliError, _emit
     from knowledge.publish import NotAllowed, decide
     from storage.kb_store import DocumentNotFound
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     try:
         out = decide(settings, args.id, decision, settings.user, args.note)
     except (NotAllowed, DocumentNotFound, ValueError) as e:
         raise CliError(str(e)) from None
-    _emit(args, out, lambda d: print(f"{d['id']} is now {d['status']}"))
+    emit(args, out, lambda d: print(f"{d['id']} is now {d['status']}"))
     return 0
 
 
@@ -64,11 +59,10 @@ def cmd_reject(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from agentos.cli import CliError, _emit
     from knowledge.publish import show
     from storage.kb_store import DocumentNotFound
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     try:
         doc = show(settings, args.id)
     except DocumentNotFound as e:
@@ -88,22 +82,20 @@ def cmd_show(args) -> int:
         print(f"  summary: {d['summary'] or '(none yet' + (': ' + d['summary_error'] if d['summary_error'] else '') + ')'}")
         print(f"  sections: {len(d['outline'])} · file: 03_knowledge/{d['path']}")
 
-    _emit(args, doc, render)
+    emit(args, doc, render)
     return 0
 
 
 def cmd_list(args) -> int:
-    from agentos.cli import _emit
     from knowledge.publish import visible
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     rows = visible(settings, settings.user, include_expired=args.expired)
-    _emit(args, rows, lambda rows: [print(f"{d['id']}  [{d['scope']}] {d['category']}  {d['title']}") for d in rows] or print("no ready documents"))
+    emit(args, rows, lambda rows: [print(f"{d['id']}  [{d['scope']}] {d['category']}  {d['title']}") for d in rows] or print("no ready documents"))
     return 0
 
 
 def _kb_call(fn):
-    from agentos.cli import CliError
     from query.kb import KBQueryError
 
     try:
@@ -113,10 +105,9 @@ def _kb_call(fn):
 
 
 def cmd_map(args) -> int:
-    from agentos.cli import _emit
     from query.kb import doc_map
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     rows = _kb_call(lambda: doc_map(settings, settings.user, selection=args.selection))
 
     def render(rows):
@@ -127,15 +118,14 @@ def cmd_map(args) -> int:
             if d.get("summary"):
                 print(f"    {d['summary']}")
 
-    _emit(args, rows, render)
+    emit(args, rows, render)
     return 0
 
 
 def cmd_search(args) -> int:
-    from agentos.cli import _emit
     from query.kb import search_docs
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     hits = _kb_call(lambda: search_docs(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
 
     def render(hits):
@@ -145,25 +135,23 @@ def cmd_search(args) -> int:
             print(f"{h['score']:.3f}  {h['doc_id']}#{h['anchor']}  {h['title']} › {h['section']}  (lines {h['lines'][0]}-{h['lines'][1]})")
             print(f"    {h['snippet']}")
 
-    _emit(args, hits, render)
+    emit(args, hits, render)
     return 0
 
 
 def cmd_outline(args) -> int:
-    from agentos.cli import _emit
     from query.kb import read_doc
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     doc = _kb_call(lambda: read_doc(settings, settings.user, args.id, selection=args.selection))
-    _emit(args, doc, lambda d: (print(f"{d['id']}  {d['title']}"), print(d["outline_text"])))
+    emit(args, doc, lambda d: (print(f"{d['id']}  {d['title']}"), print(d["outline_text"])))
     return 0
 
 
 def cmd_read(args) -> int:
-    from agentos.cli import _emit
     from query.kb import read_section
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     page = _kb_call(lambda: read_section(settings, settings.user, args.id, args.anchor, cursor=args.cursor, page_tokens=args.page_tokens,
                                          subtree=args.subtree, selection=args.selection))
 
@@ -175,15 +163,14 @@ def cmd_read(args) -> int:
         if p["next_cursor"]:
             print(f"\nnext page: agentos kb read {p['doc_id']} {p['anchor']} --cursor {p['next_cursor']}")
 
-    _emit(args, page, render)
+    emit(args, page, render)
     return 0
 
 
 def cmd_ask(args) -> int:
-    from agentos.cli import _emit
     from query.kb_answer import answer
 
-    settings = _settings(args)
+    settings = workspace_settings(args)
     out = _kb_call(lambda: answer(settings, settings.user, args.question, selection=args.selection, budget=args.budget))
 
     def render(a):
@@ -195,25 +182,14 @@ def cmd_ask(args) -> int:
         for c in a.get("citations") or []:
             print(f"  - {c['title']} › {c['section']} ({c['doc_id']}#{c['anchor']})")
 
-    _emit(args, out, render)
+    emit(args, out, render)
     return 0
 
 
-def cmd_refine(args) -> int:
-    from agentos.cli import _emit, _finish_stage, _flows
-
-    settings = _settings(args)
-    _flows(settings, args.quiet)  # points Prefect at this workspace's server (or the ephemeral one)
-    from flows.refine import inbox_refine
-
-    out = inbox_refine(user=settings.user)
-    _finish_stage()
-    _emit(args, out, lambda r: print(f"refined {len(r['refined'])}, duplicates {len(r['duplicates'])}, quarantined {len(r['quarantined'])}, "
-                                     f"errors {len(r['errors'])}; pending review: `agentos kb pending`"))
-    return 0
-
-
-def add_kb_parser(sub, add) -> None:
+def add_parser(sub, name: str = "kb") -> None:
+    """Register ``kb`` and its subcommands."""
+    if name != "kb":
+        raise ValueError(f"not a kb command: {name!r}")
     kb = sub.add_parser("kb", help="knowledge documents: pending, approve, reject, show, list, map, search, outline, read, ask",
                         description="review and publish knowledge documents (only ready documents are retrieved)")
     ksub = kb.add_subparsers(dest="kb_command", required=True)
@@ -227,9 +203,9 @@ def add_kb_parser(sub, add) -> None:
 
     sp = kadd("pending", cmd_pending, "documents waiting for review (the id column is what approve/reject take)")
     sp.add_argument("--mine", action="store_true", help="only those you may decide")
-    for name, fn, verb in (("approve", cmd_approve, "publish a pending document (status ready)"),
-                           ("reject", cmd_reject, "reject a pending document (kept, marked rejected)")):
-        sp = kadd(name, fn, verb)
+    for cmd, fn, verb in (("approve", cmd_approve, "publish a pending document (status ready)"),
+                          ("reject", cmd_reject, "reject a pending document (kept, marked rejected)")):
+        sp = kadd(cmd, fn, verb)
         sp.add_argument("id", help="a document id, as `agentos kb pending --json` gives it")
         sp.add_argument("--note", help="a note kept with the decision")
     sp = kadd("show", cmd_show, "one document: status, review, versions, summary")
@@ -261,4 +237,3 @@ def add_kb_parser(sub, add) -> None:
     sp.add_argument("question")
     sp.add_argument("--budget", type=int, default=1200, help="tokens of sections read at most (default 1200)")
     selection(sp)
-    add("refine", cmd_refine, "run the inbox-refine flow: inbox items -> classified, reviewed, pending documents", stage=True)

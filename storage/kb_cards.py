@@ -6,27 +6,15 @@ frontmatter only, the body byte for byte as it was.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import frontmatter
 import yaml
 
+from kernel.files import atomic_write
+
 CARD_KEYS = ("id", "title", "category", "scope", "owner", "status", "nature", "confidence", "reliability", "source", "source_url",
              "valid_until", "version", "previous_version", "superseded_by", "related", "content_hash", "summary", "created", "updated")
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def render_card(doc: dict, body: str) -> str:

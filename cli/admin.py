@@ -1,0 +1,77 @@
+"""``agentos init``, ``config``, ``import`` and ``serve``: the workspace, its settings, public datasets as
+logs, and the local Prefect server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli.common import CliError, add_command, emit, need_workspace, settings_from_args
+from kernel import clock
+
+COMMANDS = ("init", "config", "import", "serve")
+
+
+def cmd_init(args) -> int:
+    from agentos.demo import init_demo_workspace
+    from kernel.workspace import init_workspace
+
+    settings = settings_from_args(args)
+    end = clock.yesterday(settings.timezone)
+    out = (init_demo_workspace(settings.home, user=settings.user, end_day=end) if args.demo else init_workspace(settings.home))
+    emit(args, out, lambda o: print(f"workspace ready at {o['home']}" + (f"; {len(o['demo_logs'])} demo log files written" if o["demo_logs"] else "")))
+    return 0
+
+
+def cmd_config(args) -> int:
+    from kernel.settings import Settings
+
+    settings = settings_from_args(args)
+    def shown(name):  # secrets are never printed
+        value = getattr(settings, name)
+        return "***" if name.endswith("api_key") and value else value
+
+    fields = {name: {"value": shown(name), "description": f.description} for name, f in Settings.model_fields.items()}
+    emit(args, {k: v["value"] for k, v in fields.items()},
+          lambda o: [print(f"AGENTOS_{k.upper():<18} = {v['value']!s:<40}  # {v['description']}") for k, v in fields.items()])
+    return 0
+
+
+def cmd_import(args) -> int:
+    from digest import importers
+
+    fn = {"memorybank": importers.import_memorybank, "locomo": importers.import_locomo}[args.dataset]
+    src = Path(args.src)
+    if not src.is_file():
+        raise CliError(f"no such file: {src}")
+    out = fn(src, Path(args.out))
+    emit(args, out, lambda o: print(json.dumps({k: v for k, v in o.items() if k != "files"}, ensure_ascii=False)))
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from deployments.serve import serve
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    return serve(settings, port=args.port, host=args.host, project_dir=Path(__file__).resolve().parents[1])
+
+
+def add_parser(sub, name: str) -> None:
+    """Register the command ``name`` (one of COMMANDS); cli.main decides the order of ``agentos --help``."""
+    if name == "init":
+        sp = add_command(sub, "init", cmd_init, "create the workspace tree (and, with --demo, a week of sample logs)")
+        sp.add_argument("--demo", action="store_true", help="write demo working-memory logs ending yesterday")
+    elif name == "config":
+        add_command(sub, "config", cmd_config, "show the settings in effect and what each means")
+    elif name == "import":
+        sp = add_command(sub, "import", cmd_import, "turn a public dataset into daily logs", user=False)
+        sp.add_argument("dataset", choices=["memorybank", "locomo"])
+        sp.add_argument("src", help="the dataset's JSON file")
+        sp.add_argument("--out", required=True, help="folder to write <user>/<YYYY-MM-DD>.md into")
+    elif name == "serve":
+        sp = add_command(sub, "serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule", json_flag=False)
+        sp.add_argument("--port", type=int, help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
+        sp.add_argument("--host", help="address to bind (default: AGENTOS_PREFECT_HOST, 127.0.0.1; 0.0.0.0 for every interface)")
+    else:
+        raise ValueError(f"not an admin command: {name!r}")

@@ -1,0 +1,124 @@
+"""``agentos bench locomo / madial / beir / links / perf``: benchmarks over public data through the real flows
+and query path (agentos.benchmarks); a readable table, a Markdown report, or ``--json``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cli.common import CliError, emit, finish_stage
+
+COMMANDS = ("bench",)
+
+
+def cmd_bench(args) -> int:
+    """Benchmarks over public data through the real flows and query path; readable table or --json."""
+    import shlex
+
+    from agentos.benchmarks import report
+
+    log = lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True)  # noqa: E731
+    command = "agentos " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["bench"] else ["bench", args.runner])
+    if args.runner == "locomo":
+        from agentos.benchmarks import locomo
+
+        if not Path(args.path).is_file():
+            raise CliError(f"no LoCoMo file at {args.path}")
+        res = locomo.run(args.path, limit=args.limit, log=log)
+        if args.plot:
+            report.locomo_plot(res, Path(args.plot))
+        if args.report:
+            plot = Path(args.plot).name if args.plot else None
+            Path(args.report).write_text(report.locomo_markdown(res, command, plot), encoding="utf-8")
+        finish_stage()
+        emit(args, res, lambda o: print(locomo.render(o)))
+    elif args.runner == "madial":
+        from agentos.benchmarks import madial
+
+        if not (Path(args.path) / f"{args.lang}_memories.jsonl").is_file():
+            raise CliError(f"no {args.lang}_memories.jsonl in {args.path} (the MADial-Bench data folder)")
+        res = madial.run(args.path, lang=args.lang, limit=args.limit, llm=args.llm, log=log)
+        if args.report:
+            Path(args.report).write_text(madial.markdown(res, command), encoding="utf-8")
+        emit(args, res, lambda o: print(madial.render(o)))
+    elif args.runner == "beir":
+        from agentos.benchmarks import beir
+
+        if not (Path(args.path) / "corpus.jsonl").is_file():
+            raise CliError(f"no corpus.jsonl in {args.path} (a BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels.tsv)")
+        res = beir.run(args.path, limit=args.limit, k=args.k, work=args.work, log=log)
+        if args.report:
+            Path(args.report).write_text(beir.markdown(res, command), encoding="utf-8")
+        emit(args, res, lambda o: print(beir.render(o)))
+    elif args.runner == "links":
+        from agentos.benchmarks import links
+
+        if not (Path(args.path) / "derived" / "internal_anchor_links.jsonl").is_file():
+            raise CliError(f"no derived/internal_anchor_links.jsonl in {args.path} (the vue_docs_zh_cn folder)")
+        if args.en and not (Path(args.en) / "src").is_dir():
+            raise CliError(f"no src/ in {args.en} (the vue_docs_en folder)")
+        res = links.run(args.path, en=args.en, limit=args.limit, work=args.work, log=log)
+        if args.report:
+            Path(args.report).write_text(links.markdown(res, command), encoding="utf-8")
+        emit(args, res, lambda o: print(links.render(o)))
+    else:
+        from agentos.benchmarks import perf
+
+        res = perf.run(args.size or [1000, 10000], queries=args.queries, log=log)
+        if args.report:
+            Path(args.report).write_text(report.perf_markdown(res, command), encoding="utf-8")
+        emit(args, res, lambda o: print(perf.render_sizes(o)))
+    return 0
+
+
+def add_parser(sub, name: str = "bench") -> None:
+    """Register ``bench`` and its runners."""
+    if name != "bench":
+        raise ValueError(f"not a bench command: {name!r}")
+    bench = sub.add_parser("bench", help="benchmarks on public data (the real flows and query path)",
+                           description="benchmarks on public data (the real flows and query path)")
+    bsub = bench.add_subparsers(dest="runner", required=True)
+    sp = bsub.add_parser("locomo", help="evidence recall on LoCoMo beside raw-turn baselines", description="evidence recall on LoCoMo beside BM25, dense and fused raw-turn baselines")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="a file in the LoCoMo schema, e.g. ../shared/eval/locomo/locomo.json")
+    sp.add_argument("--limit", type=int, help="only the first N conversations (a quick run)")
+    sp.add_argument("--report", help="write the Markdown report here")
+    sp.add_argument("--plot", help="write the recall-against-budget plot (PNG) here")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("madial", help="memory recall on MADial-Bench (zh or en) beside BM25 and dense baselines",
+                         description="memory recall (query.recall) on MADial-Bench: recall@5, nDCG@5, MRR@10 beside BM25 and dense baselines")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="the MADial-Bench folder with {zh,en}_memories.jsonl and {zh,en}_queries.jsonl, e.g. ../shared/eval/madial")
+    sp.add_argument("--lang", choices=("zh", "en"), default="zh", help="which language's memories and queries (default zh)")
+    sp.add_argument("--limit", type=int, help="only the first N queries (a quick run)")
+    sp.add_argument("--llm", metavar="URL#MODEL", help="also measure the chat selector on this OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
+    sp.add_argument("--report", help="write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("beir", help="passage retrieval through the knowledge read path on a BEIR-layout corpus (e.g. CMRC2018)",
+                         description="passage retrieval through search_docs on a BEIR-layout corpus: R@1, R@5, MRR@10 and latency "
+                                     "for hybrid, bm25-only and dense-only (one knowledge document per passage)")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="a folder with corpus.jsonl, queries.jsonl and qrels.tsv, e.g. ../shared/eval/cmrc2018")
+    sp.add_argument("--limit", type=int, help="only the first N queries; the corpus is cut to their relevant passages plus 10 others (a quick run)")
+    sp.add_argument("--k", type=int, default=10, help="sections asked of search_docs per query (default 10)")
+    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
+    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/beir-cmrc2018.md")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("links", help="section retrieval on the Vue docs (zh): link texts and English headings -> the linked zh section",
+                         description="section retrieval through search_docs on the Chinese Vue docs: internal link texts (zh), English "
+                                     "heading texts (and, with --en, English link texts) -> the gold zh section; hit@1, hit@5, MRR@10 "
+                                     "for hybrid, bm25-only and dense-only")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="the vue_docs_zh_cn folder (src/ and derived/), e.g. ../shared/eval/vue_docs_zh_cn")
+    sp.add_argument("--en", help="the vue_docs_en folder: also its internal link texts as English queries against the zh sections")
+    sp.add_argument("--limit", type=int, help="only the first N queries of each set; only the files they target are indexed (a quick run)")
+    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
+    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/links-vue.md")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
+                         description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("--size", type=int, action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
+    sp.add_argument("--queries", type=int, default=200, help="queries for the latency figures")
+    sp.add_argument("--report", help="write the Markdown report here")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")

@@ -1,0 +1,119 @@
+"""``agentos facts list / history / conflicts / resolve``: the L2 facts, their versions and the conflicts kept
+for review. No Prefect here."""
+
+from __future__ import annotations
+
+from cli.common import CliError, emit, need_workspace, parse_date, settings_from_args
+
+COMMANDS = ("facts",)
+
+
+def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
+    if not rows:
+        print("(no facts)")
+        return
+    for r in rows:
+        status = f" [{r['status']}]" if show_status else ""
+        extra = []
+        if r.get("previous_version"):
+            extra.append(f"prev #{r['previous_version']}")
+        if r.get("superseded_by"):
+            extra.append(f"superseded by #{r['superseded_by']}")
+        if r.get("expires_at"):
+            extra.append(f"expires {r['expires_at'][:10]}")
+        tail = f" ({', '.join(extra)})" if extra else ""
+        valid = r["valid_from"][:10] + (f"..{r['valid_to'][:10]}" if r.get("valid_to") else "..")
+        print(f"#{r['id']:<4} {r['subject']} · {r['predicate']} · {r['object']}   "
+              f"[{r['nature']}, {r['explicitness']}, {r['confidence']:.2f}, v{r['version']}, {valid}]{status}{tail}")
+
+
+def cmd_facts_list(args) -> int:
+    from query.facts import facts_as_of
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    out = facts_as_of(settings, args.as_of, min_confidence=args.min_confidence)
+    when = f"on {args.as_of}" if args.as_of else "now"
+    emit(args, out, lambda o: (print(f"facts valid {when} for {settings.user}: {len(o['facts'])}"), _facts_table(o["facts"])))
+    return 0
+
+
+def cmd_facts_history(args) -> int:
+    from query.facts import fact_history
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    out = fact_history(settings, args.subject)
+    if not out["versions"] and not args.json:
+        raise CliError(f"no facts about {args.subject!r} for user {settings.user}")
+    emit(args, out, lambda o: (print(f"history of {args.subject!r}: {len(o['versions'])} version(s)"), _facts_table(o["versions"], show_status=True)))
+    return 0
+
+
+def cmd_facts_conflicts(args) -> int:
+    from query.facts import conflicts
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    out = conflicts(settings, include_resolved=args.all)
+
+    def render(o):
+        print(f"conflicts for {settings.user}: {len(o['conflicts'])}")
+        for c in o["conflicts"]:
+            print(f"#{c['id']} {c['subject']}: kept '{c['existing_predicate']} {c['existing_object']}' ({c['existing_explicitness']}, fact #{c['existing_fact_id']}),"
+                  f" not '{c['predicate']} {c['candidate_object']}' ({c['candidate_explicitness']}) from {c['source_file']}:{c['line_start']} [{c['status']}]")
+
+    emit(args, out, render)
+    return 0
+
+
+def cmd_facts_resolve(args) -> int:
+    from storage.facts import open_facts
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    store = open_facts(settings)
+    try:
+        out = store.resolve_conflict(settings.user, args.conflict_id, accept=args.accept)
+    except (KeyError, ValueError) as e:
+        raise CliError(str(e).strip("'\"")) from None
+    finally:
+        store.close()
+
+    def render(o):
+        if o["fact"]:
+            f = o["fact"]
+            print(f"conflict #{o['id']} accepted: fact #{f['id']} {f['subject']} · {f['predicate']} · {f['object']} is now current")
+        else:
+            print(f"conflict #{o['id']} rejected: the store keeps '{o['existing_predicate']} {o['existing_object']}'")
+
+    emit(args, out, render)
+    return 0
+
+
+def add_parser(sub, name: str = "facts") -> None:
+    """Register ``facts`` and its subcommands."""
+    if name != "facts":
+        raise ValueError(f"not a facts command: {name!r}")
+    facts = sub.add_parser("facts", help="read L2 facts", description="read L2 facts")
+    fsub = facts.add_subparsers(dest="facts_command", required=True)
+    for cmd, fn, help in (("list", cmd_facts_list, "facts valid now, or on --as-of DATE"),
+                          ("history", cmd_facts_history, "every version of the facts about SUBJECT"),
+                          ("conflicts", cmd_facts_conflicts, "conflicts kept for review"),
+                          ("resolve", cmd_facts_resolve, "decide a conflict: --accept makes its value current, --reject keeps the store")):
+        sp = fsub.add_parser(cmd, help=help, description=help)
+        sp.set_defaults(fn=fn)
+        sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        sp.add_argument("--user", help="user id (default: AGENTOS_USER)")
+        if cmd == "list":
+            sp.add_argument("--as-of", type=parse_date, help="YYYY-MM-DD: the facts that held on that day")
+            sp.add_argument("--min-confidence", type=float, default=0.0, help="hide facts below this confidence")
+        elif cmd == "history":
+            sp.add_argument("subject")
+        elif cmd == "resolve":
+            sp.add_argument("conflict_id", type=int)
+            choice = sp.add_mutually_exclusive_group(required=True)
+            choice.add_argument("--accept", action="store_true", help="the contested value becomes a new version (as a user correction)")
+            choice.add_argument("--reject", action="store_true", help="keep what the store holds")
+        else:
+            sp.add_argument("--all", action="store_true", help="include resolved conflicts")

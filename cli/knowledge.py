@@ -1,0 +1,67 @@
+"""``agentos collect`` and ``agentos refine``: the collect-to-inbox and inbox-refine flows (Prefect)."""
+
+from __future__ import annotations
+
+from cli.common import CliError, add_command, emit, finish_stage, need_workspace, prepare_flows, settings_from_args, workspace_settings
+
+COMMANDS = ("collect", "refine")
+
+
+def _print_collect(r: dict) -> None:
+    print(f"user {r['user']}: {len(r['collected'])} item(s) collected into the inbox, {r['duplicates']} duplicate(s) skipped")
+    for c in r["collected"]:
+        print(f"  + {c['partition']}/{c['file'].split('/')[-1]}  <- {c['source']}")
+    if r["refused"]:
+        print(f"  refused ({len(r['refused'])}; also in logs/quarantine.jsonl):")
+        for x in r["refused"]:
+            print(f"    - {x['reason']}  [{x['file']}]")
+    for e in r["errors"]:
+        print(f"  error: {e}")
+    for w in r["warnings"]:
+        print(f"  warning: {w}")
+
+
+def cmd_collect(args) -> int:
+    """Run the collect-to-inbox flow; exit 0 even when files were refused (they are listed), 1 when a source failed."""
+    from knowledge.collect import SourcesError, load_sources
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    try:
+        load_sources(settings)  # a broken sources.yaml is one line here, before Prefect starts
+    except SourcesError as e:
+        raise CliError(str(e)) from None
+    prepare_flows(settings, getattr(args, "quiet", False))
+    import flows.collect
+
+    r = flows.collect.collect_to_inbox(user=settings.user)
+    finish_stage()
+    emit(args, r, _print_collect)
+    return 1 if any(p["status"] == "failed" for p in r["per_source"].values()) else 0
+
+
+def cmd_refine(args) -> int:
+    settings = workspace_settings(args)
+    prepare_flows(settings, args.quiet)  # points Prefect at this workspace's server (or the ephemeral one)
+    from flows.refine import inbox_refine
+
+    out = inbox_refine(user=settings.user)
+    finish_stage()
+    emit(args, out, lambda r: print(f"refined {len(r['refined'])}, duplicates {len(r['duplicates'])}, quarantined {len(r['quarantined'])}, "
+                                     f"errors {len(r['errors'])}; pending review: `agentos kb pending`"))
+    return 0
+
+
+def add_parser(sub, name: str) -> None:
+    """Register the command ``name`` (one of COMMANDS); cli.main decides the order of ``agentos --help``."""
+    if name == "collect":
+        help = "collect material (folders, clippings, feeds, tools, personal notes, memory cards) into the inbox, with provenance"
+        sp = sub.add_parser("collect", help=help, description=help + "; sources are listed in 03_knowledge/99_system/sources.yaml")
+        sp.set_defaults(fn=cmd_collect)
+        sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+        sp.add_argument("--user", help="user id recorded as owner (default: AGENTOS_USER)")
+        sp.add_argument("--quiet", action="store_true", help="only warnings from Prefect")
+    elif name == "refine":
+        add_command(sub, "refine", cmd_refine, "run the inbox-refine flow: inbox items -> classified, reviewed, pending documents", stage=True)
+    else:
+        raise ValueError(f"not a knowledge command: {name!r}")

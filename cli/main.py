@@ -1,0 +1,51 @@
+"""``agentos``: the parser over every command group, ``main`` (argv -> exit code) and the console entry point.
+
+Exit codes: 0 done, 1 an unexpected error (one line; the details are in the logs) or what the command
+reports (``doctor`` finding drift, ``collect`` with a failed source, ...), 2 a problem the user can fix
+(CliError, or argparse refusing the arguments), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
+from cli.common import CliError
+
+GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
+# The order of `agentos --help` (demo, which runs the others through main, comes last).
+COMMANDS = ("init", "digest", "backfill", "nightly", "facts", "query", "rebuild", "doctor", "mcp", "bench", "raw", "config",
+            "memory", "collect", "kb", "refine", "import", "serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentos", description="AgentOS Memory: layered memory for AI agents (workspace: AGENTOS_HOME).")
+    sub = p.add_subparsers(dest="command", required=True)
+    group_of = {name: group for group in GROUPS for name in group.COMMANDS}
+    for name in COMMANDS:
+        group_of[name].add_parser(sub, name)
+    demo.add_parser(sub, main)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args) or 0
+    except CliError as e:
+        print(f"agentos: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
+        print(f"agentos: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+def entrypoint() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entrypoint()

@@ -1,0 +1,64 @@
+"""``agentos query`` (the layered query), ``raw`` (archived log lines by reference) and ``mcp`` (the same reads
+served to agents over MCP, stdio). No Prefect here."""
+
+from __future__ import annotations
+
+from cli.common import CliError, add_command, emit, need_workspace, settings_from_args
+
+COMMANDS = ("query", "raw", "mcp")
+
+
+def cmd_query(args) -> int:
+    from query.ask import QueryError, ask, format_answer
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    try:
+        a = ask(args.text, user=settings.user, raw=args.raw, k=args.k, budget=args.budget, history=args.history, settings=settings)
+    except QueryError as e:
+        raise CliError(str(e)) from None
+    emit(args, a.to_dict(), lambda o: print(format_answer(a)))
+    return 0
+
+
+def cmd_raw(args) -> int:
+    from query.facts import raw_lines
+    from storage.raw_archive import ArchiveError
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    start, _, end = args.lines.partition("-")
+    try:
+        out = raw_lines(settings, args.ref, int(start), int(end) if end else int(start))
+    except (ArchiveError, ValueError) as e:
+        raise CliError(str(e)) from None
+    emit(args, out, lambda o: print("\n".join(o["text"])))
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from query.mcp_server import run_stdio
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    run_stdio(settings)
+    return 0
+
+
+def add_parser(sub, name: str) -> None:
+    """Register the command ``name`` (one of COMMANDS); cli.main decides the order of ``agentos --help``."""
+    if name == "query":
+        sp = add_command(sub, "query", cmd_query, "ask memory: L0 rules -> L1 cards -> L2 facts (-> L3 raw lines with --raw), with sources and token count")
+        sp.add_argument("text", help="the question, in any language")
+        sp.add_argument("--raw", action="store_true", help="also read the raw lines of the matched cards (L3)")
+        sp.add_argument("--k", type=int, help="how many units (cards and facts) to match at most (default: AGENTOS_QUERY_K, 5)")
+        sp.add_argument("--budget", type=int, help="token budget of the answer (default: AGENTOS_QUERY_BUDGET, 1000)")
+        sp.add_argument("--history", action="store_true", help="also show earlier (superseded) versions of the facts found")
+    elif name == "raw":
+        sp = add_command(sub, "raw", cmd_raw, "read lines of an archived log (L3) by reference")
+        sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")
+        sp.add_argument("--lines", default="1-40", help="START-END, 1-based inclusive (default 1-40)")
+    elif name == "mcp":
+        add_command(sub, "mcp", cmd_mcp, "serve the layered query, fact lookups and raw reads to agents over MCP (stdio)", json_flag=False)
+    else:
+        raise ValueError(f"not a query command: {name!r}")

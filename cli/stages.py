@@ -1,0 +1,132 @@
+"""``agentos digest``, ``backfill``, ``nightly`` and ``rebuild`` run the Prefect flows (on the server ``agentos
+serve`` runs, a configured ``PREFECT_API_URL``, or Prefect's ephemeral server; ``rebuild --direct`` without
+Prefect); ``doctor`` checks, without Prefect, what ``rebuild`` repairs."""
+
+from __future__ import annotations
+
+from cli.common import add_command, emit, finish_stage, need_workspace, parse_date, prepare_flows, settings_from_args
+
+COMMANDS = ("digest", "backfill", "nightly", "rebuild", "doctor")
+
+
+def _print_digest(r: dict) -> None:
+    days = r.get("days", [r.get("day")])
+    print(f"user {r['user']}: {len(days)} day(s) digested" + (f" ({days[0]} .. {days[-1]})" if days and days[0] else ""))
+    print(f"  lines read {r['lines_read']}, turns {r['turns']}")
+    print(f"  facts added {r['facts_added']}, reinforced {r['facts_reinforced']}, superseded {r['facts_superseded']}, "
+          f"conflicts {r['conflicts']}, already applied {r['already_applied']}")
+    print(f"  index cards {r['cards']}")
+    if r["quarantined"]:
+        print(f"  quarantined ({len(r['quarantined'])}):")
+        for q in r["quarantined"]:
+            print(f"    - {q}")
+
+
+def cmd_digest(args) -> int:
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    fl = prepare_flows(settings, args.quiet)
+    r = fl.daily.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
+    finish_stage()
+    emit(args, r, _print_digest)
+    return 0
+
+
+def cmd_backfill(args) -> int:
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    fl = prepare_flows(settings, args.quiet)
+    r = fl.daily.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
+    finish_stage()
+    emit(args, r, _print_digest)
+    return 0
+
+
+def cmd_nightly(args) -> int:
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    fl = prepare_flows(settings, args.quiet)
+    r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
+    finish_stage()
+    emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_knowledge(o),
+                              _print_rebuild(o["index"])))
+    return 0
+
+
+def _print_knowledge(o: dict) -> None:
+    c, r, m = o.get("collect") or {}, o.get("refine") or {}, o.get("memory_inbox") or {}
+    print(f"knowledge: collected {len(c.get('collected', []))} item(s), refused {len(c.get('refused', []))}"
+          + "".join(f"\n  refused {x['file']}: {x['reason']}" for x in c.get("refused", [])))
+    print(f"  refined {len(r.get('refined', []))} into pending documents, {len(r.get('duplicates', []))} duplicate(s), "
+          f"{len(r.get('quarantined', []))} quarantined; memory cards taken: {m.get('cards', 0)}")
+    for e in c.get("errors", []) + r.get("errors", []):
+        print(f"  error (skipped): {e}")
+
+
+def _print_rebuild(r: dict) -> None:
+    if r["status"] == "unchanged":
+        print(f"indexes: unchanged ({r['units']} units, generation {r['generation']}, {r['seconds']} s)")
+    else:
+        print(f"indexes: rebuilt ({r['reason']}): generation {r['generation']}, {r['units']} units, {r['changed']} new or changed, "
+              f"{r['deleted']} removed, {r['embedded']} embedded, {r['seconds']} s")
+    for p in r.get("problems") or []:
+        print(f"  left out: {p}")
+
+
+def cmd_rebuild(args) -> int:
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    if args.direct:
+        from index.stages import rebuild
+
+        r = rebuild(settings, full=args.full)
+    else:
+        fl = prepare_flows(settings, args.quiet)
+        r = fl.rebuild.index_rebuild(full=args.full)
+        finish_stage()
+    emit(args, r, _print_rebuild)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from index.stages import doctor
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    r = doctor(settings)
+
+    def render(o):
+        print(f"index generation {o['generation'] or '(none)'}" + (f", embedder {o['embedder']}" if o.get("embedder") else ""))
+        for name, c in (o.get("counts") or {}).items():
+            print(f"  user {c['user']}: stores {c['stores']} units, manifest {c['manifest']}, keyword {c['keyword']}, vector {c['vector']}")
+        if o["ok"]:
+            print("ok: cards, facts, keyword index and vector index agree")
+        else:
+            print(f"drift ({len(o['drift'])}): the next rebuild (`agentos rebuild`, or the nightly flow) repairs it")
+            for line in o["drift"]:
+                print(f"  - {line}")
+
+    emit(args, r, render)
+    return 0 if r["ok"] else 1
+
+
+def add_parser(sub, name: str) -> None:
+    """Register the command ``name`` (one of COMMANDS); cli.main decides the order of ``agentos --help``."""
+    if name == "digest":
+        sp = add_command(sub, "digest", cmd_digest, "digest one day's logs (default: yesterday)", logs=True, stage=True)
+        sp.add_argument("--day", type=parse_date, help="YYYY-MM-DD (default: yesterday in the configured time zone)")
+    elif name == "backfill":
+        sp = add_command(sub, "backfill", cmd_backfill, "digest a range of days in date order", logs=True, stage=True)
+        sp.add_argument("--from", dest="start", type=parse_date, required=True, help="first day, YYYY-MM-DD")
+        sp.add_argument("--to", dest="end", type=parse_date, required=True, help="last day, YYYY-MM-DD (inclusive)")
+    elif name == "nightly":
+        sp = add_command(sub, "nightly", cmd_nightly, "run the nightly chain (digest every new or changed day up to yesterday)", logs=True, stage=True)
+        sp.add_argument("--include-today", action="store_true", help="also digest today's log")
+    elif name == "rebuild":
+        sp = add_command(sub, "rebuild", cmd_rebuild, "bring the keyword and vector indexes in step with cards and facts (the index-rebuild flow)", stage=True)
+        sp.add_argument("--full", action="store_true", help="rebuild every unit, not only what changed")
+        sp.add_argument("--direct", action="store_true", help="run the stages in this process without Prefect (no flow run is recorded)")
+    elif name == "doctor":
+        add_command(sub, "doctor", cmd_doctor, "check that cards, facts and both indexes agree; exit 1 and list the drift when they do not")
+    else:
+        raise ValueError(f"not a stages command: {name!r}")

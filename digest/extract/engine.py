@@ -1,0 +1,190 @@
+"""The engine: how the rule families are applied to a turn, sentence by sentence, and how candidates are built.
+
+Rule families run in a fixed order (identity, preferences, rules of conduct, corrections, decisions, plans,
+values, opinions) and a later family never reads text an earlier one already used, so "我的爱好是X" is a
+preference, not a value. Then corrections and hedges set explicitness, and dates turn a sentence into an event.
+Assistant turns only restate the user ("你的X是Y", "you seem to prefer X"): inferred, never stated.
+Nothing here holds mutable state between calls.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from digest.extract.axioms import _RULES_AXIOM
+from digest.extract.corrections import (
+    _CORRECTION,
+    _CORRECTION_KEYS,
+    _bare_correction,
+    _not_but,
+    _weak_correction,
+)
+from digest.extract.dates import _find_date
+from digest.extract.decisions import _DECISIONS
+from digest.extract.events import _dated_events
+from digest.extract.identity import _IDENTITY
+from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
+from digest.extract.objects import _evidence
+from digest.extract.opinions import _OPINIONS
+from digest.extract.plans import _FUTURE_PLANS, _PLANS
+from digest.extract.preferences import (
+    _PREFERENCES,
+    _RATHER,
+    _USE_PREFIX,
+    _rejected_alternative,
+)
+from digest.extract.restatements import _ASSISTANT_PREFS
+from digest.extract.rule import (
+    _CORRECTABLE,
+    _PREDICATES,
+    CONF_CORRECTED,
+    CONF_INFERRED,
+    _apply_rules,
+    _Found,
+    _overlaps,
+)
+from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
+from digest.extract.values import _values
+from digest.extract.vocab import _asks, _hedged, _hypothetical
+from kernel.domain import Candidate, Turn
+
+
+def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool) -> list[_Found]:
+    """Everything a user or a named participant says in one sentence."""
+    if _hypothetical(sent):
+        return []
+    found: list[_Found] = []
+    claimed: list[tuple[int, int]] = []
+
+    def take(items: list[_Found]) -> None:
+        fresh = [f for f in items if not _overlaps(f.span, claimed)]
+        found.extend(fresh)
+        claimed.extend(f.span for f in fresh)
+
+    take(_apply_rules(sent, _IDENTITY, subject))
+    take(_apply_rules(sent, _PREFERENCES, subject))
+    take(_apply_rules(sent, _RULES_AXIOM, subject))
+    take(_owned(_not_but(sent), subject))
+    take(_apply_rules(sent, _DECISIONS, subject))
+    take(_apply_rules(sent, _PLANS, subject))
+    dated = _find_date(sent.s, day)
+    if dated and dated[0] > day.isoformat():
+        take(_apply_rules(sent, _FUTURE_PLANS, subject))
+    take(_owned(_values(sent), subject))
+    take(_apply_rules(sent, _OPINIONS, subject))
+
+    weak = _weak_correction(sent)
+    for f in found:
+        nature = _PREDICATES[f.predicate][0]
+        marked = correction or (weak is not None and weak.start() <= f.span[0])
+        if f.explicitness == "corrected" or (marked and f.predicate in _CORRECTABLE):
+            f.explicitness = "corrected"
+        if nature not in ("opinion", "axiom") and _hedged(sent, f.span[0], f.span[1]):
+            f.explicitness, f.confidence = "inferred", CONF_INFERRED
+
+    _dated_events(sent, found, subject, dated)
+    return found
+
+
+def _assistant_sentence(sent: _Sentence) -> list[_Found]:
+    """Assistant restatements about the user; never a stated fact."""
+    if _hypothetical(sent):
+        return []
+    found = _apply_rules(sent, _ASSISTANT_PREFS, "user")
+    claimed = [f.span for f in found]
+    for v in _values(sent, assistant=True):
+        if _overlaps(v.span, claimed):
+            continue
+        if _NAME_ATTRIBUTE.fullmatch(v.subject):
+            v.subject, v.predicate = "user", "name"
+        found.append(v)
+    for f in found:
+        f.explicitness, f.confidence = "inferred", CONF_INFERRED
+    return found
+
+
+def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
+    nature, multi, base = _PREDICATES[f.predicate]
+    confidence = f.confidence
+    if confidence is None:
+        confidence = CONF_CORRECTED if f.explicitness == "corrected" else base
+    return Candidate(
+        subject=f.subject.strip(),
+        predicate=f.predicate,
+        object=f.obj.strip(),
+        nature=nature,
+        confidence=confidence,
+        explicitness=f.explicitness,
+        source_file=turn.source_file,
+        line_start=turn.line_start,
+        line_end=turn.line_end,
+        observed_at=turn.at(day),
+        speaker=turn.speaker,
+        technical=f.technical,
+        multi_valued=multi,
+        event_date=f.event_date,
+        extractor="rules",
+        evidence=evidence,
+    )
+
+
+def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Candidate]]) -> list[Candidate]:
+    text = turn.text or ""
+    if not text.strip():
+        return []
+    src = _Source(text)
+    out: list[Candidate] = []
+    seen: set[tuple[str, str, str]] = set()
+    assistant = turn.role == "assistant"
+    subject = _speaker_subject(turn)
+    correction = not assistant and _has_any(src.norm.lower(), _CORRECTION_KEYS) and bool(_CORRECTION.search(src.norm))
+    for sent in _sentences(src):
+        if assistant:
+            found = _assistant_sentence(sent)
+        else:
+            found = _speaker_sentence(sent, subject, day, correction)
+            if (correction or _weak_correction(sent)) and not any(f.predicate in _CORRECTABLE for f in found):
+                fix = _bare_correction(sent, anchors, pos)
+                if fix:
+                    found.append(fix)
+        evidence = _evidence(sent)
+        for f in found:
+            key = (f.subject, f.predicate, f.obj)
+            if key in seen:
+                continue
+            seen.add(key)
+            rejected = None
+            if f.predicate == "prefers":  # "Go 而不是 Java", "use Go than Java": the object is Go, Java is turned down
+                parts = _RATHER.split(f.obj, maxsplit=1)
+                if len(parts) == 2 and parts[0].strip() and parts[1].strip():
+                    f.obj, rejected = _USE_PREFIX.sub("", parts[0]).strip(), parts[1].strip(" .。")
+            cand = _candidate(turn, day, f, evidence)
+            if assistant and _asks(sent, f.span[0]):
+                # "你的数据库端口是 5432，对吧？" asks, it does not claim: no fact, but a user's bare
+                # "不对，是 5433" that follows still knows which value it corrects.
+                if not cand.multi_valued:
+                    anchors.append((pos, cand))
+                continue
+            out.append(cand)
+            if not cand.multi_valued:
+                anchors.append((pos, cand))
+            if f.predicate == "prefers" and not assistant:
+                alt = rejected or _rejected_alternative(sent.orig(0, len(sent.s)), cand.object)
+                if alt and (f.subject, "prefers_not", alt) not in seen:
+                    seen.add((f.subject, "prefers_not", alt))
+                    out.append(Candidate(**{**cand.to_dict(), "predicate": "prefers_not", "object": alt}))
+    return out
+
+
+def extract_candidates(turns: list[Turn], day: date) -> list[Candidate]:
+    """Candidate facts from one day's turns, in turn and sentence order.
+
+    ``day`` dates the turns (``observed_at``) and resolves relative dates ("昨天", "next week").
+    A subjectless correction ("不对，是5433") applies to the latest single-valued candidate of the
+    preceding few turns of this same list.
+    """
+    out: list[Candidate] = []
+    anchors: list[tuple[int, Candidate]] = []  # single-valued candidates so far, with their turn position
+    for pos, turn in enumerate(turns):
+        out.extend(_extract_turn(turn, day, pos, anchors))
+    return out

@@ -1,0 +1,65 @@
+"""Family: events. A sentence with a date or a day word: its plans and decisions get the date
+(``event_date``); with none, the sentence itself is an event on that date, unless it is about the chat
+("今天想和你聊聊", "see you tomorrow")."""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.normalize import EVIDENCE_CHARS, _Sentence
+from digest.extract.objects import _trim
+from digest.extract.rule import _CORRECTABLE, CONF_INFERRED, _Found
+from digest.extract.vocab import _hedged, _is_question
+
+# A greeting or a bare vocative ("你好", "AI伴侣", "Hello friend") opening an event sentence is dropped.
+_GREETING = re.compile(
+    r"^\s*(?:你好|您好|嗨|哈喽|早上好|晚上好|下午好|(?:hi|hello|hey|good\s+(?:morning|evening|afternoon))\b)"
+    r"|^\s*(?:亲爱的|my\s+|dear\s+)*(?:AI伴侣|AI助手|AI|朋友|老朋友|伙伴|小助手|助手|伴侣|AI\s+companion|friend|buddy|companion|assistant)\W*$",
+    re.I,
+)
+# Events about the chat itself ("今天想和你聊聊", "see you tomorrow") are not events in the person's life.
+_CHAT_BOILERPLATE = re.compile(
+    "|".join(
+        [
+            r"聊天|聊聊|聊一下|再见|明天见|下次见|先到这|就到这|想(?:和你|跟你)?(?:聊|谈|说说)|请教|谢谢|感谢|问你|谈谈|谈一谈|谈论",
+            r"想问|问一个|问个|有一个(?:小)?问题|有个(?:小)?问题",
+            r"\btalk\s+again\b|\blet's\s+talk\b|\bwant(?:ed)?\s+to\s+talk\b|\bchat(?:ting)?\b|\btalk(?:ing)?\s+(?:to|with)\s+you\b",
+            r"\bsee\s+you\b|\bgoodbye\b|\bbye\b|\bthank|\bthat's\s+it\b|\bask\s+you\b|\bquestions?\s+(?:to\s+ask|for)\s+you\b",
+            r"\b(?:have|got)\s+a\s+(?:small\s+|quick\s+)?question\b",
+        ]
+    ),
+    re.I,
+)
+
+
+def _event_object(sent: _Sentence) -> str:
+    """The sentence without a leading greeting and without trailing question clauses."""
+    clauses = sent.clauses
+    first, last = 0, len(clauses) - 1
+    while first < last and _GREETING.match(sent.s[clauses[first][0] : clauses[first][1]]):
+        first += 1
+    while last > first and _is_question(sent, last):
+        last -= 1
+    if _is_question(sent, last):
+        return ""
+    a, b = _trim(sent.s, clauses[first][0], clauses[last][1])
+    return sent.orig(a, b)[:EVIDENCE_CHARS]
+
+
+def _dated_events(sent: _Sentence, found: list[_Found], subject: str, dated: tuple[str, int, int] | None) -> None:
+    """Date the plans and decisions of ``found``; a dated sentence with neither (and no value that contains
+    the date) becomes an event of its own, appended to ``found``."""
+    if dated and not _is_question(sent, sent.clause_at(dated[1])):
+        iso, da, db = dated
+        plans = [f for f in found if f.predicate in ("plans", "decided")]
+        for f in plans:
+            f.event_date = f.event_date or iso
+        date_text = sent.s[da:db]
+        in_value = any(f.predicate in _CORRECTABLE and date_text in sent.s[f.span[0] : f.span[1]] for f in found)
+        if not plans and not in_value:
+            obj = _event_object(sent)
+            if obj and len(obj) >= (5 if sent.cjk else 12) and not _CHAT_BOILERPLATE.search(obj):
+                ev = _Found(subject, "event", obj, (0, len(sent.s)), event_date=iso)
+                if _hedged(sent, da, sent.clauses[sent.clause_at(da)][1]):
+                    ev.explicitness, ev.confidence = "inferred", CONF_INFERRED
+                found.append(ev)

@@ -1,0 +1,162 @@
+"""Family: identity. Role (我是一名工程师 / "I work as a nurse"), employer (我在腾讯工作 / "I work at X"),
+home (我住在深圳 / "I live in X") and origin (我是四川人 / "I'm from X"), after the names: single-valued facts.
+
+Chinese drops the repeated 我 after a comma ("我是工程师，在腾讯工作，住在深圳"): those rules are ``after_i``."""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.names import _NAMES
+from digest.extract.normalize import CJK
+from digest.extract.rule import _en, _indexed, _Rule, _short, _zh
+from digest.extract.vocab import _EN_ADV, _EN_IS, _EN_ROLE, _ZH_ADV, _ZH_I, _ZH_ROLE
+
+_ZH_FROM_BAD = frozenset("成年 年轻 中年 老年 普通 有钱 外行 内行 局外 当事 过来 明白 好 坏 穷 病 懒 一个 这样 那样".split())
+
+
+_ZH_PLACE_BAD = re.compile(r"^[这那哪]|想|思考|考虑|换|找|学|做|看|听|写|忙|准备|尝试|努力|寻找|适应|开始|继续|家里的")
+
+
+def _zh_place_ok(o: str) -> bool:
+    """An employer or a place, not a verb phrase after the progressive 在 ("我在思考换工作")."""
+    return 1 <= len(o) <= 15 and not _ZH_PLACE_BAD.search(o)
+
+
+_ROLES_AND_PLACES = _indexed(
+    # 我是(一名)X工程师: a role noun ends the clause.
+    _Rule(
+        "role",
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
+        keys="是",
+    ),
+    # 我的工作/职业是X.
+    _Rule("role", _zh(r"我的(?:工作|职业|职位|身份)是(?:一名|一位|一个|一|名|个)?(?P<obj>.+)"), check=_short(20), keys="我的"),
+    # 我在X当/做/担任Y (role) and 我在X工作 (works_at) below.
+    _Rule(
+        "role",
+        _zh(rf"我{_ZH_ADV}{{0,3}}在[^,;:!?。]{{1,20}}?(?:当|做|担任|任)(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE}))"),
+        keys="在",
+    ),
+    # "I am a software engineer", "I'm also a teacher": needs a role noun.
+    _Rule(
+        "role",
+        _en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,3}}(?:a|an)\s+(?P<obj>(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})s?)\b"),
+        keys="i'm|i am",
+    ),
+    # "I work as a nurse".
+    _Rule(
+        "role",
+        _en(
+            rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+as\s+(?:a\s+|an\s+|the\s+)?"
+            rf"(?P<obj>[\w\- ]{{1,40}}?)(?=\s+(?:at|for|in|with)\b|\s*[,.;!?]|$)"
+        ),
+        keys="work",
+    ),
+    _Rule(
+        "role",
+        _en(rf"\bmy\s+(?:job|profession|occupation)\s+is\s+(?:a|an)\s+(?P<obj>.+)"),
+        check=_short(40),
+        keys="my job|my prof|my occup",
+    ),
+    # 我在X工作/上班/实习.
+    _Rule(
+        "works_at",
+        _zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职|打工)(?![\u4e00-\u9fff])"),
+        check=_zh_place_ok,
+        keys="在",
+    ),
+    _Rule(
+        "works_at",
+        _zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:当|做|担任)(?:一名|一位|一个|一|名|个)?[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE})"),
+        check=_zh_place_ok,
+        keys="在",
+    ),
+    # "我是工程师，在腾讯工作，住在深圳": Chinese drops the repeated 我 after a comma.
+    _Rule(
+        "works_at",
+        _zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职)(?![\u4e00-\u9fff])"),
+        after_i=True,
+        check=_zh_place_ok,
+        keys="在",
+    ),
+    _Rule(
+        "lives_in",
+        _zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>[^,;:!?。]{{1,25}})"),
+        after_i=True,
+        keys="住|家",
+    ),
+    # "我叫林晓，是一名后端工程师", "base 在杭州": the same dropped 我 before a role or a base city.
+    _Rule(
+        "role",
+        _zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
+        after_i=True,
+        keys="是",
+    ),
+    _Rule(
+        "lives_in",
+        _zh(r"(?:^|(?<=,))\s*(?:我)?(?:人)?(?:base|Base|BASE|常驻|驻扎)\s*在(?P<obj>[^,;:!?。\s]{1,15})"),
+        check=_zh_place_ok,
+        keys="base|常驻|驻扎",
+    ),
+    _Rule("works_at", _zh(rf"我{_ZH_ADV}{{0,3}}(?:就职于|任职于|供职于)(?P<obj>.+)"), keys="于"),
+    # "I work at/for X", "I'm a student at MIT", "I'm employed by X".
+    _Rule(
+        "works_at",
+        _en(rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+)"),
+        check=_short(50),
+        keys="work",
+    ),
+    _Rule(
+        "works_at",
+        _en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a|an)\s+(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})\s+(?:at|with)\s+(?P<obj>.+)"),
+        check=_short(50),
+        keys=" at | with ",
+    ),
+    _Rule(
+        "works_at",
+        _en(r"\bI(?:'m|\s+am)\s+employed\s+(?:at|by)\s+(?P<obj>.+)"),
+        check=_short(50),
+        keys="employed",
+    ),
+    # 我住在X / I live in X.
+    _Rule(
+        "lives_in",
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>.+)"),
+        check=_short(25),
+        keys="住|家|生活|居",
+    ),
+    _Rule(
+        "lives_in",
+        _en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"),
+        check=_short(50),
+        keys="live|reside|based",
+    ),
+    # 我来自X / 我是X人 / 老家在X / I'm from X.
+    _Rule("from", _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:来自|出生在|出生于|生在)(?P<obj>.+)"), check=_short(25), keys="来自|出生|生在"),
+    _Rule(
+        "from",
+        _zh(rf"我{_ZH_ADV}{{0,2}}是(?P<obj>[{CJK}]{{2,6}}?)人(?=\s*(?:$|[,;:!?。]|啊|呀|哦))"),
+        check=lambda o: o not in _ZH_FROM_BAD,
+        keys="人",
+    ),
+    _Rule("from", _zh(r"我的?(?:老家|家乡)(?:是|在)(?P<obj>.+)"), check=_short(25), keys="老家|家乡"),
+    _Rule(
+        "from",
+        _en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:originally\s+)?from\s+(?P<obj>.+)"),
+        check=_short(50),
+        keys="from",
+    ),
+    _Rule(
+        "from",
+        _en(
+            r"\bI\s+(?:originally\s+)?come\s+from\s+(?P<obj>.+)|\bI\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<obj2>.+)|\bmy\s+hometown\s+is\s+"
+            r"(?P<obj3>.+)"
+        ),
+        check=_short(50),
+        keys="come|born|hometown",
+    ),
+)
+
+# One family, names first: rules of one family are not kept off each other's text.
+_IDENTITY = _NAMES + _ROLES_AND_PLACES

@@ -1,0 +1,116 @@
+"""Text normalisation: an NFKC copy of a turn for matching, with an index map back to the original, cut into
+sentences and clauses.
+
+Matching runs on the normalised copy (full-width letters, digits and punctuation become half-width; curly quotes
+become straight); every object and subject is cut from the ORIGINAL text through the index map, so "８Ｃ１６Ｇ"
+stays as written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from kernel.text import CJK_SCRIPTS
+
+EVIDENCE_CHARS = 120
+CJK = CJK_SCRIPTS  # Han, kana and hangul: scripts written without spaces
+_HAS_CJK = re.compile(f"[{CJK}]")
+_HAS_LATIN = re.compile(r"[A-Za-z]")
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u300c": '"', "\u300d": '"'})
+
+
+class _Source:
+    """A turn's text: ``norm`` for matching, ``orig(a, b)`` to cut the same span out of the original."""
+
+    __slots__ = ("text", "norm", "_idx")
+
+    def __init__(self, text: str):
+        self.text = text
+        if text.isascii():
+            self.norm, self._idx = text, None
+            return
+        norm = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+        if len(norm) == len(text) and all(
+            a == b or unicodedata.normalize("NFKC", a).translate(_QUOTES) == b for a, b in zip(text, norm)
+        ):
+            self.norm, self._idx = norm, None  # one character for one: positions need no map (the usual case)
+            return
+        parts: list[str] = []
+        idx: list[int] = []
+        for i, ch in enumerate(text):
+            n = ch if ch < "\x80" else unicodedata.normalize("NFKC", ch).translate(_QUOTES)
+            parts.append(n)
+            idx.extend([i] * len(n))
+        self.norm, self._idx = "".join(parts), idx
+
+    def orig(self, a: int, b: int) -> str:
+        if a >= b:
+            return ""
+        if self._idx is None:
+            return self.text[a:b]
+        return self.text[self._idx[a] : self._idx[b - 1] + 1]
+
+
+@dataclass
+class _Sentence:
+    src: _Source
+    start: int  # offset of ``s`` inside src.norm
+    s: str  # normalised sentence text (terminator included)
+    clauses: list[tuple[int, int]]  # comma-separated parts of ``s``
+    cjk: bool
+    latin: bool  # has ASCII letters (English rules can apply)
+    lower: str = ""  # ``s`` lower-cased, for keyword pre-checks
+
+    def __post_init__(self) -> None:
+        self.lower = self.s.lower()
+
+    def orig(self, a: int, b: int) -> str:
+        return self.src.orig(self.start + a, self.start + b).strip()
+
+    def clause_at(self, pos: int) -> int:
+        for i, (a, b) in enumerate(self.clauses):
+            if a <= pos < b:
+                return i
+        return len(self.clauses) - 1
+
+
+# A sentence ends at 。！？；!?; or a newline (with any closing quotes), at "..." or at ". " (not "v2.1.0").
+_SENT_END = re.compile(r"(?:[。!?;\n]+|\.{3,}|\.(?=\s|$))[\"')\]」』》]*")
+# Clauses: commas (not "1,000"), colons (not "10:30"), dashes.
+_CLAUSE_SPLIT = re.compile(r",(?!\d{3}\b)|(?<!\d):|:(?!\d)|\s+[-–—]+\s+|—+")
+
+
+def _sentences(src: _Source) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    norm, pos = src.norm, 0
+    bounds = [m.end() for m in _SENT_END.finditer(norm)]
+    if not bounds or bounds[-1] < len(norm):
+        bounds.append(len(norm))
+    for end in bounds:
+        a, b = pos, end
+        pos = end
+        while a < b and norm[a].isspace():
+            a += 1
+        while b > a and norm[b - 1].isspace():
+            b -= 1
+        if a >= b or not any(ch.isalnum() for ch in norm[a:b]):
+            continue
+        s = norm[a:b]
+        clauses, c0 = [], 0
+        for m in _CLAUSE_SPLIT.finditer(s):
+            clauses.append((c0, m.start()))
+            c0 = m.end()
+        clauses.append((c0, len(s)))
+        out.append(_Sentence(src, a, s, clauses, bool(_HAS_CJK.search(s)), bool(_HAS_LATIN.search(s))))
+    return out
+
+
+def _has_any(text: str, keys: tuple[str, ...]) -> bool:
+    """Cheap keyword pre-check (substring tests) before an expensive alternation regex runs."""
+    for k in keys:
+        if k in text:
+            return True
+    return False

@@ -1,0 +1,242 @@
+"""Family: configuration values, the core of supersession. "X 是/改成/升级到 Y", "my X is Y", "X changed to Y",
+"we upgraded the server to 8C16G" -> (X, "value", Y). At most one value per clause (the first copula that
+validates). Evaluations ("X is great", "很重要") and relative clauses produce nothing; a value needs a technical
+or attribute subject, a value-like object (digits, Latin inside Chinese, a proper noun) or "我的X改成了Y"."""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.normalize import _HAS_CJK, _has_any, _Sentence
+from digest.extract.objects import _OBJ_TAIL_NOW, _cut, _trim
+from digest.extract.rule import _Found
+from digest.extract.subjects import _NOT_MINE, _YOUR
+from digest.extract.vocab import _ATTRIBUTE, _PRONOUN_SUBJECTS, _is_question, _technical
+
+_ZH_CHANGE = (
+    r"改为|改成|改到|换成|换为|换到|升级到|升级为|升级成|升到|降级到|降级为|调整为|调整到|调整成|调到|调成|设为|"
+    r"设置为|设置成|设定为|设成|变成|变为|迁移到|迁移至|迁到|切换到|切换为|切换成|更新为|更新到|更换为|"
+    r"扩容到|扩容至|扩到|增加到|提高到|提升到|减少到|降到|降低到"
+)
+# Copulas in a clause: a change verb, or 是/为 when they are not part of another word (但是, 因为, 认为 ...).
+_ZH_COPULA = re.compile(rf"(?P<change>{_ZH_CHANGE})|(?<![但可总要于只不倒老凡像算还真硬或若即])是(?!否|不是)|(?<![因认成作以称行更视])为(?!了|什么|何|止|主|期|难|人|此)")
+_ZH_SUBJ_LEAD = re.compile(
+    r"(?:(?:对了|另外|还有|顺便说一下|顺便说|顺便|然后|而且|但是|不过|所以|因为|其实|实际上|现在|目前|如今|今天|昨天|最近|刚刚|刚才|已经|终于|哦|噢|嗯|啊|好的|好|那么|不对|更正一下|更正|纠正一下|纠正|抱歉|话说|另|我觉得|我认为|我猜|我记得|"
+    r"我想|好像|可能|大概|也许|应该|告诉你|跟你说)[,:\s]*)+"
+)
+_ZH_SUBJ_POSS = re.compile(r"(?:我们公司的|我们家的|我们的|咱们的|我家的|我的|我们|咱们|我)\s*")
+_ZH_SUBJ_TAIL = re.compile(r"(?:已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|或许|好像|似乎|估计|\s)+$")
+_ZH_SUBJ_BAD = re.compile(r"[了过着吗呢吧啊我你您他她它]|喜欢|觉得|认为|知道|感觉|时候|有时|很多|有些|一些|大家|人们|自己|的$|^[这那哪谁]")
+_ZH_OBJ_BAD_START = re.compile(r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|关于|根据|由于)")
+
+_EN_CHANGE_VERB = (
+    r"(?:changed|upgraded|updated|set|switched|moved|migrated|bumped|increased|reduced|raised|lowered|"
+    r"downgraded|renamed|scaled|resized|expanded|extended|shortened|postponed|pushed|rescheduled)"
+)
+_EN_COPULA = re.compile(
+    rf"(?P<change>\s+(?:is|was|has\s+been|have\s+been|had\s+been|got|are|were)\s+(?:now\s+|just\s+|finally\s+|recently\s+|already\s+|"
+    rf"been\s+)*{_EN_CHANGE_VERB}\s+(?:from\s+[^,;]+?\s+)?(?:to|into)\s+"
+    r"|\s+(?:has\s+|have\s+|just\s+|now\s+)*(?:changed|switched|moved|migrated|went\s+up|went\s+down|grew|dropped)\s+"
+    r"(?:from\s+[^,;]+?\s+)?to\s+"
+    r"|\s+(?:is|are)\s+now\s+)"
+    r"|(?P<weak>\s+(?:is|are)\s+(?:currently\s+|still\s+)?|\s*=\s*)",
+    re.I,
+)
+_EN_CHANGE_KEYS = (
+    "chang", "upgrad", "updat", "set", "switch", "mov", "migrat", "bump", "increas", "reduc", "rais", "lower",
+    "downgrad", "renam", "scal", "resiz", "expand", "extend", "shorten", "postpon", "push", "reschedul",
+    "went", "grew", "dropp",
+)
+_EN_COPULA_KEYS = _EN_CHANGE_KEYS + (" is", " are", " was", " were", "=", " been", " got")
+# Active voice: "we upgraded the server to 8C16G", "I moved the meeting to Friday".
+_EN_ACTIVE = re.compile(
+    rf"\b(?:I|we|they|he|she|you|someone|the\s+team|ops)\s+(?:have\s+|'ve\s+|just\s+|finally\s+|already\s+|also\s+|"
+    rf"recently\s+)*{_EN_CHANGE_VERB}\s+(?P<subj>[^,;]+?)\s+(?:from\s+[^,;]+?\s+)?(?:to|into)\s+(?P<obj>[^,;]+)",
+    re.I,
+)
+_EN_SUBJ_LEAD = re.compile(
+    r"(?:(?:so|and|but|also|btw|by\s+the\s+way|oh|ok|okay|well|now|actually|currently|update|fyi|note|correction|sorry|no|yes|yeah|hey|hi|"
+    r"just\s+so\s+you\s+know|as\s+of\s+(?:today|now)|today|quick\s+update|heads\s+up|I\s+think(?:\s+that)?|I\s+believe(?:\s+that)?|I\s+guess|"
+    r"I'm\s+(?:pretty\s+)?sure(?:\s+that)?|maybe|probably|I\s+remember(?:\s+that)?|remember(?:\s+that)?)[,:]?\s+)+",
+    re.I,
+)
+_EN_SUBJ_DET = re.compile(r"(?:my|our|the|this|that|these|those)\s+(?=\S)", re.I)
+_EN_SUBJ_TAIL = re.compile(r"(?:\s+(?:now|currently|already|still|just|finally|also|actually|today))+$", re.I)
+_EN_SUBJ_BAD_WORDS = frozenset(
+    """am was were be been being have has had do does did will would can could should went go going goes think
+    feel know like love want need got get make made said say to i'm it's that's there's what's he's she's today
+    tomorrow yesterday tonight weather life day everything""".split()
+)
+_EN_SUBJ_STOP = frozenset(
+    "out up off back on over away aside forward down in about myself ourselves yourself it that this them".split()
+)
+_EN_OBJ_BAD_START = re.compile(
+    r"^(?:not|n't|a\s+bit|very|really|so|too|quite|pretty|kind\s+of|sort\s+of|also|just|always|never|getting|going|being|in|on|at|for|with|about|"
+    r"like|that|what|how|why|where|when|who|it|there|because|still|such|one\s+of|based\s+on|according\s+to|from)\b",
+    re.I,
+)
+# "X is tough / 很重要": an evaluation, not a value.
+_EVALUATIVE = re.compile(
+    r"(?:tough|hard|easy|great|good|bad|awesome|amazing|key|important|nice|fun|cool|okay|ok|fine|true|crucial|essential|worth\s+it|beautiful|"
+    r"wonderful|terrible|awful|interesting|difficult|challenging|helpful|useful|perfect|lovely|incredible|fantastic|special|everything|life|"
+    r"the\s+best|the\s+worst|重要|关键|困难|容易|不错|很棒|最好|最重要)\W*$",
+    re.I,
+)
+
+
+def _zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
+    """Trim a Chinese subject span: lead-ins, 我的/我们的, 把, 从Z, trailing 已经/现在. Returns (a, b, possessive)."""
+    poss = False
+    while a < b and c[a].isspace():
+        a += 1
+    for _ in range(2):
+        m = _ZH_SUBJ_LEAD.match(c, a, b)
+        if m:
+            a = m.end()
+        m = _ZH_SUBJ_POSS.match(c, a, b)
+        if m:
+            a, poss = m.end(), True
+    k = c.rfind("把", a, b)
+    if k >= 0:
+        a = k + 1
+    k = c.find("从", a, b)
+    if k > a:
+        b = k
+    m = _ZH_SUBJ_TAIL.search(c[a:b])
+    if m:
+        b = a + m.start()
+    while a < b and c[a].isspace():
+        a += 1
+    return a, b, poss
+
+
+def _en_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
+    poss = False
+    while a < b and c[a].isspace():
+        a += 1
+    m = _EN_SUBJ_LEAD.match(c, a, b)
+    if m:
+        a = m.end()
+    m = _EN_SUBJ_DET.match(c, a, b)
+    if m:
+        poss = m.group().strip().lower() in ("my", "our")
+        a = m.end()
+    m = _EN_SUBJ_TAIL.search(c[a:b])
+    if m:
+        b = a + m.start()
+    while a < b and c[a].isspace():
+        a += 1
+    return a, b, poss
+
+
+def _zh_subject_ok(t: str) -> bool:
+    return 1 <= len(t) <= 30 and t.lower() not in _PRONOUN_SUBJECTS and not _ZH_SUBJ_BAD.search(t) and not t.isdigit()
+
+
+def _en_subject_ok(t: str) -> bool:
+    words = t.lower().split()
+    return (
+        1 <= len(t) <= 30
+        and 1 <= len(words) <= 5
+        and not any(w in _PRONOUN_SUBJECTS or w in _EN_SUBJ_BAD_WORDS for w in words)
+        and words[0] not in _EN_SUBJ_STOP
+        and not t.isdigit()
+        and t[0] not in "\"'"
+        and (not words[0].endswith("ing") or _technical(t))  # "Losing a pet is tough" is no value
+    )
+
+
+def _value_like(obj_norm: str, obj_orig: str) -> bool:
+    """An object that reads as a value by itself: digits, Latin inside Chinese, a proper noun, quotes, e-mail, URL."""
+    if re.search(r"\d|@|://|^[\"《]", obj_norm):
+        return True
+    if _HAS_CJK.search(obj_norm):
+        return bool(re.search(r"[A-Za-z]", obj_norm))
+    return bool(re.search(r"(?:^|\s)[A-Z]", obj_orig))
+
+
+def _value_gate(subj: str, obj_norm: str, obj_orig: str, change: bool, poss: bool) -> bool:
+    return (
+        _technical(subj, obj_norm)
+        or bool(_ATTRIBUTE.search(subj))
+        or _value_like(obj_norm, obj_orig)
+        or (change and poss)  # "我的X改成了Y": a change to something of mine
+    )
+
+
+def _value_found(
+    sent: _Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool
+) -> _Found | None:
+    """Validate and build a value from subject [sa, sb) and object [oa, ob) (``change``: a change verb was used;
+    ``poss``: the subject had 我的/my)."""
+    s = sent.s
+    oa, ob = _trim(s, oa, ob)
+    if cjk:
+        ob = min(ob, _cut(sent, oa, ob))
+    else:
+        ob = _cut(sent, oa, ob)
+        m = _OBJ_TAIL_NOW.search(s, oa, ob)
+        if m:
+            ob = m.start()
+    oa, ob = _trim(s, oa, ob)
+    subj_n, obj_n = s[sa:sb].strip(), s[oa:ob]
+    if not (1 <= len(obj_n) <= 60):
+        return None
+    if cjk:
+        if not _zh_subject_ok(subj_n) or _ZH_OBJ_BAD_START.match(obj_n):
+            return None
+    else:
+        if not _en_subject_ok(subj_n) or _EN_OBJ_BAD_START.match(obj_n) or obj_n.lower() in _PRONOUN_SUBJECTS:
+            return None
+        if not change and len(obj_n.split()) > 6:
+            return None
+    if not change and (len(obj_n) > 30 or _EVALUATIVE.match(obj_n)):
+        return None
+    subj_o, obj_o = sent.orig(sa, sb), sent.orig(oa, ob)
+    if not _value_gate(subj_n, obj_n, obj_o, change, poss):
+        return None
+    return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss)
+
+
+def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
+    """Value facts from each clause of the sentence; at most one per clause (the first copula that validates)."""
+    s, out = sent.s, []
+    for ci, (ca, cb) in enumerate(sent.clauses):
+        if _is_question(sent, ci, values=True):
+            continue
+        clause = s[ca:cb]
+        cjk = bool(_HAS_CJK.search(clause))
+        if assistant:  # only restatements of the user's own things: 你的X是Y / your X is Y
+            m = _YOUR.match(clause)
+            if not m:
+                continue
+            lead = ca + m.end()
+        else:
+            if _NOT_MINE.match(clause):
+                continue
+            lead = ca
+        if cjk:
+            for m in _ZH_COPULA.finditer(s, lead, cb):
+                sa, sb, poss = _zh_subject(s, lead, m.start())
+                f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, True)
+                if f:
+                    out.append(f)
+                    break
+            continue
+        low = sent.lower[lead:cb]
+        m = _EN_ACTIVE.search(s, lead, cb) if not assistant and _has_any(low, _EN_CHANGE_KEYS) else None
+        if m:
+            sa, sb, poss = _en_subject(s, m.start("subj"), m.end("subj"))
+            f = _value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, poss, False)
+            if f:
+                out.append(f)
+                continue
+        if not _has_any(low, _EN_COPULA_KEYS):
+            continue
+        for m in _EN_COPULA.finditer(s, lead, cb):
+            sa, sb, poss = _en_subject(s, lead, m.start())
+            f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, False)
+            if f:
+                out.append(f)
+                break
+    return out
