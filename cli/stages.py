@@ -5,21 +5,14 @@ Prefect); ``doctor`` checks, without Prefect, what ``rebuild`` repairs."""
 from __future__ import annotations
 
 from cli.common import add_command, emit, finish_stage, need_workspace, parse_date, prepare_flows, settings_from_args
+from digest.report import summary_lines
+from index.report import RebuildReport
 
 COMMANDS = ("digest", "backfill", "nightly", "rebuild", "doctor")
 
 
 def _print_digest(r: dict) -> None:
-    days = r.get("days", [r.get("day")])
-    print(f"user {r['user']}: {len(days)} day(s) digested" + (f" ({days[0]} .. {days[-1]})" if days and days[0] else ""))
-    print(f"  lines read {r['lines_read']}, turns {r['turns']}")
-    print(f"  facts added {r['facts_added']}, reinforced {r['facts_reinforced']}, superseded {r['facts_superseded']}, "
-          f"conflicts {r['conflicts']}, already applied {r['already_applied']}")
-    print(f"  index cards {r['cards']}")
-    if r["quarantined"]:
-        print(f"  quarantined ({len(r['quarantined'])}):")
-        for q in r["quarantined"]:
-            print(f"    - {q}")
+    print("\n".join(summary_lines(r)))
 
 
 def cmd_digest(args) -> int:
@@ -64,13 +57,7 @@ def _print_knowledge(o: dict) -> None:
 
 
 def _print_rebuild(r: dict) -> None:
-    if r["status"] == "unchanged":
-        print(f"indexes: unchanged ({r['units']} units, generation {r['generation']}, {r['seconds']} s)")
-    else:
-        print(f"indexes: rebuilt ({r['reason']}): generation {r['generation']}, {r['units']} units, {r['changed']} new or changed, "
-              f"{r['deleted']} removed, {r['embedded']} embedded, {r['seconds']} s")
-    for p in r.get("problems") or []:
-        print(f"  left out: {p}")
+    print("\n".join(RebuildReport.from_dict(r).summary_lines()))
 
 
 def cmd_rebuild(args) -> int:

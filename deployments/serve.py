@@ -114,7 +114,14 @@ def serve(settings: Settings, *, port: int | None = None, host: str | None = Non
         deployments = build_deployments(settings, load_deployment_specs())
         print(f"[agentos] UI: {api_url.removesuffix('/api')}  serving: " + ", ".join(d.name for d in deployments)
               + f" (time zone {settings.timezone})", flush=True)
-        prefect_serve(*deployments, print_starting_message=False)
+        def stop(signum, frame):  # the record goes first: from now on stage commands do not send runs here
+            prefect_env.server_file(settings.home).unlink(missing_ok=True)
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGINT, stop)
+        # The server stops with this command and every start re-applies the schedules: pausing them on the way
+        # out would only be API calls that slow the shutdown down.
+        prefect_serve(*deployments, print_starting_message=False, pause_on_shutdown=False)
     except KeyboardInterrupt:
         pass
     finally:

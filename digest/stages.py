@@ -13,6 +13,7 @@ from datetime import date
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
+from digest.report import NO_MEMORIES, DayReport
 from digest.logformat import day_files, list_days, read_log
 from kernel.settings import Settings
 from storage.facts import open_facts
@@ -273,7 +274,7 @@ def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str 
         memories = extract_memories(settings, inp)
         quarantined = record_problems(settings, inp, run)
         mark_digested(settings, inp, refs)
-    return summarize(inp, cands, facts, cards, quarantined, extractor, memories)
+    return summarize(inp, cands, facts, cards, quarantined, extractor, memories).to_dict()
 
 
 def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
@@ -294,12 +295,9 @@ def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: s
 
 
 def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, quarantined: list[str], extractor: str,
-              memories: dict | None = None) -> dict:
-    return {
-        "user": inp.user, "day": inp.day.isoformat(), "files": [log.name for log in inp.logs], "lines_read": inp.lines_read,
-        "turns": len(inp.turns), "candidates": len(cands), "extractor": extractor,
-        "facts_added": facts["added"], "facts_reinforced": facts["reinforced"], "facts_superseded": facts["superseded"],
-        "conflicts": facts["conflicts"], "already_applied": facts["already_applied"],
-        "cards": cards["cards"], "card_ids": cards["card_ids"], "quarantined": quarantined,
-        "memories": memories or {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "pending": []},
-    }
+              memories: dict | None = None) -> DayReport:
+    return DayReport(user=inp.user, day=inp.day.isoformat(), files=[log.name for log in inp.logs], lines_read=inp.lines_read,
+                     turns=len(inp.turns), candidates=len(cands), extractor=extractor, facts_added=facts["added"],
+                     facts_reinforced=facts["reinforced"], facts_superseded=facts["superseded"], conflicts=facts["conflicts"],
+                     already_applied=facts["already_applied"], cards=cards["cards"], card_ids=cards["card_ids"],
+                     quarantined=quarantined, memories=memories or dict(NO_MEMORIES))

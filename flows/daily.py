@@ -8,6 +8,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from kernel import clock
+from digest.report import DayReport, RangeReport
 from digest.stages import extract, summarize
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace, workspace_lock
@@ -30,12 +31,10 @@ def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: 
         memories = t.extract_memories(settings, inp)
         quarantined = t.record_problems(settings, inp, run)
         t.mark_digested(settings, inp, refs)
-    result = summarize(inp, cands, facts, cards, quarantined, extractor, memories)
-    t.publish_artifact(result)
-    get_run_logger().info("digested %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
-                          day, result["turns"], result["facts_added"], result["facts_reinforced"], result["facts_superseded"],
-                          result["conflicts"], len(result["quarantined"]))
-    return result
+    report = summarize(inp, cands, facts, cards, quarantined, extractor, memories)
+    t.publish_artifact(report.to_dict())
+    get_run_logger().info("digested %s", report.log_line())
+    return report.to_dict()
 
 
 def _setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
@@ -84,20 +83,11 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
 def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *, kind: str) -> dict:
     """Many days in date order, one task run per day, and one artifact for the range."""
     log = get_run_logger()
-    results = []
+    reports = []
     for i, day in enumerate(days, 1):
-        r = t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}")
-        log.info("%s %d/%d: %s: %d turns, facts +%d added, %d reinforced, %d superseded, %d conflicts, %d quarantined",
-                 kind, i, len(days), day, r["turns"], r["facts_added"], r["facts_reinforced"], r["facts_superseded"],
-                 r["conflicts"], len(r["quarantined"]))
-        results.append(r)
-    total = combine(user, results)
+        r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
+        log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
+        reports.append(r)
+    total = RangeReport.combine(user, reports).to_dict()
     t.publish_range_artifact(kind, total)
     return total
-
-
-def combine(user: str, results: list[dict]) -> dict:
-    keys = ("lines_read", "turns", "facts_added", "facts_reinforced", "facts_superseded", "conflicts", "already_applied", "cards")
-    total = {k: sum(r[k] for r in results) for k in keys}
-    return {"user": user, "days": [r["day"] for r in results], **total,
-            "quarantined": [q for r in results for q in r["quarantined"]], "per_day": results}

@@ -9,6 +9,7 @@ from digest.stages import pending_days
 from flows.collect import collect_sources
 from flows.daily import _setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
+from tasks import index as ix
 from tasks import knowledge as k
 from tasks import memory as m
 from tasks import refine as r
@@ -61,9 +62,7 @@ def _knowledge(settings, user: str, log) -> tuple[dict, dict]:
         log.warning("refine skipped: %s", e)
         refined = {"refined": [], "errors": [str(e)]}
     try:  # embed the sections of published documents now, so the first knowledge search does not wait for them
-        from query.kb import warm_vectors
-
-        refined["sections_warmed"] = warm_vectors(settings, user)
+        refined["sections_warmed"] = ix.embed_kb_sections(settings)["sections"]
     except Exception as e:  # noqa: BLE001
         log.warning("knowledge vectors not warmed: %s", e)
     return collected, refined

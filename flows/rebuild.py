@@ -7,6 +7,7 @@ import time
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from index.report import RebuildReport
 from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
@@ -30,9 +31,7 @@ def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
             pub = t.publish_generation(settings, build_path)
             result = rebuilt_report(snap, plan, tok, embedded, pub, t0)
     t.publish_artifact(result)
-    get_run_logger().info("index rebuild: %s (%s), %d units, %d changed, %d deleted, %d embedded, %.1f s",
-                          result["status"], result["reason"], result["units"], result["changed"], result["deleted"],
-                          result.get("embedded", 0), result["seconds"])
+    get_run_logger().info("index rebuild: %s", RebuildReport.from_dict(result).log_line())
     for p in result["problems"]:
         get_run_logger().warning("left out of the index: %s", p)
     return result

@@ -22,6 +22,7 @@ from kernel.embedders import make_settings_embedder
 from kernel.settings import Settings
 from storage.facts import open_facts
 from kernel.tokenize import default_tokenizer
+from index.report import RebuildReport
 from index.units import TurnReader, card_unit, fact_unit
 from storage.index_units import Unit, collection_name
 from kernel.workspace import Workspace, workspace_lock
@@ -322,13 +323,14 @@ def units_to_embed(snap: Snapshot, plan: Plan) -> list[Unit]:
 
 
 def unchanged_report(store: IndexStore, snap: Snapshot, plan: Plan, t0: float) -> dict:
-    return {"status": "unchanged", "generation": store.current_name(), "units": len(snap.units()),
-            "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
+    return RebuildReport(status="unchanged", generation=store.current_name(), units=len(snap.units()), problems=snap.problems,
+                         **plan.summary(), seconds=round(time.perf_counter() - t0, 3)).to_dict()
 
 
 def rebuilt_report(snap: Snapshot, plan: Plan, tok: dict, embedded: int, pub: dict, t0: float) -> dict:
-    return {"status": "rebuilt", **pub, "units": len(snap.units()), "embedded": embedded, "tokenized": tok["tokenized"],
-            "problems": snap.problems, **plan.summary(), "seconds": round(time.perf_counter() - t0, 3)}
+    return RebuildReport(status="rebuilt", generation=pub["generation"], pruned=pub["pruned"], units=len(snap.units()),
+                         embedded=embedded, tokenized=tok["tokenized"], problems=snap.problems, **plan.summary(),
+                         seconds=round(time.perf_counter() - t0, 3)).to_dict()
 
 
 def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None) -> int:

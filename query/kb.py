@@ -26,10 +26,10 @@ Chinese characters and Chinese character bigrams. "Quoted phrases" (``"..."``, `
 ``『...』``) must occur exactly (case-insensitively, whitespace runs as one space) or the section is left out;
 their terms also rank. Modes: ``bm25`` (bm25s, Lucene idf, k1 1.5, b 0.75, built in memory once per process and
 set of (document id, content hash)); ``dense`` (the settings' embedder, cosine over the section texts, vectors
-cached by text hash in the index Cache and embedded only when first needed); ``hybrid`` (convex fusion over the
+read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/kb_vectors.py``)); ``hybrid`` (convex fusion over the
 BM25 matches and the best dense candidates, ``alpha`` weighting BM25). One hit per section, with one snippet.
-Embedding is the slow part on a small CPU: the first dense or hybrid call over a set embeds every section not
-cached yet (``warm_vectors`` does it ahead of time); ``bm25`` never loads a model. A benchmark can skip the
+Embedding is the slow part on a small CPU: a section published since the last nightly embedding is embedded by
+the first dense or hybrid call in that process's memory (the read path writes nothing); ``bm25`` never loads a model. A benchmark can skip the
 workspace: ``SectionIndex.build([Unit, ...])`` then ``rank_sections(index, query, mode=..., dense=Dense(embedder))``.
 
 Paging: ``read_section`` cuts the section's text (its own lines; with ``subtree=True`` also its subsections')
@@ -48,7 +48,6 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
-import hashlib
 import json
 import logging
 import re
@@ -63,18 +62,18 @@ import numpy as np
 
 from kernel import clock
 from kernel.settings import Settings
-from kernel.text import CJK, STOPWORDS, count_tokens, normalize_key, sentences
+from kernel.text import CJK, STOPWORDS, count_tokens, sentences
+from storage.kb_sections import EMBED_CHARS, Doc, published_docs, section_units, text_hash
+from storage.kb_sections import SectionUnit as Unit
 
 MODES = ("hybrid", "bm25", "dense")
 ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode (the bench measures it)
 DENSE_POOL = 50  # hybrid: the best dense candidates that join the BM25 matches
-EMBED_CHARS = 1200  # what of a section is embedded (its title path and head say what it is)
 SNIPPET_CHARS = 160
 CHARS_PER_TOKEN = 8  # a page also stays within page_tokens * this many characters (lines of symbols count 0 tokens)
 PAGE_TOKENS = (10, 8000)
 MAX_K = 200
 INDEX_CACHE = 8  # built section indexes kept per process (one per distinct selected set)
-PREAMBLE = "_preamble"
 SELECTION_KEYS = ("documents", "categories", "scopes")
 SELECTION_META = ("name", "title", "description")
 
@@ -208,53 +207,7 @@ def is_selected(doc: dict, sel: dict | None) -> bool:
 
 # -- the documents a call may use ------------------------------------------------------------------------------
 _lock = threading.Lock()
-_bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_ns, size, body hash, lines)
 
-
-def _body_lines(path: Path) -> tuple[str, list[str]] | None:
-    """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
-    from kernel.outline import _split_lines
-    from storage.kb_cards import read_body
-
-    try:
-        st = path.stat()
-        hit = _bodies.get(str(path))
-        if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-            return hit[2], hit[3]
-        body = read_body(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-    entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), _split_lines(body))
-    with _lock:
-        if len(_bodies) > 20_000:
-            _bodies.clear()
-        _bodies[str(path)] = entry
-    return entry[2], entry[3]
-
-
-@dataclass
-class Doc:
-    row: dict  # the registry row (id, title, scope, category, summary, outline, content_hash, ...)
-    lines: list[str]  # the card's body lines
-    sections: list[dict]  # the stored outline, or one section over the whole body when it has none
-
-    @property
-    def id(self) -> str:
-        return self.row["id"]
-
-    def section(self, anchor: str) -> dict | None:
-        anchor = anchor if any(s["anchor"] == anchor for s in self.sections) else anchor.removeprefix("#")
-        return next((s for s in self.sections if s["anchor"] == anchor), None)
-
-
-def _sections(row: dict, lines: list[str]) -> list[dict]:
-    n = len(lines)
-    secs = [s for s in row.get("outline") or [] if isinstance(s, dict) and "anchor" in s and 1 <= s["line_start"] <= max(n, 1)]
-    if secs:
-        return secs
-    tokens = count_tokens("\n".join(lines))
-    return [{"anchor": PREAMBLE, "title": "", "level": 0, "line_start": 1, "line_end": max(n, 1), "subtree_end": max(n, 1),
-             "tokens": tokens, "subtree_tokens": tokens, "parent": None, "path": [], "explicit": False, "heading_end": 0}]
 
 
 def _today(settings: Settings):
@@ -277,15 +230,7 @@ def selected_docs(settings: Settings, user: str, selection: str | Mapping | None
         rows = store.visible(user, today=_today(settings))
     finally:
         store.close()
-    out = []
-    for row in rows:
-        if not is_selected(row, sel):
-            continue
-        body = _body_lines(paths["knowledge"] / row["path"])
-        if body is None or body[0] != row["content_hash"]:  # edited since it was published: not the reviewed text
-            continue
-        out.append(Doc(row, body[1], _sections(row, body[1])))
-    return out
+    return published_docs(paths["knowledge"], [row for row in rows if is_selected(row, sel)])
 
 
 def _doc(settings: Settings, user: str, doc_id: str, selection) -> Doc:
@@ -324,38 +269,6 @@ def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Map
 
 
 # -- the section index ------------------------------------------------------------------------------------------
-@dataclass
-class Unit:
-    """One section as a search unit."""
-
-    doc_id: str
-    doc_title: str
-    anchor: str
-    title: str
-    path: list[str]
-    line_start: int
-    line_end: int
-    heading_end: int
-    tokens: int
-    text: str  # the section's own lines
-
-    @property
-    def match_text(self) -> str:
-        """What is ranked and embedded: the title path (the document's title first when the path lacks it), then
-        the section's own lines."""
-        head = list(self.path) if self.path[:1] == [self.doc_title] or self.title == self.doc_title else [self.doc_title, *self.path]
-        return "\n".join([*head, self.text])
-
-
-def units_of(doc_id: str, title: str, lines: list[str], sections: list[dict]) -> list[Unit]:
-    out = []
-    for s in sections:
-        a, b = s["line_start"], min(s["line_end"], len(lines))
-        out.append(Unit(doc_id, title, s["anchor"], s["title"], list(s.get("path") or []), a, b, int(s.get("heading_end") or 0),
-                        int(s.get("tokens") or 0), "\n".join(lines[a - 1 : b])))
-    return out
-
-
 @dataclass
 class SectionIndex:
     """BM25 over every section of a fixed set of documents, plus (lazily) their dense vectors."""
@@ -400,8 +313,7 @@ def section_index(docs: list[Doc]) -> SectionIndex:
         if hit is not None:
             _indexes.move_to_end(key)
             return hit
-    units = [u for d in docs for u in units_of(d.id, d.row["title"], d.lines, d.sections)]
-    index = SectionIndex.build(units, key)
+    index = SectionIndex.build(section_units(docs), key)
     with _lock:
         _indexes[key] = index
         while len(_indexes) > INDEX_CACHE:
@@ -414,8 +326,8 @@ _embedders: dict[str, object] = {}
 
 
 class Dense:
-    """Cosine of sections to a query with one embedder; section vectors by text hash in ``cache`` (an
-    ``index.stages.Cache``; None: this process only), embedded only when first needed."""
+    """Cosine of sections to a query with one embedder; section vectors by text hash from ``cache`` (the
+    workspace's embedding cache, read only; None: none), the missing ones embedded in this process when needed."""
 
     def __init__(self, embedder, cache=None):
         self.embedder, self.cache = embedder, cache
@@ -429,14 +341,14 @@ class Dense:
         missing = [int(i) for i in idxs if int(i) not in have]
         if missing:
             texts = {i: index.units[i].match_text[:EMBED_CHARS] for i in missing}
-            hashes = {i: hashlib.sha256(t.encode("utf-8")).hexdigest() for i, t in texts.items()}
+            hashes = {i: text_hash(t) for i, t in texts.items()}
             known = self.cache.vectors(identity, list(set(hashes.values()))) if self.cache is not None else {}
             todo = list(dict.fromkeys(h for h in hashes.values() if h not in known))
             if todo:
                 by_hash = {h: texts[i] for i, h in hashes.items()}
+                # Published since the last nightly embedding: embedded here, kept in this process only (the
+                # read path writes nothing; index/kb_vectors.py fills the cache).
                 new = dict(zip(todo, self.embedder.embed_documents([by_hash[h] for h in todo])))
-                if self.cache is not None:
-                    self.cache.put_vectors(identity, new)
                 known.update({h: np.asarray(v, dtype=np.float32) for h, v in new.items()})
             for i, h in hashes.items():
                 have[i] = np.asarray(known[h], dtype=np.float32)
@@ -695,14 +607,3 @@ def read_section(settings: Settings, user: str, doc_id: str, anchor: str, *, cur
     return {"doc_id": doc_id, "title": doc.row["title"], "anchor": sec["anchor"], "section": sec["title"], "path": list(sec.get("path") or []),
             "text": text, "page": page + 1, "pages": len(spans), "next_cursor": nxt, "lines": [line_a, line_b],
             "section_lines": [first, last], "tokens": count_tokens(text), "subtree": bool(subtree), "subsections": children}
-
-
-def warm_vectors(settings: Settings, user: str, *, selection: str | Mapping | None = None) -> int:
-    """Embed every selected section now (a flow or bench runs this so the first dense query is quick); returns
-    how many sections the set has."""
-    docs = selected_docs(settings, user, selection)
-    if not docs:
-        return 0
-    index = section_index(docs)
-    settings_dense(settings).cosine(index, np.arange(len(index.units)), "warm")
-    return len(index.units)

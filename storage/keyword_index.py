@@ -1,7 +1,7 @@
 """The keyword index: Okapi BM25 over pre-tokenised units with bm25s, saved to a folder, loaded memory-mapped.
 
 Scores are bm25s ``robertson``: rank-bm25's ``BM25Okapi(epsilon=0)`` divided by k1+1, with the same
-ranking (tests/test_keyword_index.py checks it on the shared golden data). A term that occurs in more
+ranking (tests/storage/test_keyword_index.py checks it on the shared golden data). A term that occurs in more
 than half of the units gets idf 0 here, where rank-bm25's default ``epsilon=0.25`` would give it a small
 positive weight; the tokenizer drops stop words, so such terms are rare and carry no signal anyway.
 

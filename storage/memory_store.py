@@ -3,7 +3,7 @@
 ``RecordStore`` is the narrow seam the memory service is written against (list, read, write, delete);
 ``FileRecordStore`` keeps each record as ``<root>/<user>/<name>.md`` (Obsidian opens the folder as is),
 ``SqliteRecordStore`` keeps them in one SQLite file. Both pass the same test suite
-(tests/test_memory_store.py), so an object store or a server database can follow the same contract.
+(tests/storage/test_memory_store.py), so an object store or a server database can follow the same contract.
 
 Names are checked here, before any path is built or any row is touched: a user id or record name with a
 separator, ``..``, an absolute path, a control character or too many characters never reaches the

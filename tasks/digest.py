@@ -12,6 +12,7 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from digest import stages
+from digest.report import DayReport, RangeReport
 from digest.stages import DayInput
 from kernel.domain import Candidate
 from kernel.settings import Settings
@@ -100,47 +101,8 @@ def publish_range_artifact(kind: str, total: dict) -> str | None:
 
 
 def range_markdown(kind: str, total: dict) -> str:
-    md = [f"# {kind} · {total['user']} · {len(total['days'])} day(s)", "",
-          "| day | lines | turns | added | reinforced | superseded | conflicts | cards | quarantined |", "|---|---|---|---|---|---|---|---|---|"]
-    md += [f"| {r['day']} | {r['lines_read']} | {r['turns']} | {r['facts_added']} | {r['facts_reinforced']} | {r['facts_superseded']} | "
-           f"{r['conflicts']} | {r['cards']} | {len(r['quarantined'])} |" for r in total["per_day"]]
-    mems = [r.get("memories") or {} for r in total["per_day"]]
-    if any(m.get("created") or m.get("updated") or m.get("duplicates") or m.get("proposals") or m.get("errors") or m.get("pending")
-           for m in mems):
-        merged = {k: [x for m in mems for x in m.get(k, [])] for k in ("created", "updated", "duplicates", "proposals", "errors")}
-        md += memories_markdown(merged, pending=next((m["pending"] for m in reversed(mems) if "pending" in m), []))
-    if total["quarantined"]:
-        md += ["", "## Quarantined", *[f"- `{q}`" for q in total["quarantined"]]]
-    return "\n".join(md) + "\n"
+    return RangeReport.from_dict(total).artifact_markdown(kind)
 
 
 def digest_markdown(r: dict) -> str:
-    rows = [("files", ", ".join(r["files"]) or "(none)"), ("lines read", r["lines_read"]), ("turns", r["turns"]),
-            ("extractor", r["extractor"]), ("facts added", r["facts_added"]), ("facts reinforced", r["facts_reinforced"]),
-            ("facts superseded", r["facts_superseded"]), ("conflicts", r["conflicts"]),
-            ("already applied (re-run)", r["already_applied"]), ("cards", r["cards"]), ("files/lines quarantined", len(r["quarantined"]))]
-    md = [f"# Daily digest {r['day']} · {r['user']}", "", "| measure | value |", "|---|---|"]
-    md += [f"| {k} | {v} |" for k, v in rows]
-    md += memories_markdown(r.get("memories"))
-    if r["quarantined"]:
-        md += ["", "## Quarantined", *[f"- `{q}`" for q in r["quarantined"]]]
-    return "\n".join(md) + "\n"
-
-
-def memories_markdown(m: dict | None, pending: list[dict] | None = None) -> list[str]:
-    """The user-memory section of a digest artifact: records created, updated, skipped as duplicates, and
-    the proposals waiting for the user (``agentos memory proposals``)."""
-    if not m:
-        return []
-    pending = m.get("pending", []) if pending is None else pending
-    names = lambda xs: ", ".join(f"`{x}`" for x in xs) or "(none)"  # noqa: E731
-    md = ["", "## User memories", "", "| | records |", "|---|---|", f"| created | {names(m['created'])} |",
-          f"| updated | {names(m['updated'])} |", f"| skipped as duplicates | {names(m['duplicates'])} |",
-          f"| new proposals | {', '.join(f'#{i}' for i in m['proposals']) or '(none)'} |"]
-    if pending:
-        md += ["", "### Proposals waiting for the user", "",
-               *[f"- #{p['id']} {p['kind']}{' -> `' + p['target'] + '`' if p['target'] else ''}: {p['description']} ({p['reason']})"
-                 for p in pending], "", "Decide with `agentos memory proposals --accept ID` or `--reject ID`."]
-    if m.get("errors"):
-        md += ["", "### Extraction errors (logged and skipped)", *[f"- {e}" for e in m["errors"]]]
-    return md
+    return DayReport.from_dict(r).artifact_markdown()

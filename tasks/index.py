@@ -10,6 +10,8 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from index import stages
+from index import kb_vectors
+from index.report import RebuildReport
 from index.stages import Plan, Snapshot
 from kernel.settings import Settings
 
@@ -58,12 +60,14 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
     return stages.publish_generation(settings, build_path)
 
 
+@task(name="embed-knowledge-sections", cache_policy=NONE, retries=1, retry_delay_seconds=2)
+def embed_kb_sections(settings: Settings) -> dict:
+    return kb_vectors.embed_sections(settings)
+
+
 @task(name="publish-rebuild-artifact", cache_policy=NONE)
 def publish_artifact(result: dict) -> str:
     from prefect.artifacts import create_markdown_artifact
 
-    rows = [(k, result.get(k)) for k in ("status", "generation", "reason", "units", "changed", "deleted", "embedded", "tokenized", "seconds")]
-    md = ["# Index rebuild", "", "| measure | value |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
-    if result.get("problems"):
-        md += ["", "## Left out (unreadable)", *[f"- `{p}`" for p in result["problems"]]]
-    return str(create_markdown_artifact(key="index-rebuild", markdown="\n".join(md) + "\n", description="Last index rebuild"))
+    return str(create_markdown_artifact(key="index-rebuild", markdown=RebuildReport.from_dict(result).artifact_markdown(),
+                                        description="Last index rebuild"))

@@ -18,7 +18,8 @@ def ingest_cards(settings: Settings, user: str) -> dict:
 def publish_inbox_artifact(user: str, report: dict) -> str | None:
     from prefect.artifacts import create_markdown_artifact
 
-    from tasks.digest import artifact_key, memories_markdown
+    from digest.report import memories_markdown
+    from tasks.digest import artifact_key
 
     if not (report["cards"] or report["quarantined"]):
         return None

@@ -1,7 +1,21 @@
-"""Shared test fixtures.
+"""Shared test fixtures and the test tiers.
+
+The folders under tests/ mirror the packages (tests/kernel/, tests/storage/, ... tests/flows/, tests/cli/), plus
+tests/bench/ (the benchmarks), tests/contract/ (the project's static contracts) and tests/kit/ (shared helpers:
+test modules import only from tests.kit and this file, never from each other).
 
 ``eval_dir``: the public evaluation data (``shared/eval`` next to the repository, or $AGENTOS_EVAL_DIR).
 Tests that need it skip, saying why, when it is absent: the project must test without it.
+
+Markers (registered in pyproject.toml, assigned below in ``pytest_collection_modifyitems``; an explicit
+``@pytest.mark.<tier>`` on a test adds to these rules):
+
+- ``bench``: every test in tests/bench/;
+- ``cli``: every test in tests/cli/;
+- ``prefect``: every test in tests/flows/, and any test that uses the ``prefect_harness`` fixture;
+- ``e2e``: every test in tests/cli/, tests/flows/test_serve.py and tests/flows/test_deployment.py (real
+  subprocesses across several commands);
+- ``unit``: every test that has none of the above, the fast tier (``python -m pytest -m unit``).
 """
 
 from __future__ import annotations
@@ -10,6 +24,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests.kit.knowledge import kit_cache, ws  # noqa: F401 - fixtures for tests/knowledge, query, flows, cli
 
 DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
@@ -25,7 +41,7 @@ def eval_path() -> Path:
 
 # The workspace's clock for every test (and every process a test starts): the day after the demo logs end,
 # so that "yesterday", "now" and the 180-day expiry of technical facts give the same answers on any date
-# the suite runs. Tests about dates pin their own instants (tests/test_clock.py); the serve test pins the
+# the suite runs. Tests about dates pin their own instants (tests/kernel/test_clock.py); the serve test pins the
 # real time, because Prefect's scheduler runs on the real clock.
 SUITE_NOW = "2026-11-30T10:00:00+08:00"
 
@@ -123,3 +139,36 @@ def indexed_home(indexed_template, tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
     monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
     return home
+
+
+# -- the test tiers ---------------------------------------------------------------------------------------------
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "cli", "prefect", "e2e", "bench")
+E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py")}
+
+
+def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
+    """The markers the layout gives a test in tests/<folder>/<filename> that uses ``fixturenames``."""
+    out = set()
+    if folder == "bench":
+        out.add("bench")
+    if folder == "cli":
+        out |= {"cli", "e2e"}
+    if folder == "flows" or "prefect_harness" in fixturenames:
+        out.add("prefect")
+    if (folder, filename) in E2E_FILES:
+        out.add("e2e")
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(item.path).resolve()
+        parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
+        folder = parts[0] if len(parts) > 1 else ""
+        marks = tiers_of(folder, path.name, item.fixturenames)
+        explicit = {t for t in TIERS if item.get_closest_marker(t)}
+        if not marks and not explicit:
+            marks = {"unit"}
+        for name in sorted(marks - explicit):
+            item.add_marker(name)

@@ -202,13 +202,14 @@ def warm(settings, log: Callable[[str], None], chunk: int = 32) -> tuple[int, fl
 
     from query import kb
 
+    from index.kb_vectors import embed_sections
+
     t = time.perf_counter()
+    dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its embedder and connection
+    embed_sections(settings, embedder=dense.embedder, log=lambda m: log(f"{m} ({time.perf_counter() - t:.0f} s)"))
     index = kb.section_index(kb.selected_docs(settings, USER))
     n = len(index.units)
-    dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its connection
-    for a in range(0, n, chunk):
-        dense.cosine(index, np.arange(a, min(n, a + chunk)), "warm")
-        log(f"  embedded {min(n, a + chunk)}/{n} sections ({time.perf_counter() - t:.0f} s)")
+    dense.cosine(index, np.arange(n), "warm")  # the searches' process memory, from the cache just filled
     return n, round(time.perf_counter() - t, 1), dense.embedder.identity
 
 

@@ -1,0 +1,121 @@
+"""Published knowledge documents as the read path and the write path both see them: a card's reviewed body
+(read only while it still hashes to the registry's ``content_hash``), its stored outline, and each section
+as a search unit whose ``match_text`` is what is ranked and embedded. The index pipeline embeds the units'
+texts ahead of time (``index/kb_vectors.py``); the read path ranks them and writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernel.outline import PREAMBLE_ANCHOR as PREAMBLE
+from kernel.outline import split_lines
+from kernel.text import count_tokens, normalize_key
+from storage.kb_cards import read_body
+
+EMBED_CHARS = 1200  # what of a section is embedded (its title path and head say what it is)
+
+_lock = threading.Lock()
+_bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_ns, size, body hash, lines)
+
+
+def body_lines(path: Path) -> tuple[str, list[str]] | None:
+    """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
+    try:
+        st = path.stat()
+        hit = _bodies.get(str(path))
+        if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+            return hit[2], hit[3]
+        body = read_body(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), split_lines(body))
+    with _lock:
+        if len(_bodies) > 20_000:
+            _bodies.clear()
+        _bodies[str(path)] = entry
+    return entry[2], entry[3]
+
+
+@dataclass
+class Doc:
+    row: dict  # the registry row (id, title, scope, category, summary, outline, content_hash, ...)
+    lines: list[str]  # the card's body lines
+    sections: list[dict]  # the stored outline, or one section over the whole body when it has none
+
+    @property
+    def id(self) -> str:
+        return self.row["id"]
+
+    def section(self, anchor: str) -> dict | None:
+        anchor = anchor if any(s["anchor"] == anchor for s in self.sections) else anchor.removeprefix("#")
+        return next((s for s in self.sections if s["anchor"] == anchor), None)
+
+
+def doc_sections(row: dict, lines: list[str]) -> list[dict]:
+    n = len(lines)
+    secs = [s for s in row.get("outline") or [] if isinstance(s, dict) and "anchor" in s and 1 <= s["line_start"] <= max(n, 1)]
+    if secs:
+        return secs
+    tokens = count_tokens("\n".join(lines))
+    return [{"anchor": PREAMBLE, "title": "", "level": 0, "line_start": 1, "line_end": max(n, 1), "subtree_end": max(n, 1),
+             "tokens": tokens, "subtree_tokens": tokens, "parent": None, "path": [], "explicit": False, "heading_end": 0}]
+
+
+@dataclass
+class SectionUnit:
+    """One section as a search unit."""
+
+    doc_id: str
+    doc_title: str
+    anchor: str
+    title: str
+    path: list[str]
+    line_start: int
+    line_end: int
+    heading_end: int
+    tokens: int
+    text: str  # the section's own lines
+
+    @property
+    def match_text(self) -> str:
+        """What is ranked and embedded: the title path (the document's title first when the path lacks it), then
+        the section's own lines."""
+        head = list(self.path) if self.path[:1] == [self.doc_title] or self.title == self.doc_title else [self.doc_title, *self.path]
+        return "\n".join([*head, self.text])
+
+
+def units_of(doc_id: str, title: str, lines: list[str], sections: list[dict]) -> list[SectionUnit]:
+    out = []
+    for s in sections:
+        a, b = s["line_start"], min(s["line_end"], len(lines))
+        out.append(SectionUnit(doc_id, title, s["anchor"], s["title"], list(s.get("path") or []), a, b, int(s.get("heading_end") or 0),
+                        int(s.get("tokens") or 0), "\n".join(lines[a - 1 : b])))
+    return out
+
+
+def embed_text(unit: SectionUnit) -> str:
+    return unit.match_text[:EMBED_CHARS]
+
+
+def text_hash(text: str) -> str:
+    """The embedding cache's key of a text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
+    """The documents of these registry rows whose card still holds the reviewed body (an edited card is not
+    the text that was reviewed: left out until it is refined and approved again)."""
+    out = []
+    for row in rows:
+        body = body_lines(kb_root / row["path"])
+        if body is None or body[0] != row["content_hash"]:
+            continue
+        out.append(Doc(row, body[1], doc_sections(row, body[1])))
+    return out
+
+
+def section_units(docs: list[Doc]) -> list[SectionUnit]:
+    return [u for d in docs for u in units_of(d.id, d.row["title"], d.lines, d.sections)]

@@ -1,0 +1,116 @@
+"""The ``agentos`` command line as a user runs it (subprocesses of the installed entry point)."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+
+import pytest
+
+from digest.stages import digest_day
+from digest.logformat import list_days
+from kernel.settings import load_settings
+from tests.kit.cli import agentos
+
+
+@pytest.fixture
+def digested(demo_home):
+    """The demo workspace with every day digested through the plain stage functions."""
+    s = load_settings()
+    for d in list_days(s.working_dir()):
+        digest_day(s, s.user, d, s.working_dir())
+    return demo_home
+
+
+def test_init_creates_the_workspace_tree(tmp_path):
+    home = tmp_path / "ws"
+    agentos("init", home=home)
+    for rel in ["agent-sync/01_core/SOUL.md", "agent-sync/01_core/IDENTITY.md", "agent-sync/01_core/USER.md",
+                "agent-sync/03_knowledge/00_stream/inbox/knowledge/clipping", "agent-sync/03_knowledge/00_stream/inbox/personal",
+                "agent-sync/03_knowledge/10_concepts/ai", "agent-sync/03_knowledge/99_system", "agent-sync/04_memory/long_term",
+                "agent-sync/04_memory/logs", "agent-local/memory/raw", "agent-local/vector_db", "agent-local/runtime"]:
+        assert (home / rel).exists(), rel
+    soul = home / "agent-sync/01_core/SOUL.md"
+    soul.write_text("my own constraints", encoding="utf-8")
+    agentos("init", "--demo", home=home)
+    assert soul.read_text(encoding="utf-8") == "my own constraints"  # never overwritten
+    assert len(list((home / "agent-sync/04_memory/working/default").glob("*.md"))) >= 8
+
+
+def test_facts_list_and_as_of(digested):
+    now = json.loads(agentos("facts", "list", "--json", home=digested).stdout)
+    values = {(f["subject"], f["object"]) for f in now["facts"] if f["predicate"] == "value"}
+    assert ("服务器配置", "8C16G") in values and ("服务器配置", "4C8G") not in values
+    early = json.loads(agentos("facts", "list", "--as-of", "2026-11-23", "--json", home=digested).stdout)
+    assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in early["facts"]}
+    text = agentos("facts", "list", home=digested).stdout
+    assert "服务器配置 · value · 8C16G" in text
+
+
+def test_facts_history_shows_every_version(digested):
+    out = json.loads(agentos("facts", "history", "服务器配置", "--json", home=digested).stdout)
+    objs = [v["object"] for v in out["versions"] if v["predicate"] == "value"]
+    assert objs[:2] == ["4C8G", "8C16G"]
+    old, new = out["versions"][0], out["versions"][1]
+    assert old["superseded_by"] == new["id"] and new["previous_version"] == old["id"]
+
+
+def test_conflicts_review_and_raw_read(digested):
+    out = json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)
+    (java,) = [c for c in out["conflicts"] if c["candidate_object"] == "Java"]
+    assert java["candidate_explicitness"] == "inferred" and java["existing_predicate"] == "prefers_not"
+    assert "rejected" in agentos("facts", "resolve", str(java["id"]), "--reject", home=digested).stdout
+    again = agentos("facts", "resolve", str(java["id"]), "--accept", home=digested, check=False)
+    assert again.returncode != 0 and "already rejected" in again.stderr
+    assert json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)["conflicts"] == []
+    fact = json.loads(agentos("facts", "history", "服务器配置", "--json", home=digested).stdout)["versions"][0]
+    raw = json.loads(agentos("raw", fact["raw_ref"], "--lines", f"{fact['line_start']}-{fact['line_end']}", "--json", home=digested).stdout)
+    assert "4C8G" in "\n".join(raw["text"])
+
+
+def test_read_commands_do_not_import_prefect(digested):
+    code = ("import sys; from cli.main import main; main(['facts', 'list', '--json']); main(['facts', 'history', '服务器配置']); "
+            "print('PREFECT_LOADED' if 'prefect' in sys.modules else 'NO_PREFECT', file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "AGENTOS_HOME": str(digested)})
+    assert "NO_PREFECT" in p.stderr and "8C16G" in p.stdout
+
+
+def test_errors_are_one_line_and_non_zero(tmp_path):
+    p = agentos("facts", "list", home=tmp_path / "nowhere", check=False)
+    assert p.returncode != 0 and p.stderr.strip().count("\n") == 0 and "agentos init" in p.stderr
+    p = agentos("backfill", "--from", "2026-11-05", "--to", "yesterday", home=tmp_path, check=False)
+    assert p.returncode != 0 and "not a date" in p.stderr
+
+
+def test_config_lists_described_settings(tmp_path):
+    out = agentos("config", home=tmp_path, AGENTOS_TIMEZONE="Europe/Berlin").stdout
+    assert "AGENTOS_TIMEZONE" in out and "Europe/Berlin" in out and "time zone" in out
+    (tmp_path / "agentos.toml").write_text('user = "alice"\n', encoding="utf-8")
+    assert json.loads(agentos("config", "--json", home=tmp_path).stdout)["user"] == "alice"
+    shown = agentos("config", home=tmp_path, AGENTOS_LLM_API_KEY="sk-secret").stdout
+    assert "sk-secret" not in shown and "***" in shown
+
+
+@pytest.mark.prefect  # `agentos digest` runs the daily flow
+def test_stage_command_runs_the_flow(demo_home):
+    p = agentos("digest", "--day", "2026-11-22", "--json", "--quiet", home=demo_home)
+    r = json.loads(p.stdout)
+    assert r["day"] == "2026-11-22" and r["facts_added"] > 0
+    assert date.fromisoformat(r["day"]) == date(2026, 11, 22)
+
+
+def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
+    out = tmp_path / "logs"
+    p = agentos("import", "locomo", str(eval_dir / "locomo" / "locomo.json"), "--out", str(out), "--json", home=tmp_path)
+    assert json.loads(p.stdout)["turns"] > 2000
+    conv = out / "conv-26"
+    s = load_settings(home=tmp_path / "home", user="conv-26", logs_dir=conv)
+    from kernel.workspace import Workspace
+
+    Workspace(s.home).ensure()
+    days = list_days(conv)
+    for d in days[:3]:
+        digest_day(s, "conv-26", d, conv)
+    facts = json.loads(agentos("facts", "list", "--user", "conv-26", "--as-of", days[2].isoformat(), "--json", home=tmp_path / "home").stdout)
+    assert {f["subject"] for f in facts["facts"]} & {"Caroline", "Melanie"}

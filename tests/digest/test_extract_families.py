@@ -1,0 +1,469 @@
+"""The extractor package family by family (digest/extract/<family>.py), Chinese and English side by side.
+
+tests/digest/test_extract.py covers behaviours across the whole extractor; these tests mirror the package layout, so a
+change to one family module has a few focused tests next to it. Expected values are the extractor's behaviour.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+import digest.extract
+from digest.extract import extract_candidates
+from digest.extract.axioms import _RULES_AXIOM
+from digest.extract.dates import _find_date
+from digest.extract.decisions import _DECISIONS
+from digest.extract.identity import _IDENTITY, _ROLES_AND_PLACES
+from digest.extract.names import _NAMES
+from digest.extract.normalize import _sentences, _Source
+from digest.extract.opinions import _OPINIONS
+from digest.extract.plans import _FUTURE_PLANS, _PLANS
+from digest.extract.preferences import _PREFERENCES
+from digest.extract.restatements import _ASSISTANT_PREFS
+from digest.extract.rule import _PREDICATES, _Rule
+from kernel.domain import Turn
+
+DAY = dt.date(2026, 11, 3)  # a Tuesday
+SPEAKERS = {"user": "用户", "assistant": "assistant", "other": "Caroline"}
+
+
+def turn(text: str, role: str = "user", index: int = 0) -> Turn:
+    return Turn(
+        index=index,
+        role=role,  # type: ignore[arg-type]
+        speaker=SPEAKERS[role],
+        text=text,
+        time="10:15",
+        source_file="2026-11-03.md",
+        line_start=3 + 2 * index,
+        line_end=4 + 2 * index,
+    )
+
+
+def facts(*texts: str, role: str = "user") -> list[tuple[str, str, str, str]]:
+    """(subject, predicate, object, explicitness) of every candidate, one turn per text."""
+    turns = [turn(t, role=role, index=i) for i, t in enumerate(texts)]
+    return [(c.subject, c.predicate, c.object, c.explicitness) for c in extract_candidates(turns, DAY)]
+
+
+def objects(text: str, predicate: str, role: str = "user") -> list[str]:
+    return [o for _s, p, o, _e in facts(text, role=role) if p == predicate]
+
+
+# -- package --------------------------------------------------------------------------------------------------
+
+
+def test_the_package_keeps_its_public_api():
+    assert digest.extract.__all__ == ["extract_candidates"]
+    assert digest.extract.extract_candidates is extract_candidates
+    assert (digest.extract.EVIDENCE_CHARS, digest.extract.CONF_CORRECTED, digest.extract.CONF_INFERRED) == (120, 0.95, 0.6)
+    assert extract_candidates([], DAY) == []
+
+
+@pytest.mark.parametrize(
+    "family",
+    [_IDENTITY, _PREFERENCES, _RULES_AXIOM, _DECISIONS, _PLANS, _FUTURE_PLANS, _OPINIONS, _ASSISTANT_PREFS],
+)
+def test_every_family_is_data_rules_with_keywords_and_a_known_predicate(family):
+    assert family and isinstance(family, tuple)
+    for rule, chinese, keys in family:
+        assert isinstance(rule, _Rule) and rule.predicate in _PREDICATES
+        assert chinese == rule.chinese and keys, rule.regex.pattern
+        assert "obj" in rule.regex.groupindex
+
+
+def test_identity_is_one_family_names_first():
+    assert _IDENTITY == _NAMES + _ROLES_AND_PLACES
+    assert {r.predicate for r, _c, _k in _NAMES} == {"name", "nickname"}
+    assert {r.predicate for r, _c, _k in _ROLES_AND_PLACES} == {"role", "works_at", "lives_in", "from"}
+
+
+# -- normalize / objects ---------------------------------------------------------------------------------------
+
+
+def test_matching_is_on_half_width_text_but_objects_keep_the_original_characters():
+    src = _Source("服务器配置是８Ｃ１６Ｇ。")
+    assert src.norm == "服务器配置是8C16G。"
+    assert facts("服务器配置是８Ｃ１６Ｇ。") == [("服务器配置", "value", "８Ｃ１６Ｇ", "stated")]
+    assert facts("Ｍｙ ｎａｍｅ ｉｓ Ｅｍｉｌｙ．") == [("user", "name", "Ｅｍｉｌｙ", "stated")]
+
+
+def test_sentences_end_at_terminators_but_not_inside_version_numbers():
+    got = [s.s for s in _sentences(_Source("服务器是8C16G。版本 v2.1.0 已发布! 你好... 再见"))]
+    assert got == ["服务器是8C16G。", "版本 v2.1.0 已发布!", "你好...", "再见"]
+    (sent,) = _sentences(_Source("a, b: 1,000 and 10:30 — c"))
+    assert [sent.s[a:b] for a, b in sent.clauses] == ["a", " b", " 1,000 and 10:30", "c"]
+
+
+def test_list_items_split_but_shared_heads_and_prepositional_lists_stay_whole():
+    assert objects("我喜欢猫、狗和兔子。", "likes") == ["猫", "狗", "兔子"]
+    assert objects("I love hiking, swimming and jazz.", "likes") == ["hiking", "swimming", "jazz"]
+    assert objects("我喜欢晴朗、温暖的天气。", "likes") == ["晴朗、温暖的天气"]
+    assert objects("我喜欢在海滩、山脉和湖泊附近拍摄。", "likes") == ["在海滩、山脉和湖泊附近拍摄"]
+    assert objects("I enjoy shooting near beaches, mountains, and lakes.", "likes") == [
+        "shooting near beaches, mountains, and lakes"
+    ]
+
+
+# -- names -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("我叫张志强。", [("user", "name", "张志强", "stated")]),
+        ("你好，我是小琳。", [("user", "name", "小琳", "stated")]),
+        ("My name is Emily Chen.", [("user", "name", "Emily Chen", "stated")]),
+        ("I'm Emily, nice to meet you.", [("user", "name", "Emily", "stated")]),
+        ("你可以叫我小张。", [("user", "nickname", "小张", "stated")]),
+        ("Call me Em.", [("user", "nickname", "Em", "stated")]),
+    ],
+)
+def test_names_and_nicknames(text, expected):
+    assert facts(text) == expected
+
+
+@pytest.mark.parametrize("text", ["我叫了外卖。", "I'm sorry about that.", "What is your name?"])
+def test_names_skip_verbs_apologies_and_questions(text):
+    assert facts(text) == []
+
+
+# -- identity --------------------------------------------------------------------------------------------------
+
+
+def test_identity_chinese_drops_the_repeated_i_after_a_comma():
+    assert facts("我是一名后端工程师，在腾讯工作，住在深圳。") == [
+        ("user", "role", "后端工程师", "stated"),
+        ("user", "works_at", "腾讯", "stated"),
+        ("user", "lives_in", "深圳", "stated"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I work as a nurse at Mercy Hospital.", [("user", "role", "nurse", "stated"), ("user", "works_at", "Mercy Hospital", "stated")]),
+        ("I'm a student at MIT.", [("user", "role", "student", "stated"), ("user", "works_at", "MIT", "stated")]),
+        ("I live in Boston.", [("user", "lives_in", "Boston", "stated")]),
+        ("我是四川人。", [("user", "from", "四川", "stated")]),
+        ("I'm originally from Ohio.", [("user", "from", "Ohio", "stated")]),
+    ],
+)
+def test_identity_roles_employers_homes_and_origins(text, expected):
+    assert facts(text) == expected
+
+
+def test_identity_progressive_zai_is_not_a_workplace():
+    assert facts("我在思考换工作。") == []
+
+
+# -- preferences -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("我的爱好是爬山和游泳。", [("likes", "爬山"), ("likes", "游泳")]),
+        ("My favorite color is blue.", [("likes", "blue")]),
+        ("我对摄影很感兴趣。", [("likes", "摄影")]),
+        ("I'm into photography.", [("likes", "photography")]),
+        ("我不太喜欢香菜。", [("dislikes", "香菜")]),
+        ("I don't like spicy food.", [("dislikes", "spicy food")]),
+        ("我讨厌下雨天。", [("dislikes", "下雨天")]),
+        ("I hate waking up early.", [("dislikes", "waking up early")]),
+    ],
+)
+def test_preferences_likes_and_dislikes(text, expected):
+    assert [(p, o) for _s, p, o, _e in facts(text)] == expected
+
+
+def test_preferences_a_later_clause_likes_too():
+    assert facts("我喜欢猫，也喜欢狗。") == [("user", "likes", "猫", "stated"), ("user", "likes", "狗", "stated")]
+
+
+@pytest.mark.parametrize("text", ["我更喜欢用Go而不是Java。", "I prefer Go over Java."])
+def test_preferences_the_rejected_side_becomes_prefers_not(text):
+    assert facts(text) == [("user", "prefers", "Go", "stated"), ("user", "prefers_not", "Java", "stated")]
+
+
+@pytest.mark.parametrize(
+    "text, obj",
+    [("以后请用中文回答。", "中文"), ("请用简体中文回复。", "简体中文"), ("From now on, please reply in English.", "English")],
+)
+def test_preferences_standing_instructions(text, obj):
+    assert facts(text) == [("user", "prefers", obj, "stated")]
+
+
+def test_preferences_need_a_real_object():
+    assert facts("I like it.") == []
+
+
+# -- axioms (rules of conduct) ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, obj",
+    [
+        ("原则是先写测试再写代码。", "先写测试再写代码"),
+        ("永远不要在周五发布。", "永远不要在周五发布"),
+        ("Never deploy on Fridays.", "Never deploy on Fridays"),
+        ("Rule of thumb: keep functions short.", "keep functions short"),
+        ("We should always review the diff.", "always review the diff"),
+    ],
+)
+def test_axioms(text, obj):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.nature, c.confidence) for c in got] == [("rule", obj, "axiom", 0.9)]
+
+
+def test_axioms_not_from_never_in_a_narrative():
+    assert facts("I never thought about it.") == []
+
+
+# -- decisions -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, obj",
+    [
+        ("我们决定采用PostgreSQL。", "PostgreSQL"),
+        ("我们最终定了用Vue。", "Vue"),
+        ("We decided to use Redis for caching.", "Redis for caching"),
+        ("Let's go with the blue design.", "the blue design"),
+        ("We settled on Tailwind.", "Tailwind"),
+    ],
+)
+def test_decisions(text, obj):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.nature, c.multi_valued) for c in got] == [("decided", obj, "fact", True)]
+
+
+def test_decisions_not_yet_made():
+    assert facts("我们还没决定用什么。") == []
+
+
+# -- plans -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, obj, when",
+    [
+        ("我打算明年去日本旅行。", "明年去日本旅行", None),
+        ("下周我要去北京出差。", "去北京出差", "2026-11-09"),
+        ("I plan to learn Rust this winter.", "learn Rust this winter", None),
+        ("I'm going to the dentist next Tuesday.", "going to the dentist next Tuesday", "2026-11-10"),
+        ("I will call my mom tonight.", "call my mom tonight", "2026-11-03"),
+    ],
+)
+def test_plans(text, obj, when):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.nature, c.event_date) for c in got] == [("plans", obj, "event", when)]
+
+
+@pytest.mark.parametrize(
+    "text, obj, when",
+    [("12月5日我要去参加婚礼。", "去参加婚礼", "2026-12-05"), ("I'm visiting my parents tomorrow.", "visiting my parents", "2026-11-04")],
+)
+def test_plans_bare_intent_counts_only_with_a_future_date(text, obj, when):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.event_date) for c in got] == [("plans", obj, when)]
+
+
+@pytest.mark.parametrize("text", ["I'll try it.", "I'm afraid I'll forget my lines.", "明天再聊。", "See you tomorrow!"])
+def test_plans_boilerplate_and_fears_are_no_plans(text):
+    assert facts(text) == []
+
+
+# -- values ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, subject, obj, technical",
+    [
+        ("数据库端口是5432。", "数据库端口", "5432", True),
+        ("测试机升级到8C16G了。", "测试机", "8C16G", True),
+        ("The staging port is 5433.", "staging port", "5433", True),
+        ("We upgraded the server to 16GB RAM.", "server", "16GB RAM", True),
+        ("我的手机号改成了13800138000。", "手机号", "13800138000", False),
+        ("会议时间改到周四下午三点。", "会议时间", "周四下午三点", False),
+        ("Our budget is 5000 dollars.", "budget", "5000 dollars", False),
+    ],
+)
+def test_values(text, subject, obj, technical):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.subject, c.predicate, c.object, c.technical, c.multi_valued) for c in got] == [
+        (subject, "value", obj, technical, False)
+    ]
+
+
+@pytest.mark.parametrize("text", ["Python is great.", "Losing a pet is tough.", "如果端口是5432就好了。", "你的端口是多少？"])
+def test_values_not_from_evaluations_hypotheticals_or_questions(text):
+    assert facts(text) == []
+
+
+def test_values_hedged_are_inferred():
+    got = extract_candidates([turn("端口可能是5432。")], DAY)
+    assert [(c.object, c.explicitness, c.confidence) for c in got] == [("5432", "inferred", 0.6)]
+
+
+# -- corrections -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, subject", [("端口不是5432，是5433。", "端口"), ("The port isn't 5432, it's 5433.", "port")])
+def test_corrections_both_values_in_one_sentence(text, subject):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.subject, c.object, c.explicitness, c.confidence) for c in got] == [(subject, "5433", "corrected", 0.95)]
+
+
+@pytest.mark.parametrize(
+    "first, fix, subject",
+    [("端口是5432。", "不对，是5433。", "端口"), ("The port is 5432.", "No, it's 5433.", "port")],
+)
+def test_corrections_a_bare_fix_corrects_the_latest_value(first, fix, subject):
+    assert facts(first, fix) == [(subject, "value", "5432", "stated"), (subject, "value", "5433", "corrected")]
+
+
+def test_corrections_a_bare_fix_answers_an_assistant_question():
+    turns = [turn("你的数据库端口是5432，对吧？", role="assistant"), turn("不对，是5433。", index=1)]
+    got = extract_candidates(turns, DAY)
+    assert [(c.subject, c.object, c.explicitness) for c in got] == [("数据库端口", "5433", "corrected")]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("不对，我叫李明。", [("user", "name", "李明", "corrected")]),
+        ("Sorry, I meant my name is Anna.", [("user", "name", "Anna", "corrected")]),
+        ("Actually, the port is 8080.", [("port", "value", "8080", "corrected")]),
+        # a weak marker upgrades only correctable facts: a preference stays stated
+        ("其实我更喜欢喝茶。", [("user", "prefers", "喝茶", "stated")]),
+    ],
+)
+def test_corrections_markers(text, expected):
+    assert facts(text) == expected
+
+
+def test_corrections_a_contrast_is_no_correction():
+    assert facts("Running a business isn't easy, but it's rewarding.") == []
+
+
+# -- opinions --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, obj",
+    [
+        ("我觉得这个方案很好。", "这个方案很好"),
+        ("I think remote work is more productive.", "remote work is more productive"),
+        ("In my opinion, tabs are better than spaces.", "tabs are better than spaces"),
+    ],
+)
+def test_opinions(text, obj):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.nature, c.confidence) for c in got] == [("thinks", obj, "opinion", 0.6)]
+
+
+@pytest.mark.parametrize("text", ["I think so.", "我觉得你说得对。", "我觉得吧。"])
+def test_opinions_agreement_is_no_opinion(text):
+    assert facts(text) == []
+
+
+# -- restatements (assistant turns) ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("看起来你更喜欢Go。", [("user", "prefers", "Go")]),
+        ("It sounds like you prefer Python over Java.", [("user", "prefers", "Python")]),
+        ("You seem to love hiking and jazz.", [("user", "likes", "hiking and jazz")]),
+        ("你的名字是张伟。", [("user", "name", "张伟")]),
+        ("Your name is Emily.", [("user", "name", "Emily")]),
+    ],
+)
+def test_restatements_are_inferred_about_the_user(text, expected):
+    got = extract_candidates([turn(text, role="assistant")], DAY)
+    assert [(c.subject, c.predicate, c.object) for c in got] == expected
+    assert all(c.explicitness == "inferred" and c.confidence == 0.6 for c in got)
+
+
+def test_restatements_never_yield_prefers_not():
+    got = extract_candidates([turn("It sounds like you prefer Python over Java.", role="assistant")], DAY)
+    assert [c.predicate for c in got] == ["prefers"]
+
+
+# -- events and dates ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, when",
+    [
+        ("昨天我们去了西湖，玩得很开心。", "2026-11-02"),
+        ("Yesterday we went to the beach with the kids.", "2026-11-02"),
+        ("2026-11-10 交付第一版。", "2026-11-10"),
+        ("下周三要开评审会，我负责讲架构。", "2026-11-11"),
+    ],
+)
+def test_events_a_dated_sentence_is_an_event(text, when):
+    got = extract_candidates([turn(text)], DAY)
+    assert [(c.predicate, c.object, c.nature, c.event_date) for c in got] == [("event", text.rstrip("。."), "event", when)]
+
+
+@pytest.mark.parametrize("text", ["今天想和你聊聊。", "See you tomorrow!"])
+def test_events_about_the_chat_are_dropped(text):
+    assert facts(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, iso",
+    [
+        ("2026-03-02 上线", "2026-03-02"),
+        ("12月5日", "2026-12-05"),
+        ("15号交房", "2026-11-15"),
+        ("下周三开会", "2026-11-11"),
+        ("上个月", "2026-10-01"),
+        ("3天前", "2026-10-31"),
+        ("May 5th", "2026-05-05"),
+        ("next Friday", "2026-11-13"),
+        ("last week", "2026-10-26"),
+        ("in two days", "2026-11-05"),
+    ],
+)
+def test_dates_resolve_against_the_day(text, iso):
+    found = _find_date(text, DAY)
+    assert found is not None and found[0] == iso
+
+
+@pytest.mark.parametrize("text", ["3号线", "this week", "Rome wasn't built in a day"])
+def test_dates_that_are_not_dates(text):
+    assert _find_date(text, DAY) is None
+
+
+# -- subjects (whose fact it is: a named participant, a third party) --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("My birthday is July 4th.", [("Caroline's birthday", "value", "July 4th", "stated")]),
+        ("我的名字是卡罗琳。", [("Caroline", "name", "卡罗琳", "stated")]),
+        ("I'm Caroline, a counselor.", [("Caroline", "name", "Caroline", "stated")]),
+    ],
+)
+def test_subjects_a_named_participant_owns_their_facts(text, expected):
+    assert facts(text, role="other") == expected
+
+
+@pytest.mark.parametrize("text", ["他的名字是张三。", "His name is Tom.", "他的公司是腾讯。", "你的邮箱是 a@b.com。"])
+def test_subjects_someone_elses_things_are_not_the_speakers(text):
+    assert facts(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, subject, obj",
+    [("我老婆的公司是阿里巴巴。", "老婆的公司", "阿里巴巴"), ("My wife's company is Google.", "wife's company", "Google")],
+)
+def test_subjects_a_third_partys_value_keeps_its_owner_in_the_subject(text, subject, obj):
+    assert facts(text) == [(subject, "value", obj, "stated")]
