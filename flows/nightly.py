@@ -43,6 +43,10 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     except Exception as e:  # noqa: BLE001 - a failed memory stage is logged; the indexes are still rebuilt
         log.warning("memory inbox skipped: %s", e)
         cards = {"cards": 0, "errors": [str(e)]}
+    try:  # embed the records recall scans, so recall reads vectors instead of making them
+        cards["records_embedded"] = ix.embed_memory_records(settings, user)["embedded"]
+    except Exception as e:  # noqa: BLE001
+        log.warning("memory records not embedded: %s", e)
     return {"stages": ["digest", "collect", "refine", "memory-inbox", "index-rebuild"], "digest": digested, "collect": collected,
             "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
 

@@ -26,7 +26,7 @@ Chinese characters and Chinese character bigrams. "Quoted phrases" (``"..."``, `
 ``『...』``) must occur exactly (case-insensitively, whitespace runs as one space) or the section is left out;
 their terms also rank. Modes: ``bm25`` (bm25s, Lucene idf, k1 1.5, b 0.75, built in memory once per process and
 set of (document id, content hash)); ``dense`` (the settings' embedder, cosine over the section texts, vectors
-read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/kb_vectors.py``)); ``hybrid`` (convex fusion over the
+read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/vectors.py``)); ``hybrid`` (convex fusion over the
 BM25 matches and the best dense candidates, ``alpha`` weighting BM25). One hit per section, with one snippet.
 Embedding is the slow part on a small CPU: a section published since the last nightly embedding is embedded by
 the first dense or hybrid call in that process's memory (the read path writes nothing); ``bm25`` never loads a model. A benchmark can skip the
@@ -347,7 +347,7 @@ class Dense:
             if todo:
                 by_hash = {h: texts[i] for i, h in hashes.items()}
                 # Published since the last nightly embedding: embedded here, kept in this process only (the
-                # read path writes nothing; index/kb_vectors.py fills the cache).
+                # read path writes nothing; index/vectors.py fills the cache).
                 new = dict(zip(todo, self.embedder.embed_documents([by_hash[h] for h in todo])))
                 known.update({h: np.asarray(v, dtype=np.float32) for h, v in new.items()})
             for i, h in hashes.items():

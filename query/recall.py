@@ -35,12 +35,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from kernel.domain import ASSISTANT_LABELS
+from storage.memory_records import EMBED_CHARS, record_text
 
 HARD_MAX = 5  # most records one recall returns, whatever the settings say
 ALPHA = 0.2  # weight of the max-scaled BM25 score in the convex fusion (measured on MADial zh and en)
 TAIL_LINES = 2  # the latest turns of a dialogue context get their own query vector
 MAX_QUERY_CHARS = 4000  # longer contexts keep their end: the latest turns matter most
-EMBED_CHARS = 1200  # what of a record is embedded (e5 reads 512 model tokens per window; the head says what it is)
 # The floor, measured on MADial (zh and en) and on unrelated questions asked of the same memories. E5 cosines
 # are compressed (unrelated texts in one language still score ~0.75-0.86) and did not separate related from
 # unrelated queries, not even as a z-score; the share of a record's own idf mass (its rare words) found in the
@@ -114,13 +114,6 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def record_text(rec) -> str:
-    """What a record is matched on: its description and body (the body alone when it repeats the description)."""
-    body = (rec.body or "").strip()
-    desc = (rec.description or "").strip()
-    return body if desc and body.startswith(desc) else f"{desc}\n{body}".strip()
-
-
 # -- the lexical + vector selector ----------------------------------------------------------------------
 
 
@@ -130,7 +123,7 @@ class LexicalSelector:
     def __init__(self, tokenizer, embedder, cache=None, alpha: float = ALPHA):
         self.tokenizer = tokenizer
         self.embedder = embedder
-        self.cache = cache  # index.stages.Cache: document vectors survive the process
+        self.cache = cache  # the workspace's embedding cache, read only (index/vectors.py fills it)
         self.alpha = alpha
         self._vectors: dict[str, np.ndarray] = {}  # text hash -> vector, this process
         self._tokens: dict[str, list[str]] = {}
@@ -235,11 +228,9 @@ class LexicalSelector:
         if missing and self.cache is not None:
             self._vectors.update(self.cache.vectors(self.embedder.identity, missing))
             missing = [h for h in missing if h not in self._vectors]
-        if missing:
+        if missing:  # written since the last nightly embedding: embedded here, kept in this process only
             by_hash = dict(zip(hashes, texts))
             new = dict(zip(missing, self.embedder.embed_documents([by_hash[h] for h in missing])))
-            if self.cache is not None:
-                self.cache.put_vectors(self.embedder.identity, new)
             self._vectors.update({h: np.asarray(v, dtype=np.float32) for h, v in new.items()})
         return np.stack([self._vectors[h] for h in hashes])
 

@@ -1,7 +1,7 @@
 """Published knowledge documents as the read path and the write path both see them: a card's reviewed body
 (read only while it still hashes to the registry's ``content_hash``), its stored outline, and each section
 as a search unit whose ``match_text`` is what is ranked and embedded. The index pipeline embeds the units'
-texts ahead of time (``index/kb_vectors.py``); the read path ranks them and writes nothing."""
+texts ahead of time (``index/vectors.py``); the read path ranks them and writes nothing."""
 
 from __future__ import annotations
 

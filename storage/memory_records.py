@@ -47,7 +47,7 @@ MAX_BODY_CHARS = 64_000
 _KEYS = ("name", "description", "type", "source", "recallCount", "lastRecalledAt", "created", "updated")
 
 __all__ = ["Record", "MemoryBook", "RecordError", "RecordExists", "RecordNotFound", "InvalidName", "ManualRecordProtected",
-           "TYPES", "open_book", "name_problem"]
+           "TYPES", "open_book", "name_problem", "record_text", "EMBED_CHARS"]
 
 
 class RecordError(ValueError):
@@ -90,6 +90,16 @@ class Record:
 
     def manifest_line(self) -> dict:
         return {"name": self.name, "type": self.type, "updated": self.updated, "description": self.description}
+
+
+EMBED_CHARS = 1200  # what of a record is embedded (e5 reads 512 model tokens per window; the head says what it is)
+
+
+def record_text(rec: Record) -> str:
+    """What a record is matched on: its description and body (the body alone when it repeats the description)."""
+    body = (rec.body or "").strip()
+    desc = (rec.description or "").strip()
+    return body if desc and body.startswith(desc) else f"{desc}\n{body}".strip()
 
 
 def render(rec: Record) -> str:

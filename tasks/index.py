@@ -10,7 +10,7 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from index import stages
-from index import kb_vectors
+from index import vectors
 from index.report import RebuildReport
 from index.stages import Plan, Snapshot
 from kernel.settings import Settings
@@ -62,7 +62,12 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
 
 @task(name="embed-knowledge-sections", cache_policy=NONE, retries=1, retry_delay_seconds=2)
 def embed_kb_sections(settings: Settings) -> dict:
-    return kb_vectors.embed_sections(settings)
+    return vectors.embed_sections(settings)
+
+
+@task(name="embed-memory-records", cache_policy=NONE, retries=1, retry_delay_seconds=2)
+def embed_memory_records(settings: Settings, user: str) -> dict:
+    return vectors.embed_records(settings, user)
 
 
 @task(name="publish-rebuild-artifact", cache_policy=NONE)

@@ -202,7 +202,7 @@ def warm(settings, log: Callable[[str], None], chunk: int = 32) -> tuple[int, fl
 
     from query import kb
 
-    from index.kb_vectors import embed_sections
+    from index.vectors import embed_sections
 
     t = time.perf_counter()
     dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its embedder and connection

@@ -73,9 +73,7 @@ def test_flows_and_tasks_never_call_the_read_side():
     assert not bad, sorted(bad)
 
 
-# Writes the read path still makes (issue 13, to remove): recall keeps the vectors of memory records it had to
-# embed in the embedding cache (the write side does not embed records ahead of time yet).
-QUERY_WRITES_LEFT = {"query.recall: put_vectors"}
+QUERY_WRITES_LEFT: set[str] = set()  # writes the read path still makes (none left)
 
 
 def test_query_writes_through_no_write_helper():

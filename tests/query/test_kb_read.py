@@ -269,11 +269,11 @@ def test_bm25_hybrid_and_dense_modes(kb):
 
 
 def test_the_write_side_embeds_sections_and_a_search_writes_nothing(kb):
-    """index/kb_vectors.py fills the embedding cache with every published section (once); knowledge search only
+    """index/vectors.py fills the embedding cache with every published section (once); knowledge search only
     reads it: a search leaves cache.db byte for byte as it was."""
     import sqlite3
 
-    from index.kb_vectors import embed_sections
+    from index.vectors import embed_sections
     from kernel.workspace import Workspace
 
     s = kb["settings"]

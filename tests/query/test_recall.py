@@ -167,3 +167,38 @@ def test_the_lexical_ranking_covers_every_record_and_selection_adds_the_floor(en
     ranking = sel.rank("我的猫叫什么名字？", records)
     assert len(ranking) == len(RECORDS) and ranking[0][0] == "cat-orange"
     assert sel.select("明天北京的天气怎么样？", records, 5) == []
+
+
+def test_the_write_side_embeds_records_and_recall_writes_no_vectors(tmp_path, monkeypatch):
+    """index/vectors.py embeds the records in recall's window into the workspace's cache (once); recall only
+    reads it: a record written since then is embedded in memory, and the cache is left as it was."""
+    import sqlite3
+
+    from index.vectors import embed_records
+    from kernel.workspace import Workspace, init_workspace
+    from storage.memory_records import open_book
+
+    home = tmp_path / "home"
+    init_workspace(home)
+    monkeypatch.setenv("AGENTOS_HOME", str(home))
+    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    settings = load_settings()
+    book = open_book(settings)
+    book.create("alice", "咖啡偏好", "我喜欢喝燕麦拿铁，不加糖", "user", "我喜欢喝燕麦拿铁，不加糖")
+    first = embed_records(settings, "alice")
+    assert first["records"] == 1 and first["embedded"] == 1 and embed_records(settings, "alice")["embedded"] == 0
+    cache_db = Workspace(home).index_dir / "cache.db"
+
+    def rows():
+        con = sqlite3.connect(cache_db)
+        try:
+            return con.execute("select embedder, text_hash from vectors order by 1, 2").fetchall()
+        finally:
+            con.close()
+
+    before = rows()
+    book.create("alice", "编辑器", "I use Helix as my editor", "user", "I use Helix as my editor")  # after the embedding
+    res = recall("what editor do I use?", user="alice", settings=settings, book=book)
+    assert "编辑器" in names(res)
+    assert rows() == before  # the new record's vector was made for the answer, not stored
+    assert embed_records(settings, "alice")["embedded"] == 1 and len(rows()) == len(before) + 1
