@@ -54,7 +54,7 @@ def build_demo(work: Path):
     from digest.stages import digest_day, pending_days
     from index.stages import rebuild
     from kernel.settings import load_settings
-    from agentos.demo import init_demo_workspace
+    from demo import init_demo_workspace
 
     home = work / "demo"
     init_demo_workspace(home, end_day=dt.date(2026, 11, 29))

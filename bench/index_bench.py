@@ -1,4 +1,4 @@
-"""Index and query performance at one size (the code is agentos/benchmarks/perf.py; `agentos bench perf` runs several sizes).
+"""Index and query performance at one size (the code is bench/perf.py; `agentos bench perf` runs several sizes).
 
     .venv/bin/python bench/index_bench.py [--cards 10000] [--facts 10000] [--queries 200] [--json] [--report FILE]
 """
@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentos.benchmarks.perf import main  # noqa: E402
+from bench.perf import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,7 +13,7 @@ COMMANDS = ("init", "config", "import", "serve")
 
 
 def cmd_init(args) -> int:
-    from agentos.demo import init_demo_workspace
+    from demo import init_demo_workspace
     from kernel.workspace import init_workspace
 
     settings = settings_from_args(args)

@@ -1,5 +1,5 @@
 """``agentos bench locomo / madial / beir / links / perf``: benchmarks over public data through the real flows
-and query path (agentos.benchmarks); a readable table, a Markdown report, or ``--json``."""
+and query path (bench); a readable table, a Markdown report, or ``--json``."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ def cmd_bench(args) -> int:
     """Benchmarks over public data through the real flows and query path; readable table or --json."""
     import shlex
 
-    from agentos.benchmarks import report
+    from bench import report
 
     log = lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True)  # noqa: E731
     command = "agentos " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["bench"] else ["bench", args.runner])
     if args.runner == "locomo":
-        from agentos.benchmarks import locomo
+        from bench import locomo
 
         if not Path(args.path).is_file():
             raise CliError(f"no LoCoMo file at {args.path}")
@@ -33,7 +33,7 @@ def cmd_bench(args) -> int:
         finish_stage()
         emit(args, res, lambda o: print(locomo.render(o)))
     elif args.runner == "madial":
-        from agentos.benchmarks import madial
+        from bench import madial
 
         if not (Path(args.path) / f"{args.lang}_memories.jsonl").is_file():
             raise CliError(f"no {args.lang}_memories.jsonl in {args.path} (the MADial-Bench data folder)")
@@ -42,7 +42,7 @@ def cmd_bench(args) -> int:
             Path(args.report).write_text(madial.markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(madial.render(o)))
     elif args.runner == "beir":
-        from agentos.benchmarks import beir
+        from bench import beir
 
         if not (Path(args.path) / "corpus.jsonl").is_file():
             raise CliError(f"no corpus.jsonl in {args.path} (a BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels.tsv)")
@@ -51,7 +51,7 @@ def cmd_bench(args) -> int:
             Path(args.report).write_text(beir.markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(beir.render(o)))
     elif args.runner == "links":
-        from agentos.benchmarks import links
+        from bench import links
 
         if not (Path(args.path) / "derived" / "internal_anchor_links.jsonl").is_file():
             raise CliError(f"no derived/internal_anchor_links.jsonl in {args.path} (the vue_docs_zh_cn folder)")
@@ -62,7 +62,7 @@ def cmd_bench(args) -> int:
             Path(args.report).write_text(links.markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(links.render(o)))
     else:
-        from agentos.benchmarks import perf
+        from bench import perf
 
         res = perf.run(args.size or [1000, 10000], queries=args.queries, log=log)
         if args.report:

@@ -17,7 +17,7 @@ def cmd_demo(args, main) -> int:
     """init --demo, the nightly flow, then a few reads: what `make run` shows; ``main`` runs each step."""
     import shlex
 
-    from agentos.demo import write_demo_materials, write_demo_memories
+    from demo import write_demo_materials, write_demo_memories
 
     settings = settings_from_args(args)
     steps = [["init", "--demo"], ["nightly"], ["facts", "list"]]

@@ -115,6 +115,7 @@ def cmd_recall(args) -> int:
 
     settings, book = _book(args)
     res = recall(args.text, user=settings.user, settings=settings, book=book, limit=args.limit)
+    book.mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
 
     def render(d):
         print(f"{d['status']}: {len(d['hits'])} memor{'y' if len(d['hits']) == 1 else 'ies'} (selector: {d['selector']})")

@@ -37,7 +37,7 @@ def cmd_raw(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from query.mcp_server import run_stdio
+    from mcp_server.server import run_stdio
 
     settings = settings_from_args(args)
     need_workspace(settings)

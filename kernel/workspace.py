@@ -126,7 +126,7 @@ class Workspace:
 
 def init_workspace(home: Path) -> dict:
     """Create the workspace tree and the identity files (``kernel.templates``); the demo adds its logs
-    (``agentos.demo.init_demo_workspace``).
+    (``demo.init_demo_workspace``).
 
     Existing files are left as they are: running init twice, or on a synced folder, loses nothing.
     """

@@ -3,8 +3,9 @@
 ``recall(text, user=...)`` takes the manifest of the user's ``recall_window`` most recently modified records
 (type, name, updated, description), lets a selector pick the clearly relevant ones (at most ``recall_limit``,
 never more than 5), checks every picked name against that manifest, and only then reads the chosen
-records. A successful recall counts itself on the records (``MemoryBook.mark_recalled``), which also keeps
-memories in use inside the window.
+records. The read path writes nothing: the transports (``agentos memory recall``, the MCP tool ``memory_recall``)
+count a successful recall on the records (``MemoryBook.mark_recalled``), which also keeps memories in use
+inside the window; each hit's ``recallCount`` already includes this recall.
 
 Selectors:
 
@@ -14,7 +15,7 @@ Selectors:
 - :class:`LexicalSelector`: BM25 (the project tokenizer, jieba for Chinese) over description and body,
   fused with the embedder's cosine, then a floor so that a query unrelated to every record selects nothing
   (see GATE_* below for how it was measured).
-  Choices measured on MADial (bench/results/madial-zh.md, agentos/benchmarks/madial.py): convex fusion
+  Choices measured on MADial (bench/results/madial-zh.md, bench/madial.py): convex fusion
   with BM25 weight 0.2 beat RRF and heavier BM25 weights; a dialogue context is embedded three times, whole,
   as its latest two turns and as the user's own turns, and the cosines averaged (the whole context says
   what the conversation is about, the latest turns what the user is on about now, the user's turns what
@@ -73,9 +74,14 @@ class RecallResult:
     manifest_size: int = 0
     timings_ms: dict = field(default_factory=dict)
 
+    @property
+    def names(self) -> list[str]:
+        """The recalled records, best first (what a transport counts with ``MemoryBook.mark_recalled``)."""
+        return [h["name"] for h in self.hits]
+
     def compact(self) -> dict:
         """What later agent steps keep: how many, the status, and which records."""
-        return {"count": len(self.hits), "status": self.status, "names": [h["name"] for h in self.hits]}
+        return {"count": len(self.hits), "status": self.status, "names": self.names}
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -364,7 +370,6 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
     names = [n for n, _ in picked]
     t = time.perf_counter()
     records = [book.read(user, n) for n in names]  # only names checked against the manifest get here
-    book.mark_recalled(user, names)
     res.timings_ms["read"] = _ms(t)
     res.hits = [_hit(r, score) for r, (_, score) in zip(records, picked)]
     res.status = "ok"

@@ -68,7 +68,7 @@ DEMO_END = _dt.date(2026, 11, 29)
 @pytest.fixture
 def demo_home(tmp_path, monkeypatch):
     """A fresh workspace with the demo logs (8+ days ending DEMO_END), selected through AGENTOS_HOME."""
-    from agentos.demo import init_demo_workspace
+    from demo import init_demo_workspace
 
     home = tmp_path / "home"
     init_demo_workspace(home, end_day=DEMO_END)
@@ -116,7 +116,7 @@ def indexed_template(tmp_path_factory) -> Path:
     from digest.stages import pending_days, run_day
     from index.stages import rebuild
     from kernel.settings import load_settings
-    from agentos.demo import init_demo_workspace
+    from demo import init_demo_workspace
 
     home = tmp_path_factory.mktemp("indexed") / "home"
     init_demo_workspace(home, end_day=DEMO_END)

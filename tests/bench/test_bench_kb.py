@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentos.benchmarks.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
-from agentos.benchmarks.links import descriptive, resolve_target
+from bench.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
+from bench.links import descriptive, resolve_target
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 

@@ -1,7 +1,9 @@
 """The layers are a contract, checked over the import graph (every import, those inside functions too).
 
     flows -> tasks -> pipelines (digest, memory, index, knowledge) -> storage -> kernel
-    query -> storage, kernel          agentos (demo, benchmarks) and deployments above them; cli on top
+    query -> storage, kernel          demo, bench (the benchmarks) and deployments above them
+    cli and mcp_server on top: the two transports (the MCP server writes memory records and recall counts,
+    which is why it is not part of query)
 
 - the kernel imports nothing of the project above it;
 - storage imports only the kernel and storage;
@@ -46,7 +48,7 @@ def test_storage_imports_only_the_kernel_and_storage():
 
 
 def test_pipelines_import_the_kernel_storage_and_each_other_only():
-    bad = edges_where(graph(), PIPELINES, lambda t: layer(t) in {"query", "flows", "tasks", "deployments", "agentos"} or t == "prefect")
+    bad = edges_where(graph(), PIPELINES, lambda t: layer(t) in {"query", "flows", "tasks", "deployments", "demo", "bench"} or t == "prefect")
     assert not bad, sorted(bad)
 
 
@@ -67,6 +69,13 @@ def test_nothing_outside_cli_imports_it():
     assert not bad, sorted(bad)
 
 
+def test_the_mcp_server_is_a_transport_nothing_imports_and_it_reaches_no_prefect():
+    below = edges_where(graph(), PROJECT - {"mcp_server", "cli"}, lambda t: layer(t) == "mcp_server")
+    assert not below, sorted(below)
+    bad = edges_where(graph(), {"mcp_server"}, lambda t: t == "prefect" or layer(t) in {"flows", "tasks", "deployments", "cli"})
+    assert not bad, sorted(bad)
+
+
 def test_flows_and_tasks_never_call_the_read_side():
     """The write side fills what the read side reads (e.g. knowledge section vectors), never the reverse."""
     bad = edges_where(graph(), {"flows", "tasks"}, lambda t: layer(t) == "query")
@@ -84,13 +93,13 @@ def test_query_writes_through_no_write_helper():
         if layer(name) != "query":
             continue
         text = path.read_text(encoding="utf-8")
-        bad += [f"{name}: {w}" for w in ("atomic_write", "put_vectors", "put_tokens", "put_cards", ".publish(", "rebuild(") if w in text]
+        bad += [f"{name}: {w}" for w in ("atomic_write", "put_vectors", "put_tokens", "put_cards", ".publish(", "rebuild(", "mark_recalled(", ".save(", ".delete(") if w in text]
     assert set(bad) - QUERY_WRITES_LEFT == set(), sorted(set(bad) - QUERY_WRITES_LEFT)
     assert QUERY_WRITES_LEFT - set(bad) == set(), f"gone (delete from the list): {sorted(QUERY_WRITES_LEFT - set(bad))}"
 
 
 def test_query_reaches_no_pipeline_beyond_the_listed_remainder():
-    now = edges_where(graph(), {"query"}, lambda t: layer(t) in PIPELINES | {"agentos"})
+    now = edges_where(graph(), {"query"}, lambda t: layer(t) in PIPELINES | {"demo", "bench"})
     assert now - QUERY_TO_PIPELINES_LEFT == set(), f"new query -> pipeline imports: {sorted(now - QUERY_TO_PIPELINES_LEFT)}"
     assert QUERY_TO_PIPELINES_LEFT - now == set(), f"gone (delete from the list): {sorted(QUERY_TO_PIPELINES_LEFT - now)}"
 

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pytest
 import yaml
 
-from agentos.demo import launch_day, write_demo_logs
+from demo import launch_day, write_demo_logs
 from kernel.templates import core_templates
 from digest.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
 

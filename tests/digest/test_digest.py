@@ -8,7 +8,7 @@ import frontmatter
 
 from digest.stages import digest_day, pending_days
 from kernel.settings import Settings
-from agentos.demo import init_demo_workspace
+from demo import init_demo_workspace
 from kernel.workspace import Workspace, init_workspace
 from storage.facts import FactStore
 from storage.raw_archive import RawArchive

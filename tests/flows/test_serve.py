@@ -12,7 +12,7 @@ import urllib.request
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from agentos.demo import init_demo_workspace
+from demo import init_demo_workspace
 from deployments.serve import wait_healthy
 from tests.kit.prefect_server import api, base_env, flow_runs, free_port
 

@@ -94,11 +94,16 @@ def test_only_the_200_most_recently_modified_records_are_scanned(env):
     assert names(res)[0] == "parrot"
 
 
-def test_a_recall_counts_on_the_record_and_keeps_it_in_the_window(env):
+def test_a_recall_reads_and_writes_nothing_the_transport_counts_it(env):
+    """The read path writes nothing; the count (and the touch that keeps a memory in use inside the window) is
+    the transport's ``mark_recalled`` (agentos memory recall, the MCP tool)."""
     settings, book = env
     assert book.names("alice")[0] != "coffee"
+    before = book.read("alice", "coffee")
     res = recall("我早上喝什么咖啡？", user="alice", settings=settings, book=book)
-    assert names(res)[0] == "coffee" and res.hits[0]["recallCount"] == 1
+    assert res.names[0] == "coffee" and res.hits[0]["recallCount"] == 1
+    assert book.read("alice", "coffee") == before and book.names("alice")[0] != "coffee"
+    book.mark_recalled("alice", res.names)
     rec = book.read("alice", "coffee")
     assert rec.recall_count == 1 and rec.last_recalled_at is not None
     assert book.names("alice")[0] == "coffee"

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentos.benchmarks.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
+from bench.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
 
 BUDGETS = (500, 1000, 2000)
 BUDGET_K = 50

@@ -220,7 +220,7 @@ def _chat_selector(llm: str | None):
 
 
 def _versions() -> dict:
-    from agentos.benchmarks.locomo import _versions as base
+    from bench.locomo import _versions as base
 
     return base()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentos.benchmarks.locomo import BUDGETS
+from bench.locomo import BUDGETS
 
 
 def locomo_markdown(res: dict, command: str, plot_name: str | None = None) -> str:
@@ -56,7 +56,7 @@ def locomo_plot(res: dict, path: Path) -> None:
 
 
 def perf_markdown(res: dict, command: str) -> str:
-    from agentos.benchmarks.perf import render
+    from bench.perf import render
 
     md = ["# Index and query performance by size", "", f"`{command}`", "",
           "| units | full build s | embedder overhead | no-change run s | 1% changed s | query p50 ms | query p95 ms | peak RSS MB |",

@@ -95,6 +95,7 @@ def add_memory_tools(server, settings: Settings, error) -> None:
         from query.recall import recall
 
         res = recall(query, user=settings.user, settings=settings, book=book(), limit=limit)
+        book().mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
         return {**res.as_dict(), "compact": res.compact()}
 
     @server.tool(name="memory_delete", title="Delete a memory", annotations=delete)

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from agentos.benchmarks.metrics import percentile
+from bench.metrics import percentile
 
 MODES = ("hybrid", "bm25", "dense")
 K = 10
@@ -298,7 +298,7 @@ def _run(work: Path, corpus, queries, qrels, k: int, log) -> dict:
 
 
 def _versions() -> dict:
-    from agentos.benchmarks.locomo import _versions as base
+    from bench.locomo import _versions as base
 
     return base()
 

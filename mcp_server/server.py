@@ -7,9 +7,9 @@ of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 - ``fact_lookup``: the facts about a subject valid now or at the end of a day, or every version of them.
 - ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
 
-and four work on single memory records (query/mcp_memory.py): ``memory_save``, ``memory_update``,
+and four work on single memory records (mcp_server/memory.py): ``memory_save``, ``memory_update``,
 ``memory_recall``, ``memory_delete``. No tool clears all memories. Five read the published knowledge base
-(query/mcp_kb.py): ``kb_map``, ``kb_search``, ``kb_outline``, ``kb_read``, ``kb_answer``.
+(mcp_server/kb.py): ``kb_map``, ``kb_search``, ``kb_outline``, ``kb_read``, ``kb_answer``.
 
 A request the stores cannot answer as asked (empty query, no index, bad date, unknown reference) comes back
 as a tool error (``isError``) whose text says what to do, never as a traceback. No Prefect here; the
@@ -181,10 +181,10 @@ def build_server(settings: Settings, *, warm: bool = False):
                              f" call again from line {end + 1} for more")
         return out
 
-    from query.mcp_memory import add_memory_tools
+    from mcp_server.memory import add_memory_tools
 
     add_memory_tools(server, settings, _error)
-    from query.mcp_kb import add_kb_tools
+    from mcp_server.kb import add_kb_tools
 
     add_kb_tools(server, settings, _error)
     return server

@@ -149,7 +149,7 @@ def test_mcp_server_module_does_not_import_prefect(indexed_home):
     code = (
         "import sys\n"
         "from kernel.settings import load_settings\n"
-        "from query.mcp_server import build_server\n"
+        "from mcp_server.server import build_server\n"
         "build_server(load_settings())\n"
         "assert 'prefect' not in sys.modules, 'prefect was imported'\n"
         "assert 'query.ask' not in sys.modules, 'the query stack loads on first use'\n"

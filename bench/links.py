@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from agentos.benchmarks.beir import (MODES, USER, bench_workspace, dedupe, latency, publish, score, search_all, warm,
+from bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm,
                                      _versions)
 
 DISTRACTOR_FILES = 1

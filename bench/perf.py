@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -258,7 +257,7 @@ def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
     con = sqlite3.connect(home / "agent-local/vector_db/cache.db")
     units = gen.open_units()
     hashes = [h for (h,) in units.execute("select text_hash from units where collection=? order by doc", [name])]
-    toks = dict(con.execute(f"select text_hash, tokens from tokens where tokenizer=?", [tk.identity]).fetchall())
+    toks = dict(con.execute("select text_hash, tokens from tokens where tokenizer=?", [tk.identity]).fetchall())
     corpus = [json.loads(toks[h]) for h in hashes]
     t = time.perf_counter()
     ref = BM25Okapi(corpus)
@@ -350,7 +349,7 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
 
 def run(sizes: list[int], *, queries: int = 200, log=print) -> dict:
     """``agentos bench perf``: each size is split half cards, half facts."""
-    from agentos.benchmarks.locomo import _versions
+    from bench.locomo import _versions
 
     runs = [run_size(n // 2, n - n // 2, queries=queries, log=log) for n in sizes]
     return {"sizes": sizes, "runs": runs, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
