@@ -49,7 +49,7 @@ def cmd_demo(args, main) -> int:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
-    from knowledge.publish import pending
+    from knowledge.decisions import pending
 
     waiting = pending(settings, settings.user)  # the owner publishes the first pending document
     for argv in ([["kb", "approve", waiting[0]["id"]], ["kb", "show", waiting[0]["id"]]] if waiting else []) + [["kb", "list"]]:

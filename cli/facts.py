@@ -68,17 +68,14 @@ def cmd_facts_conflicts(args) -> int:
 
 
 def cmd_facts_resolve(args) -> int:
-    from storage.facts import open_facts
+    from knowledge.decisions import resolve_conflict
 
     settings = settings_from_args(args)
     need_workspace(settings)
-    store = open_facts(settings)
     try:
-        out = store.resolve_conflict(settings.user, args.conflict_id, accept=args.accept)
+        out = resolve_conflict(settings, settings.user, args.conflict_id, accept=args.accept)
     except (KeyError, ValueError) as e:
         raise CliError(str(e).strip("'\"")) from None
-    finally:
-        store.close()
 
     def render(o):
         if o["fact"]:

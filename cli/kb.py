@@ -15,7 +15,7 @@ COMMANDS = ("kb",)
 
 
 def cmd_pending(args) -> int:
-    from knowledge.publish import pending
+    from knowledge.decisions import pending
 
     settings = workspace_settings(args)
     rows = pending(settings, settings.user if args.mine else None)
@@ -38,7 +38,7 @@ def cmd_pending(args) -> int:
 
 
 def _decide(args, decision: str) -> int:
-    from knowledge.publish import NotAllowed, decide
+    from knowledge.decisions import NotAllowed, decide
     from storage.kb_store import DocumentNotFound
 
     settings = workspace_settings(args)
@@ -59,7 +59,7 @@ def cmd_reject(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from knowledge.publish import show
+    from knowledge.decisions import show
     from storage.kb_store import DocumentNotFound
 
     settings = workspace_settings(args)
@@ -87,7 +87,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from knowledge.publish import visible
+    from knowledge.decisions import visible
 
     settings = workspace_settings(args)
     rows = visible(settings, settings.user, include_expired=args.expired)

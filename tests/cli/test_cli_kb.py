@@ -40,7 +40,7 @@ def test_refine_then_review_from_the_command_line(tmp_path):
 
 
 def test_reading_published_knowledge_from_the_command_line(tmp_path):
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
     from knowledge.refine import refine
     from kernel.settings import load_settings
 

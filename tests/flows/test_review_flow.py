@@ -49,7 +49,7 @@ def _resume(run_id, run_input: dict) -> None:
 
 def test_review_flow_waits_for_the_form_and_applies_it(ws, kit_cache):
     from flows.review import review
-    from knowledge.publish import show, visible
+    from knowledge.decisions import show, visible
 
     item(ws, "knowledge/clipping", "a.md", "# 接口限流方案\n\n令牌桶算法适合突发流量。\n", title="接口限流方案", source="https://martinfowler.com/rate")
     item(ws, "knowledge/clipping", "b.md", "# 旧的日志规范\n\n日志统一写到本地文件。\n", title="旧的日志规范", source="https://medium.com/logs")

@@ -52,7 +52,7 @@ def test_the_source_lists_are_the_users_to_edit(tmp_path):
 
 # -- the refine run ------------------------------------------------------------------------------------------
 def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
-    from knowledge.publish import decide, pending, visible
+    from knowledge.decisions import decide, pending, visible
 
     src = item(ws, "knowledge/clipping", "pg.md", "# PostgreSQL 逻辑复制\n\n## 概念\n\nPostgreSQL 的逻辑复制基于发布和订阅。\n\n## 配置\n\n"
                 "需要把 wal_level 设为 logical。\n", source="https://www.postgresql.org/docs/current/logical-replication.html",
@@ -71,7 +71,7 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
     log = [json.loads(x) for x in (ws / "agent-sync/04_memory/logs/kb_ingest.log").read_text(encoding="utf-8").splitlines()]
     assert log[-1]["doc_id"] == doc_id and log[-1]["outcome"] == "new"
 
-    from knowledge.publish import show
+    from knowledge.decisions import show
 
     doc = show(settings, doc_id)
     assert [s["title"] for s in doc["outline"]][:3] == ["PostgreSQL 逻辑复制", "概念", "配置"]
@@ -114,7 +114,7 @@ def test_an_unreliable_source_adds_nothing_but_still_flags_contradictions(ws, ki
 
 
 def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
-    from knowledge.publish import decide, visible
+    from knowledge.decisions import decide, visible
 
     item(ws, "knowledge/clipping", "k8s.md", "# Kubernetes HPA 配置指南\n\n步骤一：安装 metrics-server。步骤二：创建 HPA。\n",
           source="https://kubernetes.io/docs/hpa", title="Kubernetes HPA 配置指南", category="20_methods")
@@ -140,7 +140,7 @@ def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
 
 
 def test_version_rules(ws, kit_cache):
-    from knowledge.publish import show
+    from knowledge.decisions import show
 
     settings = kb_settings()
     url = "https://docs.example-cloud.com/specs/server"
@@ -179,7 +179,7 @@ def test_version_rules(ws, kit_cache):
 
 
 def test_visibility_and_who_decides(ws, kit_cache):
-    from knowledge.publish import NotAllowed, decide, visible
+    from knowledge.decisions import NotAllowed, decide, visible
 
     item(ws, "personal", "alice.md", "# Alice 的读书笔记\n\n《设计数据密集型应用》第五章讲复制。\n", title="Alice 的读书笔记",
           source_type="personal", scope="personal", owner="alice")
@@ -198,7 +198,7 @@ def test_visibility_and_who_decides(ws, kit_cache):
 
 
 def test_rejected_documents_are_kept_and_marked(ws, kit_cache):
-    from knowledge.publish import decide, show, visible
+    from knowledge.decisions import decide, show, visible
 
     item(ws, "knowledge/clipping", "bad.md", "# 过时的部署说明\n\n用 FTP 上传到服务器。\n", title="过时的部署说明", source="https://medium.com/x")
     doc_id = refine_all(kit_cache)["refined"][0]["doc_id"]
@@ -236,7 +236,7 @@ def test_bad_inbox_items_are_quarantined_and_the_rest_refined(ws, kit_cache):
 def test_a_failed_summary_never_blocks(ws, kit_cache):
     from tests.kit.chat_server import ChatServer
     from knowledge.refine import refine
-    from knowledge.publish import show
+    from knowledge.decisions import show
     from kernel.llm import ChatClient
 
     item(ws, "knowledge/clipping", "s.md", "# 缓存策略\n\n读多写少的数据适合用 Redis 缓存。\n", title="缓存策略", source="https://redis.io/docs")
@@ -256,7 +256,7 @@ def test_a_failed_summary_never_blocks(ws, kit_cache):
 
 
 def test_a_body_edited_by_hand_is_parsed_again_and_reviewed_again(ws, kit_cache):
-    from knowledge.publish import decide, show, visible
+    from knowledge.decisions import decide, show, visible
 
     item(ws, "knowledge/clipping", "e.md", "# 部署手册\n\n## 准备\n\n先备份数据库。\n", title="部署手册", source="https://kubernetes.io/deploy")
     doc_id = refine_all(kit_cache)["refined"][0]["doc_id"]

@@ -14,7 +14,7 @@ TOOLS = {"kb_map": set(), "kb_search": {"query"}, "kb_outline": {"doc_id"}, "kb_
 
 
 def test_kb_tools_over_stdio(ws, kit_cache, tmp_path):
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
 
     clip = "knowledge/clipping"
     item(ws, clip, "pg.md", PG, title="PostgreSQL 逻辑复制", category="10_concepts/cs", source="https://example.org/pg")

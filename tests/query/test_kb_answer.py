@@ -19,7 +19,7 @@ from tests.kit.knowledge import PG, RUNBOOK, item, kb_settings, refine_all
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """Two selected documents that answer questions, and three that hold answers no one may be given."""
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
     from kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("kba") / "home"
@@ -151,7 +151,7 @@ def test_a_partly_covered_question_names_what_is_missing(kb):
 
 
 def test_pending_invisible_and_unselected_documents_are_never_cited(kb):
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
 
     s, ids = kb["settings"], kb["ids"]
     secrets = [("斑马集群的迁移窗口是什么时候？", ids["斑马集群"], "周六", None, "default"),  # pending

@@ -32,7 +32,7 @@ def _docs_by_title(report) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """One workspace for the module: two selected documents, and one of each kind that must never appear."""
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
     from kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("kb") / "home"
@@ -220,7 +220,7 @@ def test_read_section_pages_walk_a_long_section_exactly(kb):
 
 
 def test_a_cursor_from_before_a_change_is_refused(ws, kit_cache):
-    from knowledge.publish import decide
+    from knowledge.decisions import decide
 
     body = "# 手册\n\n## 安装\n\n" + "\n".join("安装步骤说明第%d行，先下载再校验。" % i for i in range(60)) + "\n"
     item(ws, "knowledge/clipping", "m.md", body, title="手册", category="20_methods")

@@ -1,0 +1,165 @@
+"""The decisions a person makes, in one place: publishing knowledge documents (pending -> ready, or rejected,
+kept and marked) and settling fact conflicts (the contested value becomes current, or the store keeps its own).
+
+System documents are approved by an admin (``kb_admins`` in the settings), personal documents by their
+owner. Only ``ready`` documents are ever retrieved (``visible``). The same functions serve the CLI
+(``agentos kb approve|reject``, ``agentos facts resolve``) and the ``review`` flow a person runs from the
+Prefect UI (``apply_review``: a whole decision, every refused part reported with its reason, the rest applied).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from kernel.settings import Settings
+from knowledge.refine import kb_paths, open_kb
+from storage.facts import open_facts
+from storage.kb_cards import restamp
+
+
+class NotAllowed(PermissionError):
+    """The person deciding may not decide this document."""
+
+
+def may_decide(settings: Settings, doc: dict, who: str) -> str | None:
+    """Why ``who`` may not approve or reject ``doc`` (None: they may)."""
+    if doc["scope"] == "system" and who not in settings.kb_admins:
+        return f"{doc['id']} is a system document: only an admin ({', '.join(settings.kb_admins) or 'none configured'}) decides it"
+    if doc["scope"] == "personal" and who != doc["owner"]:
+        return f"{doc['id']} is {doc['owner']}'s personal document: only its owner decides it"
+    return None
+
+
+def item(doc: dict) -> dict:
+    """The listing form of a document (``agentos kb pending --json``; ``id`` is what approve/reject take)."""
+    return {"id": doc["id"], "title": doc["title"], "category": doc["category"], "scope": doc["scope"], "owner": doc["owner"],
+            "status": doc["status"], "version": doc["version"], "reliability": doc["reliability"], "nature": doc["nature"],
+            "valid_until": doc["valid_until"], "summary": doc["summary"], "source": doc["source_url"] or doc["source"],
+            "version_rule": (doc["review"] or {}).get("version_rule"), "conflicts": ((doc["review"] or {}).get("consistency") or {}).get("conflicts", 0),
+            "path": doc["path"]}
+
+
+def pending(settings: Settings, who: str | None = None) -> list[dict]:
+    """Pending documents; with ``who``, only those that person may decide."""
+    store = open_kb(settings)
+    try:
+        docs = store.documents(status="pending")
+    finally:
+        store.close()
+    return [item(d) for d in docs if who is None or may_decide(settings, d, who) is None]
+
+
+def show(settings: Settings, doc_id: str) -> dict:
+    store = open_kb(settings)
+    try:
+        return store.get(doc_id)
+    finally:
+        store.close()
+
+
+def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str | None = None) -> dict:
+    """Approve (-> ready) or reject (-> rejected) a pending document; the card's frontmatter follows."""
+    if decision not in ("approve", "reject"):
+        raise ValueError(f"a decision is approve or reject, not {decision!r}")
+    store = open_kb(settings)
+    try:
+        doc = store.get(doc_id)
+        if doc["status"] != "pending":
+            raise ValueError(f"{doc_id} is {doc['status']}, not pending: only pending documents are decided")
+        why = may_decide(settings, doc, who)
+        if why:
+            raise NotAllowed(why)
+        store.set_status(doc_id, "ready" if decision == "approve" else "rejected", by=who, note=note)
+        doc = store.get(doc_id)
+    finally:
+        store.close()
+    path = kb_paths(settings)["knowledge"] / doc["path"]
+    if path.exists():
+        restamp(path, doc)
+    return item(doc)
+
+
+def visible(settings: Settings, user: str, *, include_expired: bool = False) -> list[dict]:
+    """What ``user`` may retrieve: ready, system or their own, not past valid_until."""
+    store = open_kb(settings)
+    try:
+        return [item(d) for d in store.visible(user, include_expired=include_expired)]
+    finally:
+        store.close()
+
+
+def open_conflicts(settings: Settings, user: str) -> list[dict]:
+    """The user's open fact conflicts (what ``resolve_conflict`` takes the ids of)."""
+    facts = open_facts(settings)
+    try:
+        return facts.conflicts(user)
+    finally:
+        facts.close()
+
+
+def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool) -> dict:
+    """Settle one of the user's fact conflicts: ``accept`` makes the contested value current, otherwise the store
+    keeps what it holds. Raises KeyError (no such open conflict) or ValueError."""
+    facts = open_facts(settings)
+    try:
+        return facts.resolve_conflict(user, int(conflict_id), accept=accept)
+    finally:
+        facts.close()
+
+
+@dataclass
+class ReviewOutcome:
+    """What applying one review decision did: the ids applied, and each refused part with its reason."""
+
+    reviewer: str
+    approved: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    conflicts_resolved: list[int] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def artifact_markdown(self) -> str:
+        md = [f"# Review applied by {self.reviewer}", "", f"- approved: {', '.join(self.approved) or '(none)'}",
+              f"- rejected: {', '.join(self.rejected) or '(none)'}",
+              f"- conflicts resolved: {', '.join(map(str, self.conflicts_resolved)) or '(none)'}"]
+        if self.refused:
+            md += ["", "## Refused", *[f"- {r}" for r in self.refused]]
+        return "\n".join(md) + "\n"
+
+
+def apply_review(settings: Settings, decision: dict) -> ReviewOutcome:
+    """Apply a review decision ({reviewer, approve: [doc ids], reject: [doc ids], accept_conflicts: [ids],
+    reject_conflicts: [ids], note}) with the same rules as the CLI; every refused part is reported with its
+    reason, the rest applied. The reviewer's own fact conflicts are the ones settled."""
+    out = ReviewOutcome(reviewer=decision["reviewer"])
+    for key, done in (("approve", out.approved), ("reject", out.rejected)):
+        for doc_id in decision.get(key) or []:
+            try:
+                decide(settings, doc_id, key, out.reviewer, decision.get("note") or None)
+                done.append(doc_id)
+            except (PermissionError, ValueError, KeyError) as e:
+                out.refused.append(f"{key} {doc_id}: {e}")
+    for key, accept in (("accept_conflicts", True), ("reject_conflicts", False)):
+        for cid in decision.get(key) or []:
+            try:
+                resolve_conflict(settings, settings.user, cid, accept=accept)
+                out.conflicts_resolved.append(int(cid))
+            except (ValueError, KeyError) as e:
+                out.refused.append(f"{'accept' if accept else 'reject'} conflict {cid}: {e}")
+    return out
+
+
+def waiting_markdown(docs: list[dict], conflicts: list[dict]) -> str:
+    """What waits for a decision, as the review flow shows it (artifact and form description)."""
+    md = ["# Knowledge review", "", f"{len(docs)} pending document(s), {len(conflicts)} open fact conflict(s).", ""]
+    if docs:
+        md += ["| id | title | category | scope | owner | reliability | rule | conflicts |", "|---|---|---|---|---|---|---|---|"]
+        md += [f"| `{d['id']}` | {d['title']} | {d['category']} | {d['scope']} | {d['owner']} | {d['reliability']} | "
+               f"{d['version_rule']} | {d['conflicts']} |" for d in docs]
+    if conflicts:
+        md += ["", "| conflict | subject | memory holds | contested | source |", "|---|---|---|---|---|"]
+        md += [f"| {c['id']} | {c['subject']} | {c['existing_object']} | {c['candidate_object']} | {c['source_file']} |" for c in conflicts]
+    md += ["", "Resume this run with the ids to approve or reject."]
+    return "\n".join(md)
