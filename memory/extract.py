@@ -36,6 +36,7 @@ from collections import Counter
 from datetime import date
 
 from kernel import clock
+from kernel.dates import dates_in, numbers_in, weekdays_in
 from kernel.llm import ChatClient, LLMError
 from storage.memory_records import (
     MAX_DESCRIPTION_CHARS,
@@ -320,122 +321,16 @@ def similarity(a: str, b: str, tokenizer=None) -> float:
     return dot / math.sqrt(sum(n * n for n in fa.values()) * sum(n * n for n in fb.values()))
 
 
-_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
-# At least one digit or 十: "百" in 百度 or "万" in 万事 alone says no number.
-_ZH_NUMERAL = re.compile("[零〇一二两三四五六七八九十百千万]*[零〇一二两三四五六七八九十][零〇一二两三四五六七八九十百千万]*")
-# Words that contain a numeral character but say no number ("一直", "统一", "十分", "千万" as "by all means").
-_ZH_NOT_NUMBER = re.compile(r"一直|一起|一样|一下|一律|一些|一般|一定|一致|一切|一向|一旦|一边|一点|一会|一贯|一同|一并|一概|一再|一方面|一般般"
-                            r"|统一|唯一|万一|之一|十分|千万|万万|三明治|一味|专一|第一时间|一次性")
-_EN_NUMBER = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()) if i != 1}
-_EN_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_EN_NUMBER) + r")\b", re.I)
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
-_MONTH = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_ZH_N = "(?:\\d{1,2}|[一二三四五六七八九十两]{1,3})"
-_DATES = (
-    re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)"),
-    re.compile(rf"(?:(?P<y>\d{{4}})\s*年\s*)?(?P<m>{_ZH_N})\s*月\s*(?P<d>{_ZH_N})\s*[日号]"),
-    re.compile(rf"(?<![A-Za-z]){_MONTH}\.?\s*(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?![\d])(?:,?\s+(?P<y>\d{{4}}))?", re.I),
-    re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(?P<y>\d{{4}}))?", re.I),
-)
-_ZH_WEEKDAY = re.compile(r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])")
-# Full names, or the abbreviations that are not also English words ("sat", "sun", "wed" as in married are left out).
-_EN_WEEKDAY = re.compile(r"(?<![A-Za-z])(?P<d>mon|tue|wed|thu|fri|sat|sun)(?:day|sday|nesday|rsday|urday)s?(?![A-Za-z])"
-                         r"|(?<![A-Za-z])(?P<a>mon|tues?|thu(?:rs?)?|fri)\.?(?![A-Za-z])", re.I)
-_ZH_WEEKDAY_NAMES = {"一": "Monday", "二": "Tuesday", "三": "Wednesday", "四": "Thursday", "五": "Friday", "六": "Saturday", "日": "Sunday",
-                     "天": "Sunday"}
-_EN_WEEKDAY_NAMES = {"mon": "Monday", "tue": "Tuesday", "wed": "Wednesday", "thu": "Thursday", "fri": "Friday", "sat": "Saturday",
-                     "sun": "Sunday"}
 _ZH_NEGATION_WORDS = re.compile(r"不过|不错|不同|不断|不仅|不少|不久|不然|不管|无论|非常|除非|别人|别的|区别|特别|分别|级别|类别|识别|告别|无线|未来")
 _ZH_NEGATION = re.compile(r"不|没|别|未|无|非|勿|莫")
 _EN_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|without|cannot)\b|n't\b", re.I)
 
 
-def zh_number(s: str) -> int | None:
-    """十二 -> 12, 二十五 -> 25, 两 -> 2, 一百零五 -> 105, 二〇二六 -> 2026."""
-    if not s:
-        return None
-    if all(c in _ZH_DIGIT for c in s):  # digit by digit: a year or a code
-        return int("".join(str(_ZH_DIGIT[c]) for c in s))
-    total, section, cur = 0, 0, 0
-    for c in s:
-        if c in _ZH_DIGIT:
-            cur = _ZH_DIGIT[c]
-        elif c in _ZH_UNIT:
-            section += (cur or 1) * _ZH_UNIT[c]
-            cur = 0
-        elif c == "万":
-            total += (section + cur) * 10_000
-            section, cur = 0, 0
-    return total + section + cur
-
-
-def _int(t: str) -> int | None:
-    return int(t) if t.isdigit() else zh_number(t)
-
-
-def _dates(s: str) -> tuple[list[tuple[int | None, int, int]], str]:
-    """(year or None, month, day) of every date in ``s``, and ``s`` with the dates blanked out."""
-    found = []
-    for pat in _DATES:
-        def take(m: re.Match) -> str:
-            mon = _MONTHS[m.group("mon")[:3].lower()] if "mon" in m.groupdict() and m.group("mon") else _int(m.group("m"))
-            year = int(m.group("y")) if m.group("y") else None
-            found.append((year, mon, _int(m.group("d"))))
-            return " "
-        s = pat.sub(take, s)
-    return found, s
-
-
-def _weekdays(s: str) -> tuple[list[str], str]:
-    found = []
-
-    def zh(m):
-        found.append(_ZH_WEEKDAY_NAMES[m.group("d")])
-        return " "
-
-    def en(m):
-        found.append(_EN_WEEKDAY_NAMES[(m.group("d") or m.group("a"))[:3].lower()])
-        return " "
-    s = _ZH_WEEKDAY.sub(zh, s)
-    return found, _EN_WEEKDAY.sub(en, s)
-
-
-# One pass over the text: a word that only looks numeric ("一直") is matched first and kept as it is.
-_NUMBERISH = re.compile(f"(?P<skip>{_ZH_NOT_NUMBER.pattern})|(?P<num>{_NUMBER.pattern})|(?P<zh>{_ZH_NUMERAL.pattern})|(?P<en>{_EN_NUMBER_WORD.pattern})",
-                        re.I)
-
-
-def _number_value(m: re.Match) -> float | None:
-    if m.group("num"):
-        return float(m.group("num"))
-    if m.group("zh"):
-        return float(zh_number(m.group("zh")))
-    if m.group("en"):
-        return float(_EN_NUMBER[m.group("en").lower()])
-    return None
-
-
-def _numbers(s: str) -> tuple[list[float], str]:
-    """The numbers of ``s`` (Arabic, Chinese, English words), and ``s`` with them blanked out."""
-    found: list[float] = []
-
-    def take(m: re.Match) -> str:
-        value = _number_value(m)
-        if value is None:
-            return m.group()
-        found.append(value)
-        return " "
-    rest = _NUMBERISH.sub(take, s)
-    return sorted(found), rest
-
-
 def _values(text: str) -> tuple[list, list, list, str]:
     """Dates, weekdays and numbers of ``text`` (NFKC'd), and what is left without them."""
-    dates, s = _dates(nfkc(text))
-    days, s = _weekdays(s)
-    nums, s = _numbers(s)
+    dates, s = dates_in(nfkc(text))
+    days, s = weekdays_in(s)
+    nums, s = numbers_in(s)
     return dates, days, nums, s
 
 

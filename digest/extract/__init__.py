@@ -35,7 +35,7 @@ function that reads them):
                   (questions, hypotheticals, hedges, a dropped 我)
 * ``rule``        the ``_Rule`` record, predicates and confidences, and how one family is applied to a sentence
 * families        ``names``, ``identity``, ``preferences``, ``axioms``, ``corrections``, ``decisions``,
-                  ``plans``, ``values``, ``opinions``, ``restatements`` (assistant turns), ``events`` (with ``dates``)
+                  ``plans``, ``values``, ``opinions``, ``restatements`` (assistant turns), ``events`` (dates from ``kernel.dates``)
                   and ``subjects`` (whose fact it is: the user, a named participant, a third party)
 * ``engine``      the order the families run in, turns and sentences, and building :class:`Candidate` objects
 """

@@ -19,7 +19,6 @@ from digest.extract.corrections import (
     _not_but,
     _weak_correction,
 )
-from digest.extract.dates import _find_date
 from digest.extract.decisions import _DECISIONS
 from digest.extract.events import _dated_events
 from digest.extract.identity import _IDENTITY
@@ -46,6 +45,7 @@ from digest.extract.rule import (
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
 from digest.extract.values import _values
 from digest.extract.vocab import _asks, _hedged, _hypothetical
+from kernel.dates import find_date
 from kernel.domain import Candidate, Turn
 
 
@@ -67,7 +67,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_owned(_not_but(sent), subject))
     take(_apply_rules(sent, _DECISIONS, subject))
     take(_apply_rules(sent, _PLANS, subject))
-    dated = _find_date(sent.s, day)
+    dated = find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():
         take(_apply_rules(sent, _FUTURE_PLANS, subject))
     take(_owned(_values(sent), subject))

@@ -13,7 +13,6 @@ import pytest
 import digest.extract
 from digest.extract import extract_candidates
 from digest.extract.axioms import _RULES_AXIOM
-from digest.extract.dates import _find_date
 from digest.extract.decisions import _DECISIONS
 from digest.extract.identity import _IDENTITY, _ROLES_AND_PLACES
 from digest.extract.names import _NAMES
@@ -23,6 +22,7 @@ from digest.extract.plans import _FUTURE_PLANS, _PLANS
 from digest.extract.preferences import _PREFERENCES
 from digest.extract.restatements import _ASSISTANT_PREFS
 from digest.extract.rule import _PREDICATES, _Rule
+from kernel.dates import find_date
 from kernel.domain import Turn
 
 DAY = dt.date(2026, 11, 3)  # a Tuesday
@@ -432,13 +432,13 @@ def test_events_about_the_chat_are_dropped(text):
     ],
 )
 def test_dates_resolve_against_the_day(text, iso):
-    found = _find_date(text, DAY)
+    found = find_date(text, DAY)
     assert found is not None and found[0] == iso
 
 
 @pytest.mark.parametrize("text", ["3号线", "this week", "Rome wasn't built in a day"])
 def test_dates_that_are_not_dates(text):
-    assert _find_date(text, DAY) is None
+    assert find_date(text, DAY) is None
 
 
 # -- subjects (whose fact it is: a named participant, a third party) --------------------------------------------
