@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli.common import CliError, add_command, emit, need_workspace, settings_from_args
+from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
 from kernel import clock
 
 COMMANDS = ("init", "config", "import", "serve")
@@ -71,7 +71,7 @@ def add_parser(sub, name: str) -> None:
         sp.add_argument("--out", required=True, help="folder to write <user>/<YYYY-MM-DD>.md into")
     elif name == "serve":
         sp = add_command(sub, "serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule", json_flag=False)
-        sp.add_argument("--port", type=int, help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
+        sp.add_argument("--port", type=counted(1, 65535), help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
         sp.add_argument("--host", help="address to bind (default: AGENTOS_PREFECT_HOST, 127.0.0.1; 0.0.0.0 for every interface)")
     else:
         raise ValueError(f"not an admin command: {name!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cli.common import CliError, emit, finish_stage
+from cli.common import CliError, counted, emit, finish_stage
 
 COMMANDS = ("bench",)
 
@@ -81,7 +81,7 @@ def add_parser(sub, name: str = "bench") -> None:
     sp = bsub.add_parser("locomo", help="evidence recall on LoCoMo beside raw-turn baselines", description="evidence recall on LoCoMo beside BM25, dense and fused raw-turn baselines")
     sp.set_defaults(fn=cmd_bench)
     sp.add_argument("path", help="a file in the LoCoMo schema, e.g. ../shared/eval/locomo/locomo.json")
-    sp.add_argument("--limit", type=int, help="only the first N conversations (a quick run)")
+    sp.add_argument("--limit", type=counted(), help="only the first N conversations (a quick run)")
     sp.add_argument("--report", help="write the Markdown report here")
     sp.add_argument("--plot", help="write the recall-against-budget plot (PNG) here")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -90,7 +90,7 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.set_defaults(fn=cmd_bench)
     sp.add_argument("path", help="the MADial-Bench folder with {zh,en}_memories.jsonl and {zh,en}_queries.jsonl, e.g. ../shared/eval/madial")
     sp.add_argument("--lang", choices=("zh", "en"), default="zh", help="which language's memories and queries (default zh)")
-    sp.add_argument("--limit", type=int, help="only the first N queries (a quick run)")
+    sp.add_argument("--limit", type=counted(), help="only the first N queries (a quick run)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also measure the chat selector on this OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
     sp.add_argument("--report", help="write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -99,8 +99,8 @@ def add_parser(sub, name: str = "bench") -> None:
                                      "for hybrid, bm25-only and dense-only (one knowledge document per passage)")
     sp.set_defaults(fn=cmd_bench)
     sp.add_argument("path", help="a folder with corpus.jsonl, queries.jsonl and qrels.tsv, e.g. ../shared/eval/cmrc2018")
-    sp.add_argument("--limit", type=int, help="only the first N queries; the corpus is cut to their relevant passages plus 10 others (a quick run)")
-    sp.add_argument("--k", type=int, default=10, help="sections asked of search_docs per query (default 10)")
+    sp.add_argument("--limit", type=counted(), help="only the first N queries; the corpus is cut to their relevant passages plus 10 others (a quick run)")
+    sp.add_argument("--k", type=counted(), default=10, help="sections asked of search_docs per query (default 10)")
     sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
     sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/beir-cmrc2018.md")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -111,14 +111,14 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.set_defaults(fn=cmd_bench)
     sp.add_argument("path", help="the vue_docs_zh_cn folder (src/ and derived/), e.g. ../shared/eval/vue_docs_zh_cn")
     sp.add_argument("--en", help="the vue_docs_en folder: also its internal link texts as English queries against the zh sections")
-    sp.add_argument("--limit", type=int, help="only the first N queries of each set; only the files they target are indexed (a quick run)")
+    sp.add_argument("--limit", type=counted(), help="only the first N queries of each set; only the files they target are indexed (a quick run)")
     sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
     sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/links-vue.md")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
                          description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
     sp.set_defaults(fn=cmd_bench)
-    sp.add_argument("--size", type=int, action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
-    sp.add_argument("--queries", type=int, default=200, help="queries for the latency figures")
+    sp.add_argument("--size", type=counted(), action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
+    sp.add_argument("--queries", type=counted(), default=200, help="queries for the latency figures")
     sp.add_argument("--report", help="write the Markdown report here")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")

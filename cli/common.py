@@ -21,6 +21,21 @@ def parse_date(s: str) -> date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}") from None
 
 
+def counted(low: int = 1, high: int | None = None):
+    """An argparse type for a count or a size: a whole number from ``low`` (to ``high``), refused in one line."""
+    def parse(s: str) -> int:
+        try:
+            n = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+        if n < low or (high is not None and n > high):
+            raise argparse.ArgumentTypeError(f"{n} is out of range: give {low}" + (f" to {high}" if high is not None else " or more"))
+        return n
+
+    parse.__name__ = "number"  # what argparse names in its message
+    return parse
+
+
 def settings_from_args(args):
     """The settings in effect, with ``--user`` and ``--logs`` when the command has them."""
     from kernel.settings import load_settings

@@ -9,7 +9,7 @@ in cli.knowledge, runs the ``inbox-refine`` flow).
 
 from __future__ import annotations
 
-from cli.common import CliError, emit, workspace_settings
+from cli.common import CliError, counted, emit, workspace_settings
 
 COMMANDS = ("kb",)
 
@@ -220,7 +220,7 @@ def add_parser(sub, name: str = "kb") -> None:
     selection(sp)
     sp = kadd("search", cmd_search, "search sections (Chinese characters and bigrams, English words; \"quoted phrases\" match exactly)")
     sp.add_argument("query")
-    sp.add_argument("--k", type=int, default=10, help="how many sections (default 10)")
+    sp.add_argument("--k", type=counted(), default=10, help="how many sections (default 10)")
     sp.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid", help="keyword, meaning or both (default)")
     selection(sp)
     sp = kadd("outline", cmd_outline, "a document's outline with section anchors and sizes")
@@ -230,10 +230,10 @@ def add_parser(sub, name: str = "kb") -> None:
     sp.add_argument("id")
     sp.add_argument("anchor")
     sp.add_argument("--cursor", help="the next_cursor of the previous page")
-    sp.add_argument("--page-tokens", type=int, default=400, help="page size in tokens (default 400)")
+    sp.add_argument("--page-tokens", type=counted(), default=400, help="page size in tokens (default 400)")
     sp.add_argument("--subtree", action="store_true", help="include the subsections' text")
     selection(sp)
     sp = kadd("ask", cmd_ask, "answer from the published knowledge with cited sections, or say what it does not cover")
     sp.add_argument("question")
-    sp.add_argument("--budget", type=int, default=1200, help="tokens of sections read at most (default 1200)")
+    sp.add_argument("--budget", type=counted(), default=1200, help="tokens of sections read at most (default 1200)")
     selection(sp)

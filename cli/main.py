@@ -2,12 +2,14 @@
 
 Exit codes: 0 done, 1 an unexpected error (one line; the details are in the logs) or what the command
 reports (``doctor`` finding drift, ``collect`` with a failed source, ...), 2 a problem the user can fix
-(CliError, or argparse refusing the arguments), 130 interrupted.
+(CliError, or argparse refusing the arguments), 130 interrupted, 141 the reader of the output went away
+(``agentos ... | head``: quiet, as a Unix tool killed by SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
@@ -38,13 +40,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise  # the entry point ends quietly
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
         print(f"agentos: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
 
 
 def entrypoint() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()  # a closed pipe shows here for output still buffered
+    except BrokenPipeError:
+        # Python would complain again while flushing at exit: point stdout at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141
+    sys.exit(code)
 
 
 if __name__ == "__main__":

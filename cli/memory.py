@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from cli.common import CliError, emit, need_workspace, settings_from_args
+from cli.common import CliError, counted, emit, need_workspace, settings_from_args
 
 COMMANDS = ("memory",)
 
@@ -249,7 +249,7 @@ def add_parser(sub, name: str = "memory") -> None:
     sp.add_argument("name")
     sp = add("recall", cmd_recall, "the memories relevant to TEXT (at most 5), chosen from the manifest of the 200 most recent")
     sp.add_argument("text", help="the request or conversation context, any language")
-    sp.add_argument("--limit", type=int, help="at most this many (1-5, default AGENTOS_RECALL_LIMIT)")
+    sp.add_argument("--limit", type=counted(1, 5), help="at most this many (1-5, default AGENTOS_RECALL_LIMIT)")
     sp = add("proposals", cmd_proposals, "changes automatic extraction proposes (never applied without you)")
     g = sp.add_mutually_exclusive_group()
     g.add_argument("--accept", type=int, metavar="ID", help="apply proposal ID")

@@ -3,7 +3,7 @@ served to agents over MCP, stdio). No Prefect here."""
 
 from __future__ import annotations
 
-from cli.common import CliError, add_command, emit, need_workspace, settings_from_args
+from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
 
 COMMANDS = ("query", "raw", "mcp")
 
@@ -51,8 +51,8 @@ def add_parser(sub, name: str) -> None:
         sp = add_command(sub, "query", cmd_query, "ask memory: L0 rules -> L1 cards -> L2 facts (-> L3 raw lines with --raw), with sources and token count")
         sp.add_argument("text", help="the question, in any language")
         sp.add_argument("--raw", action="store_true", help="also read the raw lines of the matched cards (L3)")
-        sp.add_argument("--k", type=int, help="how many units (cards and facts) to match at most (default: AGENTOS_QUERY_K, 5)")
-        sp.add_argument("--budget", type=int, help="token budget of the answer (default: AGENTOS_QUERY_BUDGET, 1000)")
+        sp.add_argument("--k", type=counted(), help="how many units (cards and facts) to match at most (default: AGENTOS_QUERY_K, 5)")
+        sp.add_argument("--budget", type=counted(), help="token budget of the answer (default: AGENTOS_QUERY_BUDGET, 1000)")
         sp.add_argument("--history", action="store_true", help="also show earlier (superseded) versions of the facts found")
     elif name == "raw":
         sp = add_command(sub, "raw", cmd_raw, "read lines of an archived log (L3) by reference")

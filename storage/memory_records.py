@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import threading
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from storage.memory_store import (
     RecordStore,
     SqliteRecordStore,
     check_name,
+    name_key,
     name_problem,
 )
 
@@ -213,14 +215,23 @@ class MemoryBook:
     # -- reading -------------------------------------------------------------------------------------------
     def read(self, user: str, name: str) -> Record:
         check_name(user, "user id"), check_name(name, "record name")
-        return parse(name, self.store.read(user, name))
+        try:
+            return parse(name, self.store.read(user, name))
+        except RecordNotFound:
+            stored = self.stored_name(user, name)
+            if stored is None or stored == name:
+                raise
+            return parse(stored, self.store.read(user, stored))
+
+    def stored_name(self, user: str, name: str) -> str | None:
+        """The name the user's record is stored under when ``name`` names it up to case, Unicode normalisation
+        and full-width forms (``Coffee`` for ``coffee``, NFC for NFD), or None when the user has no such record."""
+        check_name(name, "record name")
+        key = name_key(name)
+        return next((n for n in sorted(self.names(user)) if name_key(n) == key), None)
 
     def exists(self, user: str, name: str) -> bool:
-        try:
-            self.store.read(user, check_name(name, "record name"))
-            return True
-        except RecordNotFound:
-            return False
+        return self.stored_name(user, name) is not None
 
     def names(self, user: str) -> list[str]:
         """Record names, most recently modified first."""
@@ -250,7 +261,7 @@ class MemoryBook:
     def delete(self, user: str, name: str) -> None:
         check_name(user, "user id"), check_name(name, "record name")
         with self.locked(user):
-            self.store.delete(user, name)
+            self.store.delete(user, self.stored_name(user, name) or name)
 
     def clear(self, user: str) -> int:
         """Delete every record (and proposal) of ``user``. Admin only: no agent tool calls this."""
@@ -297,9 +308,9 @@ class MemoryBook:
 
     def free_name(self, user: str, base: str) -> str:
         """``base``, or ``base-2``, ``base-3``... whichever the user does not have yet."""
-        taken = set(self.names(user))
+        taken = {name_key(n) for n in self.names(user)}
         name, i = base, 2
-        while name in taken:
+        while name_key(name) in taken:
             suffix = f"-{i}"
             name, i = base[: 100 - len(suffix)] + suffix, i + 1
         return name
@@ -323,9 +334,12 @@ class MemoryBook:
     def _create(self, user: str, name: str, description: str, rtype: str, body: str, *, source: str) -> Record:
         check_name(user, "user id"), check_name(name, "record name")
         check_fields(description, rtype, body)
+        name = unicodedata.normalize("NFC", name)  # canonically the same text, one spelling on disk
         with self.locked(user):
-            if self.exists(user, name):
-                raise RecordExists(f"a memory named {name!r} already exists: update it instead")
+            stored = self.stored_name(user, name)
+            if stored is not None:
+                same = "" if stored == name else f" (as {stored!r}: names are compared ignoring case and Unicode forms)"
+                raise RecordExists(f"a memory named {name!r} already exists{same}: update it instead")
             at = self.now()
             rec = Record(name=name, description=description.strip(), type=rtype, body=(body or "").strip("\n"), source=source,
                          created=at, updated=at)
@@ -339,6 +353,7 @@ class MemoryBook:
             raise RecordError("nothing to update: give a description, a type or a body")
         with self.locked(user):
             rec = self.read(user, name)
+            name = rec.name
             if auto and rec.source != "auto":
                 raise ManualRecordProtected(f"memory {name!r} was written by the user; automatic extraction may only propose")
             if description is not None:

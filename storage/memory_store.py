@@ -23,7 +23,8 @@ from typing import Protocol
 
 from kernel.files import atomic_write
 
-MAX_NAME_CHARS = 100  # record names and user ids; leaves room for ".md" in any file system's 255 bytes / 3
+MAX_NAME_CHARS = 100  # record names and user ids
+MAX_NAME_BYTES = 240  # in UTF-8: a file name holds 255 bytes, less ".md" and room to spare (80 Chinese characters)
 _FORBIDDEN = set('/\\:*?"<>|')
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
@@ -47,6 +48,10 @@ def name_problem(name: object, what: str = "name") -> str | None:
         return f"{what} is empty"
     if len(name) > MAX_NAME_CHARS:
         return f"{what} is longer than {MAX_NAME_CHARS} characters"
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_NAME_BYTES:
+        return (f"{what} is {size} bytes in UTF-8, more than the {MAX_NAME_BYTES} a file name can hold here "
+                f"(a Chinese character takes 3 bytes): shorten it")
     if name in (".", "..") or ".." in name:
         return f"{what} {name!r} contains '..'"
     if name.startswith((".", "~")):
@@ -63,6 +68,12 @@ def name_problem(name: object, what: str = "name") -> str | None:
     if name.split(".")[0].lower() in _WINDOWS_RESERVED:
         return f"{what} {name!r} is a reserved device name on Windows"
     return None
+
+
+def name_key(name: str) -> str:
+    """What two names are compared by: NFKC (NFC/NFD and full-width forms alike) and case folded, so names that
+    would collide on a case-insensitive or normalising file system (macOS, Windows, sync targets) are one name."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def check_name(name: object, what: str = "name") -> str:

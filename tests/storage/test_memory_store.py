@@ -122,6 +122,40 @@ def test_create_refuses_an_existing_name(book):
     assert book.read("bob", "editor").description == "uses emacs"
 
 
+def test_names_are_measured_in_utf8_bytes_not_characters(book):
+    """A file name holds 255 bytes: 100 Chinese characters (300 bytes) are refused up front with the reason, on
+    both backends alike, and never leak a temporary path; 80 fit."""
+    with pytest.raises(InvalidName, match="300 bytes in UTF-8"):
+        book.create("alice", "备" * 100, "太长的名字", "user")
+    assert book.names("alice") == []
+    rec = book.create("alice", "备" * 80, "刚好放得下", "user")
+    assert book.read("alice", rec.name).description == "刚好放得下"
+
+
+@pytest.mark.parametrize("other", ["coffee", "COFFEE", "ｃｏｆｆｅｅ", "Ｃｏｆｆｅｅ"])
+def test_names_differing_only_in_case_or_width_are_one_record(book, other):
+    book.create("alice", "Coffee", "morning coffee", "user", "flat white")
+    with pytest.raises(RecordExists, match="as 'Coffee'"):
+        book.create("alice", other, "again", "user")
+    assert book.read("alice", other).body == "flat white" and book.exists("alice", other)
+    book.update("alice", other, body="long black")
+    assert book.names("alice") == ["Coffee"] and book.read("alice", "Coffee").body == "long black"
+    book.delete("alice", other)
+    assert book.names("alice") == []
+
+
+def test_nfd_and_nfc_spellings_are_one_record_stored_as_nfc(book):
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "Café notes")
+    book.create("alice", nfd, "a café", "reference")
+    assert book.names("alice") == ["Café notes"]  # canonically the same text, one spelling on disk
+    with pytest.raises(RecordExists):
+        book.create("alice", "Café notes", "again", "reference")
+    assert book.read("alice", nfd).name == "Café notes"
+    assert book.free_name("alice", "CAFÉ NOTES") == "CAFÉ NOTES-2"
+
+
 def test_update_keeps_name_source_created_and_recall_statistics(book, monkeypatch):
     created = book.create("alice", "周报格式", "以后所有周报都用简洁格式", "feedback", "v1")
     book.mark_recalled("alice", ["周报格式"])
