@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 from cli.common import CliError, add_command, emit, finish_stage, need_workspace, prepare_flows, settings_from_args, workspace_settings
+from knowledge.report import CollectReport, RefineReport
 
 COMMANDS = ("collect", "refine")
 
 
 def _print_collect(r: dict) -> None:
-    print(f"user {r['user']}: {len(r['collected'])} item(s) collected into the inbox, {r['duplicates']} duplicate(s) skipped")
-    for c in r["collected"]:
-        print(f"  + {c['partition']}/{c['file'].split('/')[-1]}  <- {c['source']}")
-    if r["refused"]:
-        print(f"  refused ({len(r['refused'])}; also in logs/quarantine.jsonl):")
-        for x in r["refused"]:
-            print(f"    - {x['reason']}  [{x['file']}]")
-    for e in r["errors"]:
-        print(f"  error: {e}")
-    for w in r["warnings"]:
-        print(f"  warning: {w}")
+    print("\n".join(CollectReport.from_dict(r).summary_lines()))
 
 
 def cmd_collect(args) -> int:
@@ -37,7 +28,7 @@ def cmd_collect(args) -> int:
     r = flows.collect.collect_to_inbox(user=settings.user)
     finish_stage()
     emit(args, r, _print_collect)
-    return 1 if any(p["status"] == "failed" for p in r["per_source"].values()) else 0
+    return 1 if CollectReport.from_dict(r).failed else 0
 
 
 def cmd_refine(args) -> int:
@@ -47,8 +38,7 @@ def cmd_refine(args) -> int:
 
     out = inbox_refine(user=settings.user)
     finish_stage()
-    emit(args, out, lambda r: print(f"refined {len(r['refined'])}, duplicates {len(r['duplicates'])}, quarantined {len(r['quarantined'])}, "
-                                     f"errors {len(r['errors'])}; pending review: `agentos kb pending`"))
+    emit(args, out, lambda r: print(RefineReport.from_dict(r).summary_line()))
     return 0
 
 

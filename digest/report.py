@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from memory.report import MemoryReport, memories_markdown
+
 COUNTS = ("lines_read", "turns", "facts_added", "facts_reinforced", "facts_superseded", "conflicts", "already_applied", "cards")
-NO_MEMORIES = {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "pending": []}
+NO_MEMORIES = MemoryReport().to_dict()  # a day whose memory stage did not run
 
 
 @dataclass
@@ -27,7 +29,7 @@ class DayReport:
     cards: int
     card_ids: list[str]
     quarantined: list[str]
-    memories: dict = field(default_factory=lambda: dict(NO_MEMORIES))
+    memories: dict = field(default_factory=lambda: MemoryReport().to_dict())  # the day's MemoryReport, in its dict form
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -83,11 +85,9 @@ class RangeReport:
               "| day | lines | turns | added | reinforced | superseded | conflicts | cards | quarantined |", "|---|---|---|---|---|---|---|---|---|"]
         md += [f"| {r.day} | {r.lines_read} | {r.turns} | {r.facts_added} | {r.facts_reinforced} | {r.facts_superseded} | "
                f"{r.conflicts} | {r.cards} | {len(r.quarantined)} |" for r in self.per_day]
-        mems = [r.memories or {} for r in self.per_day]
-        if any(m.get("created") or m.get("updated") or m.get("duplicates") or m.get("proposals") or m.get("errors") or m.get("pending")
-               for m in mems):
-            merged = {k: [x for m in mems for x in m.get(k, [])] for k in ("created", "updated", "duplicates", "proposals", "errors")}
-            md += memories_markdown(merged, pending=next((m["pending"] for m in reversed(mems) if "pending" in m), []))
+        mems = [MemoryReport.from_dict(r.memories) for r in self.per_day if r.memories]
+        if any(m.worth_showing for m in mems):
+            md += MemoryReport.merge(mems).markdown_section()
         if self.quarantined:
             md += ["", "## Quarantined", *[f"- `{q}`" for q in self.quarantined]]
         return "\n".join(md) + "\n"
@@ -105,22 +105,3 @@ def summary_lines(r: dict) -> list[str]:
         out.append(f"  quarantined ({len(r['quarantined'])}):")
         out += [f"    - {q}" for q in r["quarantined"]]
     return out
-
-
-def memories_markdown(m: dict | None, pending: list[dict] | None = None) -> list[str]:
-    """The user-memory section of a digest artifact: records created, updated, skipped as duplicates, and
-    the proposals waiting for the user (``agentos memory proposals``)."""
-    if not m:
-        return []
-    pending = m.get("pending", []) if pending is None else pending
-    names = lambda xs: ", ".join(f"`{x}`" for x in xs) or "(none)"  # noqa: E731
-    md = ["", "## User memories", "", "| | records |", "|---|---|", f"| created | {names(m['created'])} |",
-          f"| updated | {names(m['updated'])} |", f"| skipped as duplicates | {names(m['duplicates'])} |",
-          f"| new proposals | {', '.join(f'#{i}' for i in m['proposals']) or '(none)'} |"]
-    if pending:
-        md += ["", "### Proposals waiting for the user", "",
-               *[f"- #{p['id']} {p['kind']}{' -> `' + p['target'] + '`' if p['target'] else ''}: {p['description']} ({p['reason']})"
-                 for p in pending], "", "Decide with `agentos memory proposals --accept ID` or `--reject ID`."]
-    if m.get("errors"):
-        md += ["", "### Extraction errors (logged and skipped)", *[f"- {e}" for e in m["errors"]]]
-    return md

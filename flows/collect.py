@@ -6,6 +6,7 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 
 from knowledge.collect import failed_source, fetch_error, finish_collect, plan_sources
+from knowledge.report import CollectReport
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import knowledge as t
@@ -13,7 +14,7 @@ from tasks import knowledge as t
 
 def collect_sources(settings: Settings, user: str) -> dict:
     """Every source, each a task run (feeds are fetched in a task of their own, with retries); a source that
-    fails is reported and the rest go on."""
+    fails is reported and the rest go on. Returns the run's ``CollectReport`` as a dict."""
     sources, problems = plan_sources(settings)
     reports = []
     for source in sources:
@@ -26,7 +27,7 @@ def collect_sources(settings: Settings, user: str) -> dict:
             reports.append(t.collect_source(settings, source, user, data=data))
         except Exception as e:  # noqa: BLE001 - one broken source never costs the others
             reports.append(failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
-    return finish_collect(settings, user, reports, problems)
+    return finish_collect(settings, user, reports, problems).to_dict()
 
 
 @flow(name="collect-to-inbox", log_prints=False)
@@ -47,6 +48,5 @@ def collect_to_inbox(user: str | None = None) -> dict:
     Workspace(settings.home).ensure()
     result = collect_sources(settings, settings.user)
     t.publish_collect_artifact(result)
-    get_run_logger().info("collected %d item(s) for %s: %d duplicate(s) skipped, %d refused, %d error(s)",
-                          len(result["collected"]), result["user"], result["duplicates"], len(result["refused"]), len(result["errors"]))
+    get_run_logger().info("collected %s", CollectReport.from_dict(result).log_line())
     return result

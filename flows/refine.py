@@ -5,6 +5,7 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 
 from kernel.settings import load_settings
+from knowledge.report import RefineReport
 from kernel.workspace import Workspace
 from tasks import refine as t
 
@@ -22,6 +23,5 @@ def inbox_refine(user: str | None = None) -> dict:
     Workspace(settings.home).ensure()
     report = t.refine_inbox(settings, settings.user)
     t.publish_refine_artifact(settings.user, report)
-    get_run_logger().info("refined %d item(s): %d duplicate(s), %d quarantined, %d error(s)", len(report["refined"]),
-                          len(report["duplicates"]), len(report["quarantined"]), len(report["errors"]))
+    get_run_logger().info("refined %s", RefineReport.from_dict(report).log_line())
     return report

@@ -39,6 +39,7 @@ from kernel import clock
 from kernel.settings import Settings
 from kernel.text import slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
+from knowledge.report import CollectReport, SourceReport
 from storage.eventlog import append_lines, record_quarantine
 
 SOURCE_TYPES = ("folder", "clipping", "feed", "tools", "personal", "memory")
@@ -440,19 +441,18 @@ class Item:
     label: str = ""  # how reports name where it came from
 
 
-def _empty_report(source: Source) -> dict:
-    return {"name": source.name, "type": source.type, "partition": source.partition, "location": source.location,
-            "status": "ok", "collected": [], "duplicates": 0, "refused": [], "warnings": [], "errors": []}
+def _empty_report(source: Source) -> SourceReport:
+    return SourceReport(name=source.name, type=source.type, partition=source.partition, location=source.location)
 
 
-def _walk(source: Source, report: dict) -> list[tuple[Path, str]]:
+def _walk(source: Source, report: SourceReport) -> list[tuple[Path, str]]:
     """(file, name relative to the folder) for every non-hidden file; symlinks out of the folder are refused."""
     root = source.path
     real_root = os.path.realpath(root)
     excluded = {os.path.realpath(p) for p in source.exclude}
     out: list[tuple[Path, str]] = []
     def unreadable(e: OSError) -> None:
-        report["errors"].append(f"source {source.name}: cannot list {e.filename}: {e.strerror or e}")
+        report.errors.append(f"source {source.name}: cannot list {e.filename}: {e.strerror or e}")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
         keep = []
@@ -464,7 +464,7 @@ def _walk(source: Source, report: dict) -> list[tuple[Path, str]]:
                 target = os.path.realpath(full)
                 if not _inside(Path(target), Path(real_root)):
                     rel = str(full.relative_to(root))
-                    report["refused"].append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, outside the source folder "
+                    report.refused.append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, outside the source folder "
                                                                        f"{root}; not followed")))
                 continue  # a link to a folder inside: its files are collected through the real path
             keep.append(d)
@@ -477,22 +477,22 @@ def _walk(source: Source, report: dict) -> list[tuple[Path, str]]:
             if full.is_symlink():
                 target = os.path.realpath(full)
                 if not _inside(Path(target), Path(real_root)):
-                    report["refused"].append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, outside the source folder "
+                    report.refused.append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, outside the source folder "
                                                                        f"{root}; not followed")))
                     continue
                 if not os.path.isfile(target):
-                    report["refused"].append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, which is not a file")))
+                    report.refused.append(asdict(Refused(str(full), f"{rel}: symbolic link to {target}, which is not a file")))
                     continue
             out.append((full, rel))
     return out
 
 
-def _file_items(source: Source, report: dict, cfg: CollectConfig) -> list[Item]:
+def _file_items(source: Source, report: SourceReport, cfg: CollectConfig) -> list[Item]:
     items: list[Item] = []
     for path, rel in _walk(source, report):
         text, refused = read_text_file(path, rel, cfg.max_file_bytes)
         if refused:
-            report["refused"].append(asdict(refused))
+            report.refused.append(asdict(refused))
             continue
         if path.suffix.lower() == ".txt":
             meta, body, warning = {}, text, None
@@ -501,7 +501,7 @@ def _file_items(source: Source, report: dict, cfg: CollectConfig) -> list[Item]:
         body = normalize_body(body)
         notes = [warning + ("; source URL unknown" if source.type == "clipping" else "")] if warning else []
         if not body.strip():
-            report["refused"].append(asdict(Refused(str(path), f"{rel}: no text after the frontmatter, nothing to collect", "warning")))
+            report.refused.append(asdict(Refused(str(path), f"{rel}: no text after the frontmatter, nothing to collect", "warning")))
             continue
         abs_path = str(Path(os.path.abspath(path)))
         extra: dict = {"source_file": abs_path}
@@ -526,13 +526,13 @@ def _file_items(source: Source, report: dict, cfg: CollectConfig) -> list[Item]:
     return items
 
 
-def _feed_items(settings: Settings, source: Source, data: bytes, report: dict) -> list[Item]:
+def _feed_items(settings: Settings, source: Source, data: bytes, report: SourceReport) -> list[Item]:
     from knowledge import feeds
 
     parsed = feeds.parse(data, location=source.location, tz=settings.timezone)
-    report["warnings"] += parsed.warnings
+    report.warnings += parsed.warnings
     if parsed.title:
-        report["feed_title"] = parsed.title
+        report.feed_title = parsed.title
     items = []
     for e in parsed.entries:
         extra = {"feed": source.location, "feed_title": parsed.title, "link": e.link, "published": e.published}
@@ -551,8 +551,8 @@ def fetch_feed(settings: Settings, source: Source) -> bytes:
     return feeds.read_local(source.path, max_bytes=cfg.max_feed_bytes)
 
 
-def collect_source(settings: Settings, source: Source, user: str | None = None, *, data: bytes | None = None) -> dict:
-    """Collect one source into its inbox partition; returns what happened to it (see ``collect``).
+def collect_source(settings: Settings, source: Source, user: str | None = None, *, data: bytes | None = None) -> SourceReport:
+    """Collect one source into its inbox partition; returns what happened to it.
 
     For a feed, ``data`` is what ``fetch_feed`` returned (fetched here when not given).
     """
@@ -569,16 +569,16 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
             items = _feed_items(settings, source, data, report)
         else:
             if not source.path.is_dir():
-                report["status"] = "absent"
+                report.status = "absent"
                 if source.path.exists():
-                    report["errors"].append(f"source {source.name}: {source.path} is not a folder")
+                    report.errors.append(f"source {source.name}: {source.path} is not a folder")
                 elif source.configured and not _is_default(settings, source):
-                    report["errors"].append(f"source {source.name}: folder {source.path} does not exist")
+                    report.errors.append(f"source {source.name}: folder {source.path} does not exist")
                 return _finish(settings, ws, user, report)
             items = _file_items(source, report, cfg)
     except FeedError as e:
-        report["status"] = "failed"
-        report["errors"].append(str(e))
+        report.status = "failed"
+        report.errors.append(str(e))
         return _finish(settings, ws, user, report)
     when = _now(settings)
     with workspace_lock(settings.home, "collect"):
@@ -587,7 +587,7 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
         for item in items:
             h = content_hash(item.body)
             if h in seen:
-                report["duplicates"] += 1
+                report.duplicates += 1
                 continue
             meta = {"title": item.title, "source": item.source, "source_type": item.source_type, "scope": source.scope,
                     "owner": user, "fetched_at": when.isoformat(), "content_hash": h}
@@ -601,8 +601,8 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
             rows.append(json.dumps({"content_hash": h, "file": rel, "partition": source.partition, "source": item.source,
                                     "source_type": item.source_type, "source_name": source.name, "owner": user,
                                     "collected_at": when.isoformat()}, ensure_ascii=False))
-            report["warnings"] += [f"{item.label}: {n}" for n in item.extra.get("collect_warnings", [])]
-            report["collected"].append({"partition": source.partition, "file": rel, "source": item.source, "title": item.title,
+            report.warnings += [f"{item.label}: {n}" for n in item.extra.get("collect_warnings", [])]
+            report.collected.append({"partition": source.partition, "file": rel, "source": item.source, "title": item.title,
                                         "source_type": item.source_type, "from": item.label})
             append_lines(registry_path(settings), rows[-1:])  # one line per item: a crash loses nothing written
     return _finish(settings, ws, user, report)
@@ -614,27 +614,28 @@ def _is_default(settings: Settings, source: Source) -> bool:
     return any(_same(source.path, Path(settings.home) / d) for d in defaults)
 
 
-def _finish(settings: Settings, ws: Workspace, user: str, report: dict) -> dict:
+def _finish(settings: Settings, ws: Workspace, user: str, report: SourceReport) -> SourceReport:
     """Refused files to quarantine.jsonl (each distinct one once), errors to errors.log."""
-    if report["refused"]:
+    if report.refused:
         record_quarantine(ws.logs, [{"user": user, "file": r["file"], "line": None, "reason": r["reason"], "severity": r["severity"],
-                                     "sha256": r.get("sha256"), "path": r["file"], "stage": "collect", "source": report["name"]}
-                                    for r in report["refused"]])
-    if report["errors"]:
+                                     "sha256": r.get("sha256"), "path": r["file"], "stage": "collect", "source": report.name}
+                                    for r in report.refused])
+    if report.errors:
         stamp = clock.stamp(settings.timezone)
-        append_lines(ws.logs / "errors.log", [f"{stamp} collect-to-inbox ERROR {e}" for e in report["errors"]])
-    if report["errors"] and report["status"] == "ok":
-        report["status"] = "errors"
+        append_lines(ws.logs / "errors.log", [f"{stamp} collect-to-inbox ERROR {e}" for e in report.errors])
+    if report.errors and report.status == "ok":
+        report.status = "errors"
     return report
 
 
 # -- all sources ---------------------------------------------------------------------------------------------------
 def collect(settings: Settings, user: str | None = None) -> dict:
     """Collect every configured source into the inbox, as plain calls (``flows/collect.py`` lists the same
-    stages as task runs, one per source, never per document; a test keeps the two orders equal). Returns::
+    stages as task runs, one per source, never per document; a test keeps the two orders equal). Returns the
+    run's ``CollectReport`` (knowledge/report.py) as a dict::
 
         {user, collected: [{partition, file, source, title, source_type, from}], duplicates: n,
-         refused: [{file, reason, severity}], warnings: [...], errors: [...], per_source: {name: {...}}}
+         refused: [{file, reason, severity, sha256}], warnings: [...], errors: [...], per_source: {name: {...}}}
 
     A source that fails (a feed that cannot be downloaded, an unexpected error) is reported; the rest go on.
     """
@@ -651,7 +652,7 @@ def collect(settings: Settings, user: str | None = None) -> dict:
             reports.append(collect_source(settings, source, user, data=data))
         except Exception as e:  # noqa: BLE001 - one broken source never costs the others
             reports.append(failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
-    return finish_collect(settings, user, reports, problems)
+    return finish_collect(settings, user, reports, problems).to_dict()
 
 
 def plan_sources(settings: Settings) -> tuple[list[Source], list[str]]:
@@ -666,19 +667,19 @@ def fetch_error(source: Source, e: Exception) -> str:
     return str(e) if _is_feed_error(e) else f"feed {source.location}: {type(e).__name__}: {e}"
 
 
-def failed_source(settings: Settings, user: str, source: Source, error: str) -> dict:
+def failed_source(settings: Settings, user: str, source: Source, error: str) -> SourceReport:
     """The report of a source that could not be collected (its error logged like any other)."""
     r = _empty_report(source)
-    r["status"] = "failed"
-    r["errors"].append(error)
+    r.status = "failed"
+    r.errors.append(error)
     return _finish(settings, Workspace(settings.home), user, r)
 
 
-def finish_collect(settings: Settings, user: str, reports: list[dict], problems: list[str]) -> dict:
+def finish_collect(settings: Settings, user: str, reports: list[SourceReport], problems: list[str]) -> CollectReport:
     """One report for the run; problems with the source list go to errors.log."""
     if problems:
         append_lines(Workspace(settings.home).logs / "errors.log", [f"{clock.stamp(settings.timezone)} collect-to-inbox ERROR {p}" for p in problems])
-    return combine(user, reports, problems)
+    return CollectReport.combine(user, reports, problems)
 
 
 def _is_feed_error(e: Exception) -> bool:
@@ -687,40 +688,6 @@ def _is_feed_error(e: Exception) -> bool:
     return isinstance(e, FeedError)
 
 
-def combine(user: str, reports: list[dict], problems: list[str] | None = None) -> dict:
-    return {
-        "user": user,
-        "collected": [c for r in reports for c in r["collected"]],
-        "duplicates": sum(r["duplicates"] for r in reports),
-        "refused": [r2 for r in reports for r2 in r["refused"]],
-        "warnings": [w for r in reports for w in r["warnings"]],
-        "errors": list(problems or []) + [e for r in reports for e in r["errors"]],
-        "per_source": {r["name"]: {k: (len(v) if k in ("collected", "refused") else v) for k, v in r.items()
-                                   if k in ("type", "partition", "location", "status", "collected", "duplicates", "refused")}
-                       for r in reports},
-    }
-
-
 def collect_markdown(result: dict) -> str:
-    """The run's report for people (the flow's artifact, and `agentos collect` without --json)."""
-    c, refused, errors = result["collected"], result["refused"], result["errors"]
-    md = [f"# Collect to inbox · {result['user']}", "",
-          f"**{len(c)} collected**, {result['duplicates']} duplicate(s) skipped, {len(refused)} refused, {len(errors)} error(s).", ""]
-    md += ["## Sources", "", "| source | type | partition | status | collected | duplicates | refused |", "|---|---|---|---|---|---|---|"]
-    for name, p in result["per_source"].items():
-        md.append(f"| {_cell(name)} | {p['type']} | {p['partition']} | {p['status']} | {p['collected']} | {p['duplicates']} | {p['refused']} |")
-    if c:
-        md += ["", "## Collected", "", "| partition | file | title | source |", "|---|---|---|---|"]
-        md += [f"| {x['partition']} | `{_cell(x['file'])}` | {_cell(x['title'])} | {_cell(x['source'])} |" for x in c]
-    if refused:
-        md += ["", "## Refused (convert to Markdown / UTF-8 text first; also in logs/quarantine.jsonl)", ""]
-        md += [f"- `{_cell(r['file'])}`: {r['reason']}" for r in refused]
-    if errors:
-        md += ["", "## Errors", "", *[f"- {e}" for e in errors]]
-    if result["warnings"]:
-        md += ["", "## Warnings", "", *[f"- {w}" for w in result["warnings"]]]
-    return "\n".join(md) + "\n"
-
-
-def _cell(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """The run's report for people (the flow's artifact), from the dict ``collect`` returns."""
+    return CollectReport.from_dict(result).artifact_markdown()

@@ -34,6 +34,7 @@ from knowledge.review import (
     validity,
     version_rule,
 )
+from knowledge.report import RefineReport
 from storage.eventlog import append_lines, record_quarantine
 from storage.kb_cards import read_body, render_card
 from storage.kb_store import KBStore, title_key
@@ -301,12 +302,13 @@ def _chat(settings: Settings):
 
 
 def refine(settings: Settings, user: str | None = None, *, kit: dict | None = None, today: date | None = None) -> dict:
-    """Refine every new inbox item; returns {refined: [...], duplicates, quarantined: [...], errors: [...], already}."""
+    """Refine every new inbox item; returns the run's ``RefineReport`` (knowledge/report.py) as a dict:
+    {refined: [...], duplicates: [...], quarantined: [...], errors: [...], already, edited: [...], summaries_retried}."""
     user = user or settings.user
     today = today or clock.today(settings.timezone)
     paths = kb_paths(settings)
     ws = Workspace(settings.home)
-    report = {"refined": [], "duplicates": [], "quarantined": [], "errors": [], "already": 0}
+    report = RefineReport()
     items = inbox_items(settings)
     store = open_kb(settings)
     try:
@@ -315,7 +317,7 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
             data = path.read_bytes() if not path.is_symlink() else b""
             sha = hashlib.sha256(data).hexdigest()
             if store.ingested(sha) and not path.is_symlink():
-                report["already"] += 1
+                report.already += 1
             else:
                 todo.append((part, path, data, sha))
         if todo and kit is None:
@@ -327,22 +329,22 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
             except ItemError as e:
                 record_quarantine(ws.logs, [{"user": user, "file": rel, "line": None, "reason": str(e), "severity": "error",
                                              "sha256": sha, "path": str(path), "stage": "inbox-refine"}])
-                report["quarantined"].append(f"{rel}: {e}")
+                report.quarantined.append(f"{rel}: {e}")
                 _log(paths["log"], {"file": rel, "outcome": "quarantined", "reason": str(e)})
                 continue
             except Exception as e:  # noqa: BLE001 - one item's failure is logged; the rest are refined
                 log.warning("refine failed for %s: %s", rel, e)
-                report["errors"].append(f"{rel}: {type(e).__name__}: {e}")
+                report.errors.append(f"{rel}: {type(e).__name__}: {e}")
                 _log(paths["log"], {"file": rel, "outcome": "error", "reason": f"{type(e).__name__}: {e}"})
                 continue
             store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
-            (report["duplicates"] if r["outcome"] == "duplicate" else report["refined"]).append({"file": rel, **r})
+            report.add({"file": rel, **r})
             _log(paths["log"], {"file": rel, **r})
-        report["edited"] = resync_edited(settings, store)
-        report["summaries_retried"] = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
+        report.edited = resync_edited(settings, store)
+        report.summaries_retried = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
     finally:
         store.close()
-    return report
+    return report.to_dict()
 
 
 def resync_edited(settings: Settings, store: KBStore) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from kernel.settings import Settings
+from memory.report import MemoryReport
 
 log = logging.getLogger(__name__)
 
@@ -26,35 +27,38 @@ def tasks_of(turns: list) -> list[list]:
 
 
 def extract_day(settings: Settings, user: str, day, turns: list) -> dict:
-    """Run the extraction over every task of a day; one summary for the digest's artifact."""
+    """Run the extraction over every task of a day; one ``MemoryReport`` (memory/report.py) for the digest's
+    report and artifact, as a dict (the day's report holds it in that form under ``memories``)."""
     from storage.memory_records import open_book
     from memory.extract import extract, messages_from_turns
 
-    out = {"tasks": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "errors": [], "extractor": "rules", "pending": []}
+    out = MemoryReport(extractor="rules")
     try:
         book = open_book(settings)
     except Exception as e:  # noqa: BLE001 - the memory stage never stops the digest
-        out["errors"].append(f"open memory book: {type(e).__name__}: {e}")
-        log.warning("memory extraction skipped: %s", out["errors"][-1])
-        return out
+        out.errors.append(f"open memory book: {type(e).__name__}: {e}")
+        log.warning("memory extraction skipped: %s", out.errors[-1])
+        return out.to_dict()
     try:
         for turns_of_task in tasks_of(turns):
-            out["tasks"] += 1
+            out.tasks += 1
             where = f"{turns_of_task[0].source_file} ({turns_of_task[0].topic or 'no heading'})"
             try:
                 r = extract(book, user, messages_from_turns(turns_of_task), settings=settings, day=day)
             except Exception as e:  # noqa: BLE001 - one task's failure is logged and skipped
-                out["errors"].append(f"{where}: {type(e).__name__}: {e}")
+                out.errors.append(f"{where}: {type(e).__name__}: {e}")
                 log.warning("memory extraction failed for %s: %s", where, e)
                 continue
-            for key in ("created", "updated", "duplicates", "proposals"):
-                out[key] += r.get(key) or []
-            out["errors"] += [f"{where}: {e}" for e in r.get("errors") or []]
+            out.created += r.get("created") or []
+            out.updated += r.get("updated") or []
+            out.duplicates += r.get("duplicates") or []
+            out.proposals += r.get("proposals") or []
+            out.errors += [f"{where}: {e}" for e in r.get("errors") or []]
             if r.get("extractor") and r["extractor"] != "rules":
-                out["extractor"] = r["extractor"]
-        out["pending"] = [{"id": p["id"], "kind": p["kind"], "target": p["target"], "description": p["record"].get("description"),
-                           "reason": p["reason"]} for p in book.pending(user)]
+                out.extractor = r["extractor"]
+        out.pending = [{"id": p["id"], "kind": p["kind"], "target": p["target"], "description": p["record"].get("description"),
+                        "reason": p["reason"]} for p in book.pending(user)]
     finally:
         if book.proposals:
             book.proposals.close()
-    return out
+    return out.to_dict()

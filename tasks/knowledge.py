@@ -10,6 +10,7 @@ from prefect.cache_policies import NONE
 
 from knowledge import collect as _collect
 from knowledge.collect import Source
+from knowledge.report import CollectReport, SourceReport
 from kernel.settings import Settings
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
@@ -36,7 +37,7 @@ def fetch_feed(settings: Settings, source: Source) -> bytes:
 
 
 @task(name="collect-source", cache_policy=NONE, retries=1, retry_delay_seconds=2)
-def collect_source(settings: Settings, source: Source, user: str | None = None, *, data: bytes | None = None) -> dict:
+def collect_source(settings: Settings, source: Source, user: str | None = None, *, data: bytes | None = None) -> SourceReport:
     """One source into its inbox partition (dedup, provenance, refusals recorded). Safe to retry: what was
     written is in the registry, so a second attempt only adds what the first did not."""
     return _collect.collect_source(settings, source, user, data=data)
@@ -44,14 +45,14 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
 
 @task(name="publish-collect-artifact", cache_policy=NONE)
 def publish_collect_artifact(result: dict) -> str:
+    """The run's report (``CollectReport.to_dict()``, what the flow returns) as the artifact ``collect-USER-latest``."""
     from prefect.artifacts import create_markdown_artifact
 
     from tasks.digest import artifact_key
 
-    n = len(result["collected"])
-    return str(create_markdown_artifact(key=artifact_key("collect", result["user"], "latest"), markdown=_collect.collect_markdown(result),
-                                        description=f"collect-to-inbox for {result['user']}: {n} collected, "
-                                                    f"{result['duplicates']} duplicate(s), {len(result['refused'])} refused"))
+    report = CollectReport.from_dict(result)
+    return str(create_markdown_artifact(key=artifact_key("collect", report.user, "latest"), markdown=report.artifact_markdown(),
+                                        description=report.artifact_description()))
 
 
 # -- refine ----------------------------------------------------------------------------------------------------

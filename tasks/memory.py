@@ -6,11 +6,13 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from memory import inbox
+from memory.report import InboxReport
 from kernel.settings import Settings
 
 
 @task(name="ingest-memory-cards", cache_policy=NONE, retries=1, retry_delay_seconds=2)
 def ingest_cards(settings: Settings, user: str) -> dict:
+    """The cards taken, as an ``InboxReport`` dict (what the nightly chain returns under ``memory_inbox``)."""
     return inbox.ingest_cards(settings, user)
 
 
@@ -18,14 +20,10 @@ def ingest_cards(settings: Settings, user: str) -> dict:
 def publish_inbox_artifact(user: str, report: dict) -> str | None:
     from prefect.artifacts import create_markdown_artifact
 
-    from digest.report import memories_markdown
     from tasks.digest import artifact_key
 
-    if not (report["cards"] or report["quarantined"]):
+    r = InboxReport.from_dict(report)
+    if not r.worth_publishing:
         return None
-    md = [f"# Memory inbox · {user}", "", f"{report['cards']} card(s) taken from `00_stream/inbox/memory/`."]
-    md += memories_markdown(report, pending=[])
-    if report["quarantined"]:
-        md += ["", "## Quarantined", *[f"- `{q}`" for q in report["quarantined"]]]
-    return str(create_markdown_artifact(key=artifact_key("memory-inbox", user, "latest"), markdown="\n".join(md) + "\n",
-                                        description=f"memory cards taken into {user}'s records"))
+    return str(create_markdown_artifact(key=artifact_key("memory-inbox", user, "latest"), markdown=r.artifact_markdown(user),
+                                        description=InboxReport.artifact_description(user)))

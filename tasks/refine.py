@@ -7,11 +7,13 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from knowledge import refine as r
+from knowledge.report import RefineReport
 from kernel.settings import Settings
 
 
 @task(name="refine-inbox", cache_policy=NONE, retries=1, retry_delay_seconds=2)
 def refine_inbox(settings: Settings, user: str) -> dict:
+    """The run's ``RefineReport`` as a dict (what the flow returns)."""
     return r.refine(settings, user)
 
 
@@ -21,22 +23,5 @@ def publish_refine_artifact(user: str, report: dict) -> str | None:
 
     from tasks.digest import artifact_key
 
-    return str(create_markdown_artifact(key=artifact_key("inbox-refine", user, "latest"), markdown=refine_markdown(report),
-                                        description=f"inbox refined into pending knowledge documents ({user})"))
-
-
-def refine_markdown(report: dict) -> str:
-    md = ["# Inbox refine", "", f"{len(report['refined'])} document(s) refined (pending review), {len(report['duplicates'])} duplicate(s), "
-          f"{len(report['quarantined'])} quarantined, {report['already']} already taken, {len(report['errors'])} error(s).", ""]
-    if report["refined"]:
-        md += ["| document | outcome | category | reliability | facts: same / new / conflicts | valid until |", "|---|---|---|---|---|---|"]
-        for d in report["refined"]:
-            c = d.get("consistency") or {}
-            md.append(f"| `{d['doc_id']}` {d['title']} | {d['outcome']} | {d.get('category')} | {d.get('reliability')} | "
-                      f"{c.get('identical', 0)} / {c.get('added', 0)} / {c.get('conflicts', 0)} | {d.get('valid_until') or 'never'} |")
-    if report["quarantined"]:
-        md += ["", "## Quarantined", *[f"- {q}" for q in report["quarantined"]]]
-    if report["errors"]:
-        md += ["", "## Errors", *[f"- {e}" for e in report["errors"]]]
-    md += ["", "Decide with `agentos kb pending`, `agentos kb approve ID` / `reject ID`, or the `review` deployment."]
-    return "\n".join(md) + "\n"
+    return str(create_markdown_artifact(key=artifact_key("inbox-refine", user, "latest"), markdown=RefineReport.from_dict(report).artifact_markdown(),
+                                        description=RefineReport.artifact_description(user)))
