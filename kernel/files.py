@@ -9,8 +9,50 @@ the generation pointer).
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+class NotARegularFile(OSError):
+    """What was asked for is a pipe, a device, a socket or a folder: never read. ``kind`` says which."""
+
+    def __init__(self, path: Path, kind: str):
+        super().__init__(f"{path} is {kind}, not a regular file: not read")
+        self.kind = kind
+
+
+def kind_of(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
+    """The bytes of ``path`` if it is a regular file; a FIFO, device, socket or folder raises NotARegularFile
+    without blocking (opened non-blocking, checked on the open descriptor, so a swap after a check cannot fool it).
+    With ``max_bytes``, at most that many bytes plus one are read (the caller sees that the file is too large)."""
+    mode = os.stat(path).st_mode  # a socket cannot even be opened: say what it is
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(path, kind_of(mode))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(path, kind_of(mode))
+        os.set_blocking(fd, True)
+        chunks, left = [], (max_bytes + 1 if max_bytes is not None else None)
+        while left is None or left > 0:
+            chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if left is not None:
+                left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, prefix: str = ".tmp-") -> None:

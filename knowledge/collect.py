@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from kernel import clock
+from kernel.files import NotARegularFile, read_regular_file
 from kernel.settings import Settings
 from kernel.text import slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
@@ -316,9 +317,14 @@ def read_text_file(path: Path, shown: str, max_bytes: int) -> tuple[str | None, 
         if size > max_bytes:
             return None, Refused(str(path), f"{shown}: {size / 1048576:.1f} MB is over the {max_bytes / 1048576:g} MB limit "
                                             f"(max_file_mb in sources.yaml); split it or {convert}")
-        data = path.read_bytes()
+        data = read_regular_file(path, max_bytes)
+    except NotARegularFile as e:
+        return None, Refused(str(path), f"{shown}: {e.kind}, not a regular file; only regular files are collected")
     except OSError as e:
         return None, Refused(str(path), f"{shown}: cannot be read ({e.strerror or e})")
+    if len(data) > max_bytes:  # it grew after the size check
+        return None, Refused(str(path), f"{shown}: over the {max_bytes / 1048576:g} MB limit (max_file_mb in sources.yaml); "
+                                        f"split it or {convert}")
     sha = hashlib.sha256(data).hexdigest()
     if b"\x00" in data:
         return None, Refused(str(path), f"{shown}: binary content (NUL bytes) under a text name; {convert}", sha256=sha)

@@ -235,6 +235,32 @@ def test_symlinks_out_of_the_folder_are_refused_not_followed(home, tmp_path):
     assert not any("private key" in p.read_text(encoding="utf-8") for p in inbox_files(home))
 
 
+def test_pipes_and_sockets_in_a_source_are_refused_without_blocking(home, tmp_path):
+    """A FIFO named like a note would block a reader forever; a socket cannot be read: both are refused with the
+    reason, never opened for reading, and the rest of the folder is collected."""
+    import signal
+    import socket
+
+    m = materials(home)
+    write(m / "real.md", "# Real\n\ninside the folder\n")
+    os.mkfifo(m / "pipe.md")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(m / "sock.md"))
+    os.mkfifo(tmp_path / "outside-pipe")
+    os.symlink(m / "pipe.md", m / "link-to-pipe.md")
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("collect blocked on a pipe")))
+    signal.alarm(60)
+    try:
+        r = collect(settings(home), "alice")
+    finally:
+        signal.alarm(0)
+        sock.close()
+    refused = {Path(x["file"]).name: x["reason"] for x in r["refused"]}
+    assert "named pipe (FIFO), not a regular file" in refused["pipe.md"] and "socket" in refused["sock.md"]
+    assert "not a file" in refused["link-to-pipe.md"]
+    assert [c["title"] for c in r["collected"]] == ["Real"]
+
+
 # -- memory cards -----------------------------------------------------------------------------------------------
 def test_memory_cards_go_to_the_memory_partition_readable_by_the_memory_stage(home):
     write(materials(home) / "memory" / "偏好.md", "---\ntype: feedback\ndescription: 回答尽量简短\n---\n用户希望回答简短，先给结论。\n")
