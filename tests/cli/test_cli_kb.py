@@ -1,41 +1,46 @@
-"""``agentos refine`` and ``agentos kb ...`` as a user runs them (the installed entry point, real files)."""
+"""``agentos refine`` and ``agentos kb ...`` as a user runs them, real files: ``kb`` in process through ``cli.main.main``,
+``refine`` (a Prefect flow) as the installed script in a subprocess."""
 
 from __future__ import annotations
 
 import json
 
-from tests.kit.cli import agentos
+import pytest
+
+from tests.kit.cli import agentos, run_cli
 from tests.kit.knowledge import item
 
 
+@pytest.mark.prefect  # `agentos refine` runs the refine flow
+@pytest.mark.e2e  # in a subprocess: Prefect's settings and its ephemeral server are process-wide
 def test_refine_then_review_from_the_command_line(tmp_path):
     home = tmp_path / "ws"
-    agentos("init", home=home)
+    run_cli("init", home=home)
     item(home, "knowledge/clipping", "go.md", "# Go 并发模式\n\n用 channel 在 goroutine 之间传递数据。\n", title="Go 并发模式",
           source="https://go.dev/blog/pipelines")
     item(home, "personal", "bob.md", "# Bob 的笔记\n\n周会改到周四。\n", title="Bob 的笔记", source_type="personal", scope="personal", owner="bob")
     out = json.loads(agentos("refine", "--json", "--quiet", home=home, AGENTOS_HOSTNAME="testhost").stdout)
     assert len(out["refined"]) == 2
 
-    pending = json.loads(agentos("kb", "pending", "--json", home=home).stdout)
+    pending = json.loads(run_cli("kb", "pending", "--json", home=home).stdout)
     ids = {d["title"]: d["id"] for d in pending}
     assert set(ids) == {"Go 并发模式", "Bob 的笔记"} and all(d["status"] == "pending" for d in pending)
-    mine = json.loads(agentos("kb", "pending", "--json", "--mine", "--user", "bob", home=home).stdout)
+    mine = json.loads(run_cli("kb", "pending", "--json", "--mine", "--user", "bob", home=home).stdout)
     assert [d["title"] for d in mine] == ["Bob 的笔记"]  # bob is no admin: only his own
 
-    refused = agentos("kb", "approve", ids["Bob 的笔记"], home=home, check=False)  # the default user is not bob
+    refused = run_cli("kb", "approve", ids["Bob 的笔记"], home=home, check=False)  # the default user is not bob
     assert refused.returncode == 2 and "only its owner" in refused.stderr
-    agentos("kb", "approve", ids["Go 并发模式"], home=home)
-    agentos("kb", "approve", ids["Bob 的笔记"], "--user", "bob", home=home)
-    again = agentos("kb", "approve", ids["Go 并发模式"], home=home, check=False)
+    run_cli("kb", "approve", ids["Go 并发模式"], home=home)
+    run_cli("kb", "approve", ids["Bob 的笔记"], "--user", "bob", home=home)
+    again = run_cli("kb", "approve", ids["Go 并发模式"], home=home, check=False)
     assert again.returncode == 2 and "not pending" in again.stderr
-    missing = agentos("kb", "show", "nope", home=home, check=False)
+    missing = run_cli("kb", "show", "nope", home=home, check=False)
     assert missing.returncode == 2 and "no knowledge document" in missing.stderr
 
-    listed = json.loads(agentos("kb", "list", "--json", home=home).stdout)
+    listed = json.loads(run_cli("kb", "list", "--json", home=home).stdout)
     assert [d["title"] for d in listed] == ["Go 并发模式"]
-    assert {d["title"] for d in json.loads(agentos("kb", "list", "--json", "--user", "bob", home=home).stdout)} == {"Go 并发模式", "Bob 的笔记"}
-    shown = agentos("kb", "show", ids["Go 并发模式"], home=home).stdout
+    assert {d["title"] for d in json.loads(run_cli("kb", "list", "--json", "--user", "bob", home=home).stdout)} == {"Go 并发模式", "Bob 的笔记"}
+    shown = run_cli("kb", "show", ids["Go 并发模式"], home=home).stdout
     assert "ready" in shown and "reliability 0.8" in shown and "go.dev" in shown
 
 
@@ -45,7 +50,7 @@ def test_reading_published_knowledge_from_the_command_line(tmp_path):
     from kernel.settings import load_settings
 
     home = tmp_path / "ws"
-    agentos("init", home=home)
+    run_cli("init", home=home)
     long = "\n".join(f"第{i}条：部署前检查第{i}项配置，确认无误后再继续。" for i in range(1, 40))
     item(home, "knowledge/clipping", "ops.md", f"# 运维手册\n\n## 部署检查\n\n{long}\n\n## 回滚\n\n回滚时先停流量。\n", title="运维手册",
           source="https://kubernetes.io/ops")
@@ -54,23 +59,23 @@ def test_reading_published_knowledge_from_the_command_line(tmp_path):
     ids = {d["title"]: d["doc_id"] for d in refine(settings)["refined"]}
     decide(settings, ids["运维手册"], "approve", "default")  # the draft stays pending
 
-    assert [d["title"] for d in json.loads(agentos("kb", "map", "--json", home=home).stdout)] == ["运维手册"]
-    hits = json.loads(agentos("kb", "search", "部署检查", "--mode", "bm25", "--json", home=home).stdout)
+    assert [d["title"] for d in json.loads(run_cli("kb", "map", "--json", home=home).stdout)] == ["运维手册"]
+    hits = json.loads(run_cli("kb", "search", "部署检查", "--mode", "bm25", "--json", home=home).stdout)
     assert hits and {h["doc_id"] for h in hits} == {ids["运维手册"]} and hits[0]["anchor"] == "部署检查"
-    outline = agentos("kb", "outline", ids["运维手册"], home=home).stdout
+    outline = run_cli("kb", "outline", ids["运维手册"], home=home).stdout
     assert "#部署检查" in outline and "#回滚" in outline
-    assert agentos("kb", "outline", ids["草稿"], home=home, check=False).returncode == 2  # pending: not readable
+    assert run_cli("kb", "outline", ids["草稿"], home=home, check=False).returncode == 2  # pending: not readable
     pages, cursor = [], None
     while True:
         args = ["kb", "read", ids["运维手册"], "部署检查", "--page-tokens", "200", "--json"] + (["--cursor", cursor] if cursor else [])
-        page = json.loads(agentos(*args, home=home).stdout)
+        page = json.loads(run_cli(*args, home=home).stdout)
         pages.append(page["text"])
         cursor = page["next_cursor"]
         if not cursor:
             break
     assert len(pages) > 2 and "第39条" in pages[-1] and "\n".join(pages).count("部署前检查") == 39
-    asked = json.loads(agentos("kb", "ask", "回滚时先做什么？", "--json", home=home).stdout)
+    asked = json.loads(run_cli("kb", "ask", "回滚时先做什么？", "--json", home=home).stdout)
     assert asked["status"] == "answered" and "停流量" in asked["answer"]
     assert {c["doc_id"] for c in asked["citations"]} == {ids["运维手册"]}  # never the pending draft
-    gap = json.loads(agentos("kb", "ask", "火星上的天气怎么样？", "--json", home=home).stdout)
+    gap = json.loads(run_cli("kb", "ask", "火星上的天气怎么样？", "--json", home=home).stdout)
     assert gap["status"] == "not_covered" and gap["citations"] == [] and "火星" in gap["missing"]

@@ -1,4 +1,4 @@
-"""``agentos memory ...`` as a user runs it: the installed entry point, real files, both backends."""
+"""``agentos memory ...`` as a user runs it (in process through ``cli.main.main``): real files, both backends."""
 
 from __future__ import annotations
 
@@ -6,104 +6,104 @@ import json
 
 import pytest
 
-from tests.kit.cli import agentos
+from tests.kit.cli import run_cli
 
 
 @pytest.fixture
 def home(tmp_path):
     home = tmp_path / "ws"
-    agentos("init", home=home)
+    run_cli("init", home=home)
     return home
 
 
 @pytest.mark.parametrize("backend", ["files", "sqlite"])
 def test_save_show_update_list_delete(home, backend):
     env = {"AGENTOS_MEMORY_BACKEND": backend}
-    agentos("memory", "save", "周报格式", "-d", "以后所有周报都用简洁格式", "-t", "feedback", "--body", "不超过一页。", home=home, **env)
-    shown = json.loads(agentos("memory", "show", "周报格式", "--json", home=home, **env).stdout)
+    run_cli("memory", "save", "周报格式", "-d", "以后所有周报都用简洁格式", "-t", "feedback", "--body", "不超过一页。", home=home, **env)
+    shown = json.loads(run_cli("memory", "show", "周报格式", "--json", home=home, **env).stdout)
     assert (shown["source"], shown["type"], shown["body"], shown["recallCount"]) == ("manual", "feedback", "不超过一页。", 0)
     if backend == "files":
         assert (home / "agent-sync/04_memory/records/default/周报格式.md").is_file()
     else:
         assert not (home / "agent-sync/04_memory/records/default").exists()
 
-    again = agentos("memory", "save", "周报格式", "-d", "别的", "-t", "user", home=home, check=False, **env)
+    again = run_cli("memory", "save", "周报格式", "-d", "别的", "-t", "user", home=home, check=False, **env)
     assert again.returncode == 2 and "already exists" in again.stderr and "update" in again.stderr
 
-    agentos("memory", "update", "周报格式", "--body", "不超过一页，先写结论。", home=home, **env)
-    shown = json.loads(agentos("memory", "show", "周报格式", "--json", home=home, **env).stdout)
+    run_cli("memory", "update", "周报格式", "--body", "不超过一页，先写结论。", home=home, **env)
+    shown = json.loads(run_cli("memory", "show", "周报格式", "--json", home=home, **env).stdout)
     assert shown["body"] == "不超过一页，先写结论。" and shown["description"] == "以后所有周报都用简洁格式"
 
-    agentos("memory", "save", "editor", "-d", "uses vim", "-t", "user", home=home, **env)
-    listed = json.loads(agentos("memory", "list", "--json", home=home, **env).stdout)
+    run_cli("memory", "save", "editor", "-d", "uses vim", "-t", "user", home=home, **env)
+    listed = json.loads(run_cli("memory", "list", "--json", home=home, **env).stdout)
     assert [r["name"] for r in listed] == ["editor", "周报格式"]
     assert "body" not in listed[0]
-    agentos("memory", "delete", "editor", home=home, **env)
-    assert [r["name"] for r in json.loads(agentos("memory", "list", "--json", home=home, **env).stdout)] == ["周报格式"]
-    missing = agentos("memory", "delete", "editor", home=home, check=False, **env)
+    run_cli("memory", "delete", "editor", home=home, **env)
+    assert [r["name"] for r in json.loads(run_cli("memory", "list", "--json", home=home, **env).stdout)] == ["周报格式"]
+    missing = run_cli("memory", "delete", "editor", home=home, check=False, **env)
     assert missing.returncode == 2 and "no memory named 'editor'" in missing.stderr
 
 
 def test_bad_input_is_named_and_nothing_is_written(home):
-    bad = agentos("memory", "save", "../escape", "-d", "x", "-t", "user", home=home, check=False)
+    bad = run_cli("memory", "save", "../escape", "-d", "x", "-t", "user", home=home, check=False)
     assert bad.returncode == 2 and "'..'" in bad.stderr
-    other = agentos("memory", "show", "x", "--user", "../bob", home=home, check=False)
+    other = run_cli("memory", "show", "x", "--user", "../bob", home=home, check=False)
     assert other.returncode == 2 and "user id" in other.stderr
-    two = agentos("memory", "save", "m", "-d", "two\nlines", "-t", "user", home=home, check=False)
+    two = run_cli("memory", "save", "m", "-d", "two\nlines", "-t", "user", home=home, check=False)
     assert two.returncode == 2 and "one line" in two.stderr
-    assert json.loads(agentos("memory", "list", "--json", home=home).stdout) == []
+    assert json.loads(run_cli("memory", "list", "--json", home=home).stdout) == []
     assert list((home / "agent-sync/04_memory/records").rglob("*")) == []
 
 
 def test_users_are_separate(home):
-    agentos("memory", "save", "coffee", "-d", "likes coffee", "-t", "user", "--user", "alice", home=home)
-    assert json.loads(agentos("memory", "list", "--json", "--user", "bob", home=home).stdout) == []
-    assert agentos("memory", "show", "coffee", "--user", "bob", home=home, check=False).returncode == 2
+    run_cli("memory", "save", "coffee", "-d", "likes coffee", "-t", "user", "--user", "alice", home=home)
+    assert json.loads(run_cli("memory", "list", "--json", "--user", "bob", home=home).stdout) == []
+    assert run_cli("memory", "show", "coffee", "--user", "bob", home=home, check=False).returncode == 2
 
 
 def test_recall_prints_hits_and_counts_them(home):
-    agentos("memory", "save", "周报格式", "-d", "以后所有周报都用简洁格式", "-t", "feedback", "--body", "周报不超过一页。", home=home)
-    agentos("memory", "save", "pet", "-d", "has an orange cat named Doubao", "-t", "user", home=home)
-    out = json.loads(agentos("memory", "recall", "帮我写这周的周报", "--json", home=home).stdout)
+    run_cli("memory", "save", "周报格式", "-d", "以后所有周报都用简洁格式", "-t", "feedback", "--body", "周报不超过一页。", home=home)
+    run_cli("memory", "save", "pet", "-d", "has an orange cat named Doubao", "-t", "user", home=home)
+    out = json.loads(run_cli("memory", "recall", "帮我写这周的周报", "--json", home=home).stdout)
     assert out["status"] == "ok" and [h["name"] for h in out["hits"]][:1] == ["周报格式"]
     assert out["compact"]["count"] == len(out["hits"]) and out["compact"]["status"] == "ok"
-    shown = json.loads(agentos("memory", "show", "周报格式", "--json", home=home).stdout)
+    shown = json.loads(run_cli("memory", "show", "周报格式", "--json", home=home).stdout)
     assert shown["recallCount"] == 1 and shown["lastRecalledAt"]
-    text = agentos("memory", "recall", "帮我写这周的周报", home=home).stdout
+    text = run_cli("memory", "recall", "帮我写这周的周报", home=home).stdout
     assert "周报格式" in text and "周报不超过一页。" in text
 
 
 def test_extract_for_a_host_and_proposals(home, tmp_path):
-    agentos("memory", "save", "answer-language", "-d", "请以后都用中文回答，尽量简短", "-t", "feedback", home=home)
+    run_cli("memory", "save", "answer-language", "-d", "请以后都用中文回答，尽量简短", "-t", "feedback", home=home)
     msgs = tmp_path / "task.jsonl"
     msgs.write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in [
         {"role": "user", "content": "帮我整理一下会议纪要"}, {"role": "assistant", "content": "好的，这是纪要。"},
         {"role": "user", "content": "请以后都用中文回答，尽量简洁。"}, {"role": "assistant", "content": "明白。"},
         {"role": "user", "content": "另外，我是数据平台组的负责人。"}, {"role": "assistant", "content": "记住了。"},
     ]), encoding="utf-8")
-    report = json.loads(agentos("memory", "extract", str(msgs), "--json", home=home).stdout)
-    assert report["proposals"] and any("负责人" in json.loads(agentos("memory", "show", n, "--json", home=home).stdout)["description"]
+    report = json.loads(run_cli("memory", "extract", str(msgs), "--json", home=home).stdout)
+    assert report["proposals"] and any("负责人" in json.loads(run_cli("memory", "show", n, "--json", home=home).stdout)["description"]
                                        for n in report["created"])
-    pending = json.loads(agentos("memory", "proposals", "--json", home=home).stdout)
+    pending = json.loads(run_cli("memory", "proposals", "--json", home=home).stdout)
     assert [p["target"] for p in pending] == ["answer-language"]
-    mine = json.loads(agentos("memory", "show", "answer-language", "--json", home=home).stdout)
+    mine = json.loads(run_cli("memory", "show", "answer-language", "--json", home=home).stdout)
     assert mine["description"] == "请以后都用中文回答，尽量简短"  # never changed automatically
-    agentos("memory", "proposals", "--accept", str(pending[0]["id"]), home=home)
-    mine = json.loads(agentos("memory", "show", "answer-language", "--json", home=home).stdout)
+    run_cli("memory", "proposals", "--accept", str(pending[0]["id"]), home=home)
+    mine = json.loads(run_cli("memory", "show", "answer-language", "--json", home=home).stdout)
     assert mine["description"] == "请以后都用中文回答，尽量简洁" and mine["source"] == "manual"
-    assert json.loads(agentos("memory", "proposals", "--json", home=home).stdout) == []
+    assert json.loads(run_cli("memory", "proposals", "--json", home=home).stdout) == []
 
 
 def test_clear_is_an_admin_command_with_confirmation(home):
-    agentos("memory", "save", "a", "-d", "one", "-t", "user", "--user", "alice", home=home)
-    agentos("memory", "save", "b", "-d", "two", "-t", "user", "--user", "alice", home=home)
-    agentos("memory", "save", "c", "-d", "bob's", "-t", "user", "--user", "bob", home=home)
-    no_user = agentos("memory", "clear", home=home, check=False)
+    run_cli("memory", "save", "a", "-d", "one", "-t", "user", "--user", "alice", home=home)
+    run_cli("memory", "save", "b", "-d", "two", "-t", "user", "--user", "alice", home=home)
+    run_cli("memory", "save", "c", "-d", "bob's", "-t", "user", "--user", "bob", home=home)
+    no_user = run_cli("memory", "clear", home=home, check=False)
     assert no_user.returncode == 2 and "--user" in no_user.stderr  # never defaults to someone
-    unconfirmed = agentos("memory", "clear", "--user", "alice", home=home, check=False)
+    unconfirmed = run_cli("memory", "clear", "--user", "alice", home=home, check=False)
     assert unconfirmed.returncode == 2 and "--yes" in unconfirmed.stderr
-    assert len(json.loads(agentos("memory", "list", "--json", "--user", "alice", home=home).stdout)) == 2
-    out = json.loads(agentos("memory", "clear", "--user", "alice", "--yes", "--json", home=home).stdout)
+    assert len(json.loads(run_cli("memory", "list", "--json", "--user", "alice", home=home).stdout)) == 2
+    out = json.loads(run_cli("memory", "clear", "--user", "alice", "--yes", "--json", home=home).stdout)
     assert out["deleted"] == 2
-    assert json.loads(agentos("memory", "list", "--json", "--user", "alice", home=home).stdout) == []
-    assert len(json.loads(agentos("memory", "list", "--json", "--user", "bob", home=home).stdout)) == 1
+    assert json.loads(run_cli("memory", "list", "--json", "--user", "alice", home=home).stdout) == []
+    assert len(json.loads(run_cli("memory", "list", "--json", "--user", "bob", home=home).stdout)) == 1

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import subprocess
-import sys
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -20,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from kernel import clock
+from tests.kit.cli import agentos as agentos_script
+from tests.kit.cli import run_cli
 from tests.kit.importgraph import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTOS = [str(Path(sys.executable).with_name("agentos"))]
 
 # (instant as the host sees it in UTC, the workspace's day in Asia/Shanghai)
 INSTANTS = {
@@ -134,16 +132,18 @@ def test_the_contract_check_sees_a_host_clock_call(tmp_path):
 
 # -- what a user sees at those instants (the real CLI and the real nightly flow, host on UTC) ---------------------
 def agentos(*args, home, check=True):
-    p = subprocess.run(AGENTOS + list(args), capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_HOSTNAME": "testhost"})
-    if check:
-        assert p.returncode == 0, p.stderr[-3000:]
-    return p
+    """The installed script in a subprocess (the nightly flow: Prefect is process-wide)."""
+    return agentos_script(*args, home=home, check=check, AGENTOS_HOSTNAME="testhost")
+
+
+def cli(*args, home, check=True):
+    """The same command in this process, through cli.main.main."""
+    return run_cli(*args, home=home, check=check, AGENTOS_HOSTNAME="testhost")
 
 
 def test_init_demo_ends_on_the_workspaces_yesterday(at, tmp_path):
     _, today = at
-    agentos("init", "--demo", home=tmp_path / "h")
+    cli("init", "--demo", home=tmp_path / "h")
     days = sorted(p.name[:10] for p in (tmp_path / "h/agent-sync/04_memory/working/default").iterdir())
     assert days[-1] == (today - timedelta(days=1)).isoformat()
 

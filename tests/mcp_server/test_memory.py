@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from tests.kit.cli import agentos  # noqa: E402
+from tests.kit.cli import run_cli  # noqa: E402
 from tests.kit.mcp import data, error_text, session  # noqa: E402
 
 
 def test_memory_tools_over_stdio(tmp_path):
     home = tmp_path / "ws"
-    agentos("init", home=home)
+    run_cli("init", home=home)
 
     async def script(s):
         call = s.call_tool
@@ -65,14 +65,14 @@ def test_memory_tools_over_stdio(tmp_path):
     assert none["hits"] == [] and none["compact"]["count"] == 0
 
     # what the agent did is what the user sees
-    listed = json.loads(agentos("memory", "list", "--json", home=home).stdout)
+    listed = json.loads(run_cli("memory", "list", "--json", home=home).stdout)
     assert sorted(r["name"] for r in listed) == sorted(["周报格式"] + (["forged"] if not forged.is_error else []))
 
 
 def test_a_server_only_reaches_its_own_users_records(tmp_path):
     home = tmp_path / "ws"
-    agentos("init", home=home)
-    agentos("memory", "save", "secret", "-d", "alice's salary expectations", "-t", "user", "--user", "alice", home=home)
+    run_cli("init", home=home)
+    run_cli("memory", "save", "secret", "-d", "alice's salary expectations", "-t", "user", "--user", "alice", home=home)
 
     async def script(s):  # this server runs for the default user
         return {"recall": await s.call_tool("memory_recall", {"query": "salary expectations"}),
@@ -82,4 +82,4 @@ def test_a_server_only_reaches_its_own_users_records(tmp_path):
     out, _ = session(home, tmp_path / "err.log", script)
     assert data(out["recall"])["hits"] == []
     assert out["delete"].is_error and out["traverse"].is_error
-    assert [r["name"] for r in json.loads(agentos("memory", "list", "--json", "--user", "alice", home=home).stdout)] == ["secret"]
+    assert [r["name"] for r in json.loads(run_cli("memory", "list", "--json", "--user", "alice", home=home).stdout)] == ["secret"]
