@@ -1,4 +1,4 @@
-"""``agentos bench locomo / madial / beir / links / perf``: benchmarks over public data through the real flows
+"""``agentos bench locomo / madial / beir / links / facts / perf``: benchmarks over public data through the real flows
 and query path (bench); a readable table, a Markdown report, or ``--json``."""
 
 from __future__ import annotations
@@ -61,6 +61,16 @@ def cmd_bench(args) -> int:
         if args.report:
             Path(args.report).write_text(links.markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(links.render(o)))
+    elif args.runner == "facts":
+        from bench import facts
+
+        folder = Path(args.path)
+        if not (folder / "dev.jsonl" if folder.is_dir() else folder).is_file():
+            raise CliError(f"no dev.jsonl in {args.path} (the fact_updates folder)")
+        res = facts.run(args.path, limit=args.limit, llm=args.llm, split=args.split, log=log)
+        if args.report:
+            Path(args.report).write_text(facts.markdown(res, command), encoding="utf-8")
+        emit(args, res, lambda o: print(facts.render(o)))
     else:
         from bench import perf
 
@@ -114,6 +124,19 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.add_argument("--limit", type=counted(), help="only the first N queries of each set; only the files they target are indexed (a quick run)")
     sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
     sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/links-vue.md")
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    sp = bsub.add_parser("facts", help="fact extraction with supersession on fact_updates (zh / en): slots, questions, false facts",
+                         description="fact extraction with supersession on fact_updates: each case's days through the digest's stages, "
+                                     "then its current facts and the layered query scored slot by slot and question by question "
+                                     "(by kind, language, same-language vs cross-lingual), the rule path beside the chat-model path")
+    sp.set_defaults(fn=cmd_bench)
+    sp.add_argument("path", help="the fact_updates folder (or its dev.jsonl), e.g. ../shared/eval/fact_updates")
+    sp.add_argument("--limit", type=counted(), help="only the first N cases of the split (a quick run)")
+    sp.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
+                    help="which cases: dev (tune on these), holdout (not tuned on) or all (default; both reported apart)")
+    sp.add_argument("--llm", metavar="URL#MODEL", help="also run the digest's chat-model extractor on this OpenAI-compatible endpoint, "
+                    "e.g. http://127.0.0.1:8000/v1#qwen3-8b")
+    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/facts.md")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
                          description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
