@@ -1,4 +1,4 @@
-"""``agentos facts list / history / conflicts / resolve``: the L2 facts, their versions and the conflicts kept
+"""``agentos facts list / history / conflicts / resolve / forget``: the L2 facts, their versions and the conflicts kept
 for review. No Prefect here."""
 
 from __future__ import annotations
@@ -19,8 +19,12 @@ def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
             extra.append(f"prev #{r['previous_version']}")
         if r.get("superseded_by"):
             extra.append(f"superseded by #{r['superseded_by']}")
-        if r.get("expires_at"):
+        if r.get("stale"):
+            extra.append(f"possibly outdated since {r['stale_since']}")
+        elif r.get("expires_at"):
             extra.append(f"expires {r['expires_at'][:10]}")
+        if r.get("closed_reason") and r.get("status") in ("retracted", "forgotten"):
+            extra.append(f"{r['status']}: {r['closed_reason']}")
         tail = f" ({', '.join(extra)})" if extra else ""
         valid = r["valid_from"][:10] + (f"..{r['valid_to'][:10]}" if r.get("valid_to") else "..")
         print(f"#{r['id']:<4} {r['subject']} · {r['predicate']} · {r['object']}   "
@@ -43,7 +47,9 @@ def cmd_facts_history(args) -> int:
 
     settings = settings_from_args(args)
     need_workspace(settings)
-    out = fact_history(settings, args.subject)
+    out = fact_history(settings, args.subject, closed=True)  # a person's own view: forgotten and retracted versions too
+    if out.get("status") == "blocked" and not args.json:
+        raise CliError(f"{out['notices'][0]}: {out['rule']}")
     if not out["versions"] and not args.json:
         raise CliError(f"no facts about {args.subject!r} for user {settings.user}")
     emit(args, out, lambda o: (print(f"history of {args.subject!r}: {len(o['versions'])} version(s)"), _facts_table(o["versions"], show_status=True)))
@@ -88,6 +94,25 @@ def cmd_facts_resolve(args) -> int:
     return 0
 
 
+def cmd_facts_forget(args) -> int:
+    from digest.evidence import forget_fact
+
+    settings = settings_from_args(args)
+    need_workspace(settings)
+    try:
+        out = forget_fact(settings, settings.user, args.fact_id, args.reason)
+    except (KeyError, ValueError) as e:
+        raise CliError(str(e).strip("'\"")) from None
+
+    def render(o):
+        f = o["fact"]
+        print(f"fact #{f['id']} forgotten ({f['closed_reason']}): {f['subject']} · {f['predicate']} · {f['object']}")
+        print("  never served again; the same log lines do not bring it back; the indexes drop it at the next rebuild (agentos rebuild)")
+
+    emit(args, out, render)
+    return 0
+
+
 def add_parser(sub, name: str = "facts") -> None:
     """Register ``facts`` and its subcommands."""
     if name != "facts":
@@ -97,7 +122,8 @@ def add_parser(sub, name: str = "facts") -> None:
     for cmd, fn, help in (("list", cmd_facts_list, "facts valid now, or on --as-of DATE"),
                           ("history", cmd_facts_history, "every version of the facts about SUBJECT"),
                           ("conflicts", cmd_facts_conflicts, "conflicts kept for review"),
-                          ("resolve", cmd_facts_resolve, "decide a conflict: --accept makes its value current, --reject keeps the store")):
+                          ("resolve", cmd_facts_resolve, "decide a conflict: --accept makes its value current, --reject keeps the store"),
+                          ("forget", cmd_facts_forget, "forget a fact: closed with the reason, never served again, not re-learnt from the same lines")):
         sp = fsub.add_parser(cmd, help=help, description=help)
         sp.set_defaults(fn=fn)
         sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -107,6 +133,9 @@ def add_parser(sub, name: str = "facts") -> None:
             sp.add_argument("--min-confidence", type=float, default=0.0, help="hide facts below this confidence")
         elif cmd == "history":
             sp.add_argument("subject")
+        elif cmd == "forget":
+            sp.add_argument("fact_id", type=int)
+            sp.add_argument("--reason", default="", help="why (kept with the fact); default: forgotten at the user's request")
         elif cmd == "resolve":
             sp.add_argument("conflict_id", type=int)
             choice = sp.add_mutually_exclusive_group(required=True)

@@ -1,5 +1,7 @@
 """``agentos kb ...``: the knowledge base's review and publishing from the command line.
 
+Every command is the current user's view (``--user`` or AGENTOS_USER): system documents and their own personal
+ones, never another user's personal document (not even its title: its id reads as unknown).
 ``kb pending`` lists what waits (``--json``: items whose ``id`` the other commands take); ``kb approve ID``
 and ``kb reject ID`` decide as the current user (``--user``; system documents need an admin, personal ones
 their owner); ``kb show ID`` prints one document with its review; ``kb list`` what the user may retrieve;
@@ -18,7 +20,7 @@ def cmd_pending(args) -> int:
     from knowledge.decisions import pending
 
     settings = workspace_settings(args)
-    rows = pending(settings, settings.user if args.mine else None)
+    rows = pending(settings, settings.user if args.mine else None, viewer=settings.user)  # never another user's personal ones
 
     def render(rows):
         if not rows:
@@ -27,7 +29,8 @@ def cmd_pending(args) -> int:
             print(f"{d['id']}  [{d['scope']}, {d['owner']}] {d['title']}")
             print(f"    {d['category']} · {d['version_rule']} · reliability {d['reliability']} · {d['nature']}"
                   f"{' · until ' + d['valid_until'] if d['valid_until'] else ''}"
-                  f"{' · ' + str(d['conflicts']) + ' fact conflict(s)' if d['conflicts'] else ''}")
+                  f"{' · ' + str(d['fact_candidates']) + ' fact candidates' if d.get('fact_candidates') else ''}"
+                  f"{' (' + str(d['conflicts']) + ' conflicting)' if d['conflicts'] else ''}")
             if d["summary"]:
                 print(f"    {d['summary']}")
         if rows:
@@ -64,7 +67,7 @@ def cmd_show(args) -> int:
 
     settings = workspace_settings(args)
     try:
-        doc = show(settings, args.id)
+        doc = show(settings, args.id, settings.user)  # another user's personal document reads as an unknown id
     except DocumentNotFound as e:
         raise CliError(str(e)) from None
 
@@ -74,7 +77,17 @@ def cmd_show(args) -> int:
         print(f"  source: {d['source_url'] or d['source']} · reliability {d['reliability']} ({(r.get('reliability') or {}).get('why', '')})")
         print(f"  nature {d['nature']} · valid until {d['valid_until'] or 'no expiry'} ({(r.get('validity') or {}).get('why', '')})")
         c = r.get("consistency") or {}
-        print(f"  facts: {c.get('identical', 0)} identical, {c.get('added', 0)} new, {c.get('conflicts', 0)} conflict(s)")
+        counts = f"{c.get('identical', 0)} identical, {c.get('added', 0)} new, {c.get('conflicts', 0)} conflict(s)"
+        if d.get("fact_candidates"):
+            print(f"  facts: {len(d['fact_candidates'])} fact candidates, written only if approved (today: {counts})")
+        elif "applied" in c:
+            print(f"  facts: {c['applied']} applied on approval ({counts})")
+        elif "dropped" in c:
+            print(f"  facts: {c['dropped']} fact candidates dropped on rejection (none written)")
+        elif c.get("fact_ids"):  # refined before facts waited for review: written when refined
+            print(f"  facts: written when refined, before review ({counts}; fact ids {', '.join(map(str, c['fact_ids']))})")
+        else:
+            print("  facts: no fact candidates")
         if d["previous_version"]:
             print(f"  previous version: {d['previous_version']}")
         if d["related"]:
@@ -201,7 +214,8 @@ def add_parser(sub, name: str = "kb") -> None:
         sp.add_argument("--user", help="who you are (default: AGENTOS_USER): admins decide system documents, owners personal ones")
         return sp
 
-    sp = kadd("pending", cmd_pending, "documents waiting for review (the id column is what approve/reject take)")
+    sp = kadd("pending", cmd_pending, "documents waiting for review that you may see: system ones and your own personal ones "
+                                      "(the id column is what approve/reject take)")
     sp.add_argument("--mine", action="store_true", help="only those you may decide")
     for cmd, fn, verb in (("approve", cmd_approve, "publish a pending document (status ready)"),
                           ("reject", cmd_reject, "reject a pending document (kept, marked rejected)")):

@@ -2,7 +2,8 @@
 
 Exit codes: 0 done, 1 an unexpected error (one line; the details are in the logs) or what the command
 reports (``doctor`` finding drift, ``collect`` with a failed source, ...), 2 a problem the user can fix
-(CliError, or argparse refusing the arguments), 130 interrupted, 141 the reader of the output went away
+(CliError, or argparse refusing the arguments), 130 interrupted, 143 stopped by SIGTERM (one line, no traceback;
+inside a flow Prefect's own handler marks the run and the stage stops at once), 141 the reader of the output went away
 (``agentos ... | head``: quiet, as a Unix tool killed by SIGPIPE).
 """
 
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError
@@ -31,8 +34,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(BaseException):
+    """SIGTERM outside a flow (inside one, Prefect raises its TerminationSignal): unwinds like KeyboardInterrupt."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
+def _stopped(e: BaseException) -> bool:
+    return isinstance(e, Terminated) or getattr(e, "signal", None) == signal.SIGTERM
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.fn(args) or 0
     except CliError as e:
@@ -45,6 +63,15 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
         print(f"agentos: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    except BaseException as e:
+        if not _stopped(e):
+            raise
+        print("agentos: stopped (SIGTERM); what was written before stays, an interrupted day is digested again next time",
+              file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def entrypoint() -> None:

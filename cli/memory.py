@@ -70,14 +70,16 @@ def _print_record(rec: dict) -> None:
 def cmd_save(args) -> int:
     settings, book = _book(args)
     rec = book.create(settings.user, args.name, args.description, args.type, _body(args) or "")
-    emit(args, rec.as_dict(), lambda r: print(f"saved memory {r['name']!r} ({r['type']}) for {settings.user}"))
+    emit(args, rec.as_dict(), lambda r: print("\n".join([f"saved memory {r['name']!r} ({r['type']}) for {settings.user}",
+                                                           *(f"note: {n}" for n in r.get("notices", []))])))
     return 0
 
 
 def cmd_update(args) -> int:
     settings, book = _book(args)
     rec = book.update(settings.user, args.name, description=args.description, type=args.type, body=_body(args))
-    emit(args, rec.as_dict(), lambda r: print(f"updated memory {r['name']!r} (source {r['source']}, recalled {r['recallCount']}x: kept)"))
+    emit(args, rec.as_dict(), lambda r: print("\n".join([f"updated memory {r['name']!r} (source {r['source']}, recalled "
+                                                           f"{r['recallCount']}x: kept)", *(f"note: {n}" for n in r.get("notices", []))])))
     return 0
 
 

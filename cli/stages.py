@@ -4,7 +4,7 @@ Prefect); ``doctor`` checks, without Prefect, what ``rebuild`` repairs."""
 
 from __future__ import annotations
 
-from cli.common import add_command, emit, finish_stage, need_workspace, parse_date, prepare_flows, settings_from_args
+from cli.common import CliError, add_command, emit, finish_stage, need_workspace, parse_date, prepare_flows, settings_from_args
 from digest.report import summary_lines
 from index.report import RebuildReport
 
@@ -15,9 +15,21 @@ def _print_digest(r: dict) -> None:
     print("\n".join(summary_lines(r)))
 
 
+def _need_logs(args, settings) -> None:
+    """CliError when the logs folder named by ``--logs`` (or AGENTOS_LOGS_DIR) is not there: a typo must not read
+    as a day without logs. The workspace's own folder may be missing: no logs yet."""
+    from pathlib import Path
+
+    if settings.logs_dir is not None and not Path(settings.logs_dir).is_dir():
+        how = "--logs" if getattr(args, "logs", None) else "AGENTOS_LOGS_DIR"
+        what = "is not a folder" if Path(settings.logs_dir).exists() else "does not exist"
+        raise CliError(f"logs folder {settings.logs_dir} ({how}) {what}")
+
+
 def cmd_digest(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
+    _need_logs(args, settings)
     fl = prepare_flows(settings, args.quiet)
     r = fl.daily.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
     finish_stage()
@@ -28,6 +40,9 @@ def cmd_digest(args) -> int:
 def cmd_backfill(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
+    if args.end < args.start:
+        raise CliError(f"--to {args.end} is before --from {args.start}")
+    _need_logs(args, settings)
     fl = prepare_flows(settings, args.quiet)
     r = fl.daily.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
     finish_stage()
@@ -38,6 +53,7 @@ def cmd_backfill(args) -> int:
 def cmd_nightly(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
+    _need_logs(args, settings)
     fl = prepare_flows(settings, args.quiet)
     r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
     finish_stage()
@@ -80,7 +96,7 @@ def cmd_doctor(args) -> int:
 
     settings = settings_from_args(args)
     need_workspace(settings)
-    r = doctor(settings)
+    r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
 
     def render(o):
         print(f"index generation {o['generation'] or '(none)'}" + (f", embedder {o['embedder']}" if o.get("embedder") else ""))

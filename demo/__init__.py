@@ -241,7 +241,7 @@ def demo_files(end_day: date) -> dict[str, bytes]:
     files[f"{days[1].isoformat()}.jsonl"] = _jsonl(days[1], _EXPORT_D1)
     files[f"{days[3].isoformat()}.jsonl"] = _jsonl(days[3], _EXPORT_D3)
     # A note saved by an editor in GBK: a real-world mis-encoded file. The first line is plain ASCII,
-    # the second is not valid UTF-8, so the whole file must be quarantined with a readable reason.
+    # the second is not valid UTF-8: that line is quarantined with a readable reason, the first is still read.
     files[f"{days[5].isoformat()}-scratch.md"] = (
         b"# scratch\n\n" + "[22:40] 我: 记一下：明天把备份脚本的 cron 改成凌晨三点。\n".encode("gbk")
     )

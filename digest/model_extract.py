@@ -7,6 +7,7 @@ from datetime import date
 
 from kernel.domain import EXPLICITNESS, NATURES, Candidate, Turn
 from kernel.llm import ChatClient, LLMError
+from kernel.secrets import mask_lines, mask_value
 
 SYSTEM_PROMPT = """You extract durable facts about the people in a chat log, for a personal memory system.
 Return only JSON: {"facts": [{"turn": <turn number>, "subject": "...", "predicate": "...", "object": "...",
@@ -47,12 +48,15 @@ def _candidate(item: dict, turns: list[Turn], day: date, model: str) -> Candidat
             event_date = date.fromisoformat(str(event_date)).isoformat()
         except ValueError:
             event_date = None
+    # The model saw masked turns; whatever it answers is masked again (a secret never reaches a fact in clear).
+    fields["subject"] = mask_lines(fields["subject"])[0]
+    fields["object"] = mask_value(fields["subject"], fields["object"])[0]
     return Candidate(
         subject=fields["subject"], predicate=fields["predicate"], object=fields["object"], nature=nature, confidence=confidence,
         explicitness=explicitness, source_file=turn.source_file, line_start=turn.line_start, line_end=turn.line_end,
         observed_at=turn.at(day), speaker=turn.speaker, technical=bool(item.get("technical", False)),
         multi_valued=bool(item.get("multi_valued", nature in ("preference", "event", "opinion", "axiom") and fields["predicate"] != "prefers")),
-        event_date=event_date, extractor=f"llm:{model}", evidence=turn.text[:120],
+        event_date=event_date, extractor=f"llm:{model}", evidence=mask_lines(turn.text)[0][:120],
     )
 
 

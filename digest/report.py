@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 from memory.report import MemoryReport, memories_markdown
 
-COUNTS = ("lines_read", "turns", "facts_added", "facts_reinforced", "facts_superseded", "conflicts", "already_applied", "cards")
+COUNTS = ("lines_read", "turns", "facts_added", "facts_reinforced", "facts_superseded", "facts_retracted", "conflicts", "already_applied", "cards")
 NO_MEMORIES = MemoryReport().to_dict()  # a day whose memory stage did not run
 
 
@@ -30,6 +30,7 @@ class DayReport:
     card_ids: list[str]
     quarantined: list[str]
     memories: dict = field(default_factory=lambda: MemoryReport().to_dict())  # the day's MemoryReport, in its dict form
+    facts_retracted: int = 0  # facts whose only evidence was a removed or edited log line
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -41,7 +42,8 @@ class DayReport:
     def artifact_markdown(self) -> str:
         rows = [("files", ", ".join(self.files) or "(none)"), ("lines read", self.lines_read), ("turns", self.turns),
                 ("extractor", self.extractor), ("facts added", self.facts_added), ("facts reinforced", self.facts_reinforced),
-                ("facts superseded", self.facts_superseded), ("conflicts", self.conflicts),
+                ("facts superseded", self.facts_superseded), ("facts retracted (source removed or edited)", self.facts_retracted),
+                ("conflicts", self.conflicts),
                 ("already applied (re-run)", self.already_applied), ("cards", self.cards), ("files/lines quarantined", len(self.quarantined))]
         md = [f"# Daily digest {self.day} · {self.user}", "", "| measure | value |", "|---|---|"]
         md += [f"| {k} | {v} |" for k, v in rows]
@@ -99,7 +101,7 @@ def summary_lines(r: dict) -> list[str]:
     out = [f"user {r['user']}: {len(days)} day(s) digested" + (f" ({days[0]} .. {days[-1]})" if days and days[0] else ""),
            f"  lines read {r['lines_read']}, turns {r['turns']}",
            f"  facts added {r['facts_added']}, reinforced {r['facts_reinforced']}, superseded {r['facts_superseded']}, "
-           f"conflicts {r['conflicts']}, already applied {r['already_applied']}",
+           f"retracted {r.get('facts_retracted', 0)}, conflicts {r['conflicts']}, already applied {r['already_applied']}",
            f"  index cards {r['cards']}"]
     if r["quarantined"]:
         out.append(f"  quarantined ({len(r['quarantined'])}):")

@@ -7,21 +7,22 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
 from digest.report import NO_MEMORIES, DayReport
-from digest.logformat import day_files, list_days, read_log
+from digest.logformat import day_files, display_name, list_days, read_log
+from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
 from storage.facts import open_facts
+from kernel.secrets import short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
 from storage.eventlog import log_conflicts, log_errors, record_quarantine
-from storage.raw_archive import RawArchive
+from storage.raw_archive import ArchiveError, RawArchive
 
 SEGMENT_GAP_MINUTES = 45
 SEGMENT_MAX_TURNS = 16
@@ -48,11 +49,9 @@ class DayInput:
 
 
 def file_signature(path: Path, max_bytes: int) -> str:
-    """Content hash, or a size/mtime stamp for files too large to hash cheaply."""
-    st = path.stat()
-    if st.st_size > max_bytes:
-        return f"size:{st.st_size}:mtime:{int(st.st_mtime)}"
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """Content hash, or a size/mtime stamp for files too large to hash cheaply and for what is never read (a link,
+    a pipe: ``digest.logformat.file_signature`` never follows, blocks or raises)."""
+    return _signature(path, max_bytes)
 
 
 # -- stage 1 -------------------------------------------------------------------------------------
@@ -60,11 +59,34 @@ def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput
     """Read every log of ``day`` in ``folder``. A day with no files is an empty input, not an error."""
     inp = DayInput(user=user, day=day, folder=str(folder))
     for path in day_files(Path(folder), day):
-        log = read_log(path, max_bytes=settings.max_log_bytes, tz=settings.timezone)
+        try:
+            log = read_log(path, max_bytes=settings.max_log_bytes, tz=settings.timezone)
+            mask_turns(log)
+        except Exception as e:  # noqa: BLE001 - one file never costs the day
+            log = DayLog(path=str(path), name=display_name(path.name), sha256="", text="")
+            log.problems.append(Quarantined(log.name, f"could not read the file ({type(e).__name__}: {str(e)[:200]}); skipped"))
         if not log.sha256:
             log.sha256 = file_signature(path, settings.max_log_bytes)
         inp.logs.append(log)
     return inp
+
+
+def mask_turns(log: DayLog) -> int:
+    """Mask the secrets in the turns' text once, right after reading, so that facts, cards, summaries, memory
+    records and the indexes built from them never hold them (the archive stage keeps the log's bytes as they are).
+    Line numbers are kept. The marker is the short ``[secret masked]`` an extractor takes as a value; the fact store
+    makes it name the raw reference and line of the original (``storage.facts.masked_candidate``), and cards and
+    memory records cite their lines beside it. Returns how many."""
+    from dataclasses import replace
+
+    from kernel.secrets import mask_lines
+
+    total = 0
+    for i, t in enumerate(log.turns):
+        text, n = mask_lines(t.text)
+        if n:
+            log.turns[i], total = replace(t, text=text), total + n
+    return total
 
 
 # -- stage 2 -------------------------------------------------------------------------------------
@@ -74,7 +96,12 @@ def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
     refs = {}
     for log in inp.logs:
         if log.data and log.text:
-            refs[log.name] = archive.archive(inp.user, inp.day, log.name, log.data).ref
+            try:
+                refs[log.name] = archive.archive(inp.user, inp.day, log.name, log.data).ref
+            except (ArchiveError, OSError) as e:  # one file never costs the day: its turns are digested without L3 lines
+                problem = Quarantined(log.name, f"not archived in L3 ({e}); its turns are digested without raw line references")
+                if problem not in log.problems:
+                    log.problems.append(problem)
     return refs
 
 
@@ -98,10 +125,13 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
 
 # -- stage 4 -------------------------------------------------------------------------------------
 def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
+    from digest.evidence import gone_observations, observations
+
     ws = Workspace(settings.home)
     store = open_facts(settings)
-    try:
-        report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs)
+    try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
+        report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
+                             observations=observations(inp, candidates), retire=gone_observations(settings, store, inp))
     finally:
         store.close()
     log_conflicts(ws.logs, report.conflict_lines)
@@ -137,8 +167,8 @@ def _summary_line(turns: list[Turn], kws: list[str]) -> str:
     pool = [s for t in turns if t.role != "assistant" for s in sentences(t.text)] or [s for t in turns for s in sentences(t.text)]
     if not pool:
         return ""
-    best = max(pool, key=lambda s: (sum(k in s.lower() for k in kws), -pool.index(s)))
-    return truncate(best, 80)
+    best = max(pool, key=lambda s: sum(k in s.lower() for k in kws))  # ties: max keeps the first (no pool.index: quadratic)
+    return truncate(short_markers(best), 80)  # a one-line summary: its card cites the lines a marker would name
 
 
 def build_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str]) -> list[tuple[str, dict, str]]:
@@ -151,7 +181,7 @@ def build_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     stamp = inp.day.strftime("%Y%m%d")
     for log in inp.logs:
         for seg in segment(log.turns):
-            text = "\n".join(t.text for t in seg)
+            text = strip_markers("\n".join(t.text for t in seg))  # a secret marker's words are not the topic
             kws = keywords(text, 8)
             slug = slugify("-".join(kws[:3]) or (seg[0].topic or "notes"), 40) or "notes"
             card_id, n = f"{settings.hostname}_{stamp}_{slug}", 2
@@ -184,11 +214,14 @@ def build_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], 
 
 
 def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str]) -> dict:
+    from digest.evidence import had_logs
+
     ws = Workspace(settings.home)
     store = CardStore(ws.cards_dir, ws.summaries_dir)
     cards = build_cards(settings, inp, candidates, fact_ids, raw_refs)
-    result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs else {"cards": 0, "written": 0, "removed": 0}
-    if inp.logs:
+    emptied = not inp.logs and had_logs(settings, inp)  # every log of the day removed since: its cards go too
+    result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs or emptied else {"cards": 0, "written": 0, "removed": 0}
+    if inp.logs or emptied:
         _write_summary(settings, store, inp, cards)
     return {**result, "card_ids": [c[0] for c in cards]}
 
@@ -236,27 +269,47 @@ def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
     return [str(p) for p in problems]
 
 
+def record_failure(settings: Settings, user: str, day: date, folder: Path, run: str, error: BaseException) -> str:
+    """A whole day that failed (after its retries): one line in errors.log and an entry in quarantine.jsonl, so the
+    range goes on to the next day. Returns the reason as reports list it."""
+    ws = Workspace(settings.home)
+    message = " ".join(str(error).split())[:300]
+    problem = Quarantined(f"(day {day.isoformat()})", f"the day's digest failed ({type(error).__name__}: {message}); "
+                                                       f"the other days went on; it is tried again the next night (or `agentos digest --day {day}`)")
+    log_errors(ws.logs, run, [problem])
+    record_quarantine(ws.logs, [{"user": user, "day": day.isoformat(), "file": problem.file, "line": None, "reason": problem.reason,
+                                 "severity": "error", "sha256": None, "path": str(folder)}])
+    return str(problem)
+
+
 def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
+    from digest.evidence import folder_key, retire_files
+
     store = open_facts(settings)
     try:
         for log in inp.logs:
-            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name))
+            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(inp.folder))
+        retire_files(store, settings, inp)  # a removed file, an earlier content: no longer the day's
     finally:
         store.close()
 
 
 def pending_days(settings: Settings, user: str, folder: Path, until: date) -> list[date]:
-    """Days up to ``until`` whose logs are new or changed since they were last digested (catch-up)."""
+    """Days up to ``until`` whose logs are new, changed or removed since they were last digested (catch-up)."""
+    from digest.evidence import left_the_day, vanished_days
+
     store = open_facts(settings)
     try:
         out = []
-        for d in list_days(folder):
+        listed = list_days(folder)
+        for d in listed:
             if d > until:
                 continue
             files = day_files(folder, d)
-            if any(not store.is_digested(user, d, p.name, file_signature(p, settings.max_log_bytes)) for p in files):
+            if any(not store.is_digested(user, d, display_name(p.name), file_signature(p, settings.max_log_bytes)) for p in files) \
+                    or left_the_day(store, settings, user, d, Path(folder), {display_name(p.name) for p in files}):
                 out.append(d)
-        return out
+        return sorted(out + vanished_days(store, settings, user, Path(folder), until, set(listed)))
     finally:
         store.close()
 
@@ -299,5 +352,6 @@ def summarize(inp: DayInput, cands: list[Candidate], facts: dict, cards: dict, q
     return DayReport(user=inp.user, day=inp.day.isoformat(), files=[log.name for log in inp.logs], lines_read=inp.lines_read,
                      turns=len(inp.turns), candidates=len(cands), extractor=extractor, facts_added=facts["added"],
                      facts_reinforced=facts["reinforced"], facts_superseded=facts["superseded"], conflicts=facts["conflicts"],
+                     facts_retracted=facts.get("retracted", 0),
                      already_applied=facts["already_applied"], cards=cards["cards"], card_ids=cards["card_ids"],
                      quarantined=quarantined, memories=memories or dict(NO_MEMORIES))

@@ -39,6 +39,9 @@ def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: 
 
 def _setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
     settings = load_settings(user=user, logs_dir=logs_dir)
+    if settings.logs_dir is not None and not Path(settings.logs_dir).is_dir():
+        # a folder named by hand that is not there is a mistake, not a day without logs
+        raise ValueError(f"no logs folder at {settings.logs_dir}")
     Workspace(settings.home).ensure()
     return settings, settings.user, settings.working_dir()
 
@@ -85,9 +88,25 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
     log = get_run_logger()
     reports = []
     for i, day in enumerate(days, 1):
-        r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
-        log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
+        try:
+            r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
+        except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
+            r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
+            log.error("%s %d/%d: %s", kind, i, len(days), r.quarantined[0])
+        else:
+            log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
         reports.append(r)
     total = RangeReport.combine(user, reports).to_dict()
     t.publish_range_artifact(kind, total)
     return total
+
+
+def failed_day(settings: Settings, user: str, day: date, folder: Path, run: str, error: Exception) -> DayReport:
+    """The report of a day whose digest failed after its retries: the error in errors.log and quarantine.jsonl,
+    nothing marked digested (the next night tries the day again)."""
+    from digest.stages import record_failure
+
+    reason = record_failure(settings, user, day, folder, run, error)
+    return DayReport(user=user, day=day.isoformat(), files=[], lines_read=0, turns=0, candidates=0, extractor="failed",
+                     facts_added=0, facts_reinforced=0, facts_superseded=0, conflicts=0, already_applied=0, cards=0,
+                     card_ids=[], quarantined=[reason])

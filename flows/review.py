@@ -33,13 +33,13 @@ def review(user: str | None = None, timeout_minutes: int = 1440, poll_seconds: i
     """List pending knowledge documents and open fact conflicts, wait for a person's decision, apply it.
 
     Args:
-        user: Whose fact conflicts to show (and the default reviewer). Empty: AGENTOS_USER.
+        user: The reviewer: whose fact conflicts and personal documents to show (with every system document). Empty: AGENTOS_USER.
         timeout_minutes: How long the run waits for the decision before it fails (nothing is changed then).
         poll_seconds: How often the paused run checks for the decision.
     """
     settings = load_settings(user=user)
     log = get_run_logger()
-    docs = pending(settings)
+    docs = pending(settings, viewer=settings.user)  # the reviewer's view: never another user's personal documents
     conflicts = open_conflicts(settings, settings.user)
     md = waiting_markdown(docs, conflicts)
     create_markdown_artifact(key="kb-review-waiting", markdown=md, description="what waits for review")

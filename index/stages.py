@@ -66,7 +66,7 @@ def collect_units(settings: Settings) -> Snapshot:
             store = open_facts(settings)
             try:
                 fact_users = [r[0] for r in store.db.execute("select distinct user_id from facts order by user_id").fetchall()]
-                facts_by_user = {u: store.current(u) for u in fact_users}
+                facts_by_user = {u: store.current(u, stale=True) for u in fact_users}  # past expiry: still found, flagged at read
             finally:
                 store.close()
             card_users = sorted(p.name for p in ws.cards_dir.iterdir() if p.is_dir()) if ws.cards_dir.is_dir() else []
@@ -341,10 +341,12 @@ def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None)
 # -- doctor -----------------------------------------------------------------------------------------------
 
 
-def doctor(settings: Settings) -> dict:
+def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
     """Compare the stores with the live indexes: ids, counts, hashes, embedder and tokenizer identity.
 
-    Returns {"ok": bool, "drift": [lines], "generation": ..., "counts": ...}; never changes anything.
+    Returns {"ok": bool, "drift": [lines], "generation": ..., "counts": ...}; never changes anything. With a
+    ``viewer`` (the CLI passes the caller), drift lines name unit ids (card ids carry a card's keywords) only for
+    the viewer's own collection and the shared ones: another user's drift is counted, never itemised.
     """
     from storage.keyword_index import KeywordIndex, KeywordIndexError
     from storage.vector_index import VectorIndex, VectorIndexError
@@ -372,6 +374,7 @@ def doctor(settings: Settings) -> dict:
         for name in sorted(set(snap.collections) | set(indexed)):
             coll = snap.collections.get(name, {"user": (man["collections"].get(name) or {}).get("user"), "units": []})
             label = f"{coll.get('user')} ({name})"
+            itemise = viewer is None or coll.get("user") in (None, viewer)
             now = {u.id: u.hash for u in coll["units"]}
             have = indexed.get(name, {})
             new = [i for i in now if i not in have]
@@ -379,7 +382,8 @@ def doctor(settings: Settings) -> dict:
             changed = [i for i in now if i in have and have[i] != now[i]]
             for what, ids in (("not indexed", new), ("indexed but gone from the stores", gone), ("changed since indexed", changed)):
                 if ids:
-                    drift.append(f"{label}: {len(ids)} unit(s) {what}: {', '.join(sorted(ids)[:5])}{' ...' if len(ids) > 5 else ''}")
+                    drift.append(f"{label}: {len(ids)} unit(s) {what}" + (f": {', '.join(sorted(ids)[:5])}{' ...' if len(ids) > 5 else ''}"
+                                                                          if itemise else ""))
             try:
                 kw = KeywordIndex.load(gen.keyword_dir(name)) if name in indexed else None
                 kw_ids = set(kw.ids) if kw else set()
@@ -395,7 +399,7 @@ def doctor(settings: Settings) -> dict:
                 vec = {}
             if name in indexed and vec != have:
                 bad = sorted(i for i in set(vec) | set(have) if vec.get(i) != have.get(i))
-                drift.append(f"{label}: vector index differs from the manifest for {len(bad)} unit(s): {', '.join(bad[:5])}")
+                drift.append(f"{label}: vector index differs from the manifest for {len(bad)} unit(s)" + (f": {', '.join(bad[:5])}" if itemise else ""))
             if name in indexed and (vi.embedder_of(name) or man.get("embedder")) != man.get("embedder"):
                 drift.append(f"{label}: vector collection records embedder {vi.embedder_of(name)}, manifest {man.get('embedder')}")
             counts[name] = {"user": coll.get("user"), "stores": len(now), "manifest": len(have), "keyword": len(kw_ids), "vector": len(vec)}

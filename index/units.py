@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from dataclasses import replace
 
 import frontmatter
 
 from digest.logformat import read_log
+from kernel.secrets import mask_lines, mask_value, short_markers
 from kernel.text import count_tokens
 from storage.index_units import Unit
 from storage.raw_archive import ArchiveError, RawArchive
@@ -59,7 +61,8 @@ class TurnReader:
         if ref not in self._turns:
             try:
                 log = read_log(self.archive.path_of(ref), max_bytes=1 << 62, tz=self.timezone)
-                self._turns[ref] = list(log.turns)
+                # the archive keeps the log's bytes: its secrets are masked on the way into the index
+                self._turns[ref] = [replace(t, text=mask_lines(t.text)[0]) for t in log.turns]
             except (ArchiveError, OSError):
                 self._turns[ref] = []
         return [t for t in self._turns[ref] if t.line_start <= end and t.line_end >= start]
@@ -85,7 +88,8 @@ def card_unit(path: Path, turns: TurnReader) -> Unit:
         for t in turns.turns(raw.get("ref"), int(lines[0]), int(lines[1])):
             parts.append(f"{t.speaker}: {_one_line(t.text, MAX_TURN_CHARS)}")
             raw_tokens += count_tokens(f"{t.speaker}: {t.text}")
-    text = "\n".join(p for p in parts if p)[:MAX_CARD_CHARS]
+    # no secret is indexed (a card written before masking neither); a marker's origin is not worth indexing
+    text = short_markers(mask_lines("\n".join(p for p in parts if p))[0])[:MAX_CARD_CHARS]
     meta = {
         "card": card_id, "user": str(m.get("user") or path.parent.name), "date": str(m.get("date") or ""),
         "time": m.get("time"), "topic": m.get("topic"), "summary": str(m.get("summary") or ""),
@@ -93,6 +97,7 @@ def card_unit(path: Path, turns: TurnReader) -> Unit:
         "facts": [int(f) for f in (m.get("facts") or [])], "raw_ref": raw.get("ref"), "file": raw.get("file"),
         "lines": [lines[0], lines[1]], "path": path.name, "raw_tokens": raw_tokens,
     }
+    meta["topic"], meta["summary"] = (mask_lines(x)[0] if isinstance(x, str) else x for x in (meta["topic"], meta["summary"]))
     return Unit(f"card:{card_id}", "card", text, meta)
 
 
@@ -100,11 +105,14 @@ def card_unit(path: Path, turns: TurnReader) -> Unit:
 
 
 def fact_unit(row: dict) -> Unit:
+    where = row.get("raw_ref") or row["source_file"]
+    obj = mask_value(row["subject"], row["object"], where, row["line_start"])[0]
+    row = {**row, "object": obj, "evidence": mask_lines(row.get("evidence") or "", where, row["line_start"])[0]}
     pred = row["predicate"]
     what = f"{row['subject']} {PREDICATE_WORDS.get(pred, pred)} {row['object']}"
     when = (row.get("event_date") or row.get("valid_from") or "")[:16].replace("T", " ")
     where = f"{row['source_file']}:{row['line_start']}-{row['line_end']}"
-    text = "\n".join(x for x in (f"{what} · {when} · {where}", _one_line(row.get("evidence") or "", MAX_TURN_CHARS)) if x)
+    text = short_markers("\n".join(x for x in (f"{what} · {when} · {where}", _one_line(row.get("evidence") or "", MAX_TURN_CHARS)) if x))
     meta = {
         "fact": int(row["id"]), "user": row["user_id"], "subject": row["subject"], "predicate": pred, "object": row["object"],
         "date": row["source_day"], "file": row["source_file"], "raw_ref": row.get("raw_ref"),

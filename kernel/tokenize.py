@@ -56,7 +56,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from kernel.text import CJK, STOPWORDS, configure_jieba
+from kernel.text import CJK, STOPWORDS, configure_jieba, jieba_pieces
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
 RULES_VERSION = 1
@@ -249,12 +249,17 @@ class Tokenizer:
             if chunk.isascii() and chunk.isalnum():
                 continue  # ASCII letters/digits stay with their Chinese neighbours (T恤, 1号店)
             if m.start() > pos:
-                pieces.extend(self._jieba.cut(run[pos : m.start()], cut_all=False, HMM=True))
+                pieces.extend(self._cut(run[pos : m.start()]))
             pieces.append(chunk)
             pos = m.end()
         if pos < len(run):
-            pieces.extend(self._jieba.cut(run[pos:] if pos else run, cut_all=False, HMM=True))
+            pieces.extend(self._cut(run[pos:] if pos else run))
         return tuple(p for p in pieces if _HAS_WORD_CHAR.search(p))
+
+    def _cut(self, text: str) -> list[str]:
+        """jieba precise mode, over pieces of ``kernel.text.JIEBA_PIECE_CHARS`` (its HMM is quadratic in a run's
+        length; a run that long is a dump, not a sentence, so ordinary text segments as before)."""
+        return [tok for piece in jieba_pieces(text) for tok in self._jieba.cut(piece, cut_all=False, HMM=True)]
 
 
 _default_lock = threading.Lock()

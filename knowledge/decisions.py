@@ -1,8 +1,12 @@
 """The decisions a person makes, in one place: publishing knowledge documents (pending -> ready, or rejected,
 kept and marked) and settling fact conflicts (the contested value becomes current, or the store keeps its own).
+A pending document's fact candidates are staged with it (refine writes no fact): approving applies them to the
+owner's facts (contradictions become conflicts for review), rejecting drops them.
 
 System documents are approved by an admin (``kb_admins`` in the settings), personal documents by their
-owner. Only ``ready`` documents are ever retrieved (``visible``). The same functions serve the CLI
+owner. Only ``ready`` documents are ever retrieved (``visible``); what a person is shown of the others
+(``pending``, ``show``, and what ``decide`` admits exists) is the team's system documents and their own personal
+ones (``may_see``): another user's personal document is an unknown id. The same functions serve the CLI
 (``agentos kb approve|reject``, ``agentos facts resolve``) and the ``review`` flow a person runs from the
 Prefect UI (``apply_review``: a whole decision, every refused part reported with its reason, the rest applied).
 """
@@ -12,9 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from kernel.settings import Settings
-from knowledge.refine import kb_paths, open_kb
+from knowledge.refine import apply_fact_candidates, kb_paths, open_kb
 from storage.facts import open_facts
 from storage.kb_cards import restamp
+from storage.kb_store import DocumentNotFound
 
 
 class NotAllowed(PermissionError):
@@ -31,30 +36,51 @@ def may_decide(settings: Settings, doc: dict, who: str) -> str | None:
 
 
 def item(doc: dict) -> dict:
-    """The listing form of a document (``agentos kb pending --json``; ``id`` is what approve/reject take)."""
+    """The listing form of a document (``agentos kb pending --json``; ``id`` is what approve/reject take).
+    ``fact_candidates``: the facts staged with it, applied only if it is approved; ``conflicts``: how many of them
+    contradict a fact memory holds (pending: as of refining; decided: what approval recorded)."""
     return {"id": doc["id"], "title": doc["title"], "category": doc["category"], "scope": doc["scope"], "owner": doc["owner"],
             "status": doc["status"], "version": doc["version"], "reliability": doc["reliability"], "nature": doc["nature"],
             "valid_until": doc["valid_until"], "summary": doc["summary"], "source": doc["source_url"] or doc["source"],
             "version_rule": (doc["review"] or {}).get("version_rule"), "conflicts": ((doc["review"] or {}).get("consistency") or {}).get("conflicts", 0),
-            "path": doc["path"]}
+            "fact_candidates": len(doc.get("fact_candidates") or []), "path": doc["path"]}
 
 
-def pending(settings: Settings, who: str | None = None) -> list[dict]:
-    """Pending documents; with ``who``, only those that person may decide."""
+def may_see(doc: dict, viewer: str | None) -> bool:
+    """Whether ``viewer`` may see ``doc`` in any state (pending, ready, rejected): a system document is the
+    team's (everyone sees it, even under review; admins decide it), a personal one only its owner's: another
+    user never learns that it exists, not even its title. ``None``: no viewer, the system's own callers."""
+    return viewer is None or doc["scope"] == "system" or doc["owner"] == viewer
+
+
+def _unknown(doc_id: str) -> DocumentNotFound:
+    """What a document the viewer may not see looks like: exactly an unknown id (``KBStore.get``'s error)."""
+    return DocumentNotFound(f"no knowledge document with id {doc_id!r}")
+
+
+def pending(settings: Settings, who: str | None = None, *, viewer: str | None = None) -> list[dict]:
+    """Pending documents ``viewer`` may see (system ones and their own personal ones); with ``who``, only those
+    that person may decide (``who`` is then the viewer unless one is given). Without either: every pending
+    document (the system's own callers only; every transport passes the caller)."""
+    viewer = viewer if viewer is not None else who
     store = open_kb(settings)
     try:
         docs = store.documents(status="pending")
     finally:
         store.close()
-    return [item(d) for d in docs if who is None or may_decide(settings, d, who) is None]
+    return [item(d) for d in docs if may_see(d, viewer) and (who is None or may_decide(settings, d, who) is None)]
 
 
-def show(settings: Settings, doc_id: str) -> dict:
+def show(settings: Settings, doc_id: str, viewer: str | None = None) -> dict:
+    """One document with its review, in any state; one ``viewer`` may not see is an unknown id (DocumentNotFound)."""
     store = open_kb(settings)
     try:
-        return store.get(doc_id)
+        doc = store.get(doc_id)
     finally:
         store.close()
+    if not may_see(doc, viewer):
+        raise _unknown(doc_id)
+    return doc
 
 
 def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str | None = None) -> dict:
@@ -64,11 +90,14 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
     store = open_kb(settings)
     try:
         doc = store.get(doc_id)
+        if not may_see(doc, who):  # another user's personal document: as if there were none
+            raise _unknown(doc_id)
         if doc["status"] != "pending":
             raise ValueError(f"{doc_id} is {doc['status']}, not pending: only pending documents are decided")
         why = may_decide(settings, doc, who)
         if why:
             raise NotAllowed(why)
+        _settle_facts(settings, store, doc, decision)
         store.set_status(doc_id, "ready" if decision == "approve" else "rejected", by=who, note=note)
         doc = store.get(doc_id)
     finally:
@@ -77,6 +106,26 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
     if path.exists():
         restamp(path, doc)
     return item(doc)
+
+
+def _settle_facts(settings: Settings, store, doc: dict, decision: str) -> None:
+    """The document's staged fact candidates follow the decision: approving applies them to the owner's facts
+    (``apply_fact_candidates``: identical reinforces, new detail is added, a contradiction becomes a conflict for
+    review), rejecting drops them; either way the stage is emptied and the review records what happened. Runs
+    before the status changes, so a failure leaves the document pending (approving again applies nothing twice)."""
+    staged = doc.get("fact_candidates") or []
+    if not staged:
+        return
+    review = doc["review"] or {}
+    c = dict(review.get("consistency") or {})
+    if decision == "approve":
+        done = apply_fact_candidates(settings, doc)
+        c.update(applied=done["applied"], identical=done["identical"], added=done["added"], conflicts=done["conflicts"],
+                 fact_ids=done["fact_ids"])
+    else:
+        c["dropped"] = len(staged)
+    review["consistency"] = c
+    store.put({**doc, "review": review, "fact_candidates": []})
 
 
 def visible(settings: Settings, user: str, *, include_expired: bool = False) -> list[dict]:
@@ -155,9 +204,10 @@ def waiting_markdown(docs: list[dict], conflicts: list[dict]) -> str:
     """What waits for a decision, as the review flow shows it (artifact and form description)."""
     md = ["# Knowledge review", "", f"{len(docs)} pending document(s), {len(conflicts)} open fact conflict(s).", ""]
     if docs:
-        md += ["| id | title | category | scope | owner | reliability | rule | conflicts |", "|---|---|---|---|---|---|---|---|"]
+        md += ["| id | title | category | scope | owner | reliability | rule | facts (applied on approval) | conflicts |",
+               "|---|---|---|---|---|---|---|---|---|"]
         md += [f"| `{d['id']}` | {d['title']} | {d['category']} | {d['scope']} | {d['owner']} | {d['reliability']} | "
-               f"{d['version_rule']} | {d['conflicts']} |" for d in docs]
+               f"{d['version_rule']} | {d.get('fact_candidates', 0)} fact candidates | {d['conflicts']} |" for d in docs]
     if conflicts:
         md += ["", "| conflict | subject | memory holds | contested | source |", "|---|---|---|---|---|"]
         md += [f"| {c['id']} | {c['subject']} | {c['existing_object']} | {c['candidate_object']} | {c['source_file']} |" for c in conflicts]

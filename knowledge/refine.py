@@ -1,9 +1,10 @@
 """``inbox-refine``: inbox items become reviewed, classified, versioned knowledge cards, all ``pending``.
 
 Per item, in order: read (bad input -> quarantine, the run goes on) -> classify into the taxonomy ->
-ingest review (source reliability; consistency with the owner's L2 facts: identical raises the fact's
+ingest review (source reliability; consistency with the owner's L2 facts, read only: the document's fact
+candidates are staged with it and written only when a person approves it, where identical raises the fact's
 confidence slightly, new detail is added as a new fact entry, a contradiction becomes a conflict for review,
-nothing is overwritten; time validity) -> version rule against earlier documents (duplicate, hard update,
+nothing is overwritten; rejecting drops them; time validity) -> version rule against earlier documents (duplicate, hard update,
 soft upgrade, opinion confirmed) -> structure (outline with anchors and line ranges; a summary that never
 blocks) -> the card file, then its registry row (pending), then the log line in ``logs/kb_ingest.log``.
 
@@ -25,6 +26,7 @@ from kernel import clock
 from kernel.domain import Candidate, Turn
 from kernel.files import atomic_write
 from kernel.settings import Settings
+from kernel.secrets import mask_text
 from kernel.text import normalize_key, slugify, truncate
 from kernel.workspace import Workspace, kb_paths
 from knowledge.review import (
@@ -92,9 +94,17 @@ def read_item(path: Path, data: bytes) -> tuple[dict, str, list[str]]:
     return meta, body.strip("\n"), warnings
 
 
+def _body_offset(data: bytes, body: str) -> int:
+    """How many lines of the item come before its body (the frontmatter), for markers that name the item's line."""
+    text = data.decode("utf-8-sig", errors="replace")
+    first = body.split("\n", 1)[0]
+    at = text.find(first) if first else -1
+    return text.count("\n", 0, at) if at > 0 else 0
+
+
 def _title(meta: dict, body: str, path: Path) -> str:
     if meta.get("title"):
-        return truncate(str(meta["title"]), 200)
+        return truncate(mask_text(str(meta["title"])), 200)
     for line in body.splitlines():
         s = line.strip()
         if s.startswith("#"):
@@ -110,10 +120,10 @@ def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: di
                     tokenizer=kit.get("tokenizer"), client=kit.get("client"), meta=meta)
 
 
-def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date) -> dict:
-    """Facts the document states, against the owner's L2 facts (FactStore.apply with contradictions as conflicts)."""
+def _statements(doc_id: str, rel_path: str, body: str, rel: float, day: date) -> list[Candidate]:
+    """The facts the document states (the digest's rule extractor over its prose lines), as inferences weighted by
+    how reliable the source is; the card (``rel_path``) is their source file, ``kb:{doc_id}`` their extractor."""
     from digest.extract import extract_candidates
-    from storage.facts import open_facts
 
     turns, lines = [], body.splitlines()
     for i, line in enumerate(lines, 1):
@@ -123,33 +133,98 @@ def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body
     cands: list[Candidate] = extract_candidates(turns, day)
     for c in cands:  # a document's statement is an inference for memory, weighted by how reliable its source is
         c.explicitness, c.confidence, c.extractor = "inferred", round(min(0.95, rel + 0.2), 3), f"kb:{doc_id}"
+    return cands
+
+
+def _held(held: list[dict], aliases: dict, c: Candidate) -> tuple[str, dict | None]:
+    """What the owner's current facts (``held``) say to a candidate, read only (FactStore.apply's rules with
+    contradictions as conflicts): ``identical`` (would reinforce), ``conflict`` (a different value is held), ``new``,
+    or ``skip`` (nothing to key it by)."""
+    from kernel.text import subject_key
+
+    skey, okey = subject_key(c.subject, aliases), normalize_key(c.object)
+    if not skey or not okey:
+        return "skip", None
+    rows = [r for r in held if r["subject_key"] == skey and r["status"] == "active"]
+    if c.multi_valued:
+        if any(r["predicate"] == c.predicate and r["object_key"] == okey for r in rows):
+            return "identical", None
+        from storage.facts import OPPOSITES
+
+        opp = next((r for r in rows if r["predicate"] == OPPOSITES.get(c.predicate) and r["object_key"] == okey), None)
+        return ("conflict", opp) if opp else ("new", None)
+    old = next((r for r in reversed(rows) if r["predicate"] == c.predicate), None)
+    if old is None:
+        return "new", None
+    return ("identical", old) if old["object_key"] == okey else ("conflict", old)
+
+
+def _admissible(store, owner: str, cands: list[Candidate], rel: float) -> list[Candidate]:
+    """A source below FACT_MIN_RELIABILITY may only raise conflicts: its other statements neither add nor reinforce."""
+    if rel >= FACT_MIN_RELIABILITY:
+        return list(cands)
+    held = store.current(owner)
+    return [c for c in cands if _held(held, store.aliases, c)[0] == "conflict"]
+
+
+def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date) -> tuple[dict, list[dict]]:
+    """Facts the document states, against the owner's L2 facts, read only: nothing unreviewed writes facts.
+
+    Returns (the review's consistency: what approval would do today, {statements, candidates, identical, added,
+    conflicts, source_sha}; the fact candidates to stage with the pending document, as ``Candidate.to_dict()``).
+    Approving the document applies them (``apply_fact_candidates``); rejecting drops them."""
+    from storage.facts import open_facts
+
+    cands = _statements(doc_id, rel_path, body, rel, day)
     store = open_facts(settings)
     try:
-        if rel < FACT_MIN_RELIABILITY:  # unreliable: record contradictions, change nothing else
-            known = {(r["subject_key"], r["predicate"]): r for r in store.current(owner)}
-            from kernel.text import subject_key
-
-            cands = [c for c in cands if (k := known.get((subject_key(c.subject), c.predicate))) and normalize_key(k["object"]) != normalize_key(c.object)]
-        report = store.apply(owner, day, cands, file_sha={rel_path: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={},
-                             contradictions="conflict")
+        staged, held = _admissible(store, owner, cands, rel), store.current(owner)
+        seen = [_held(held, store.aliases, c)[0] for c in staged]
     finally:
         store.close()
-    from storage.eventlog import log_conflicts
+    return ({"statements": len(cands), "candidates": len(staged), "identical": seen.count("identical"), "added": seen.count("new"),
+             "conflicts": seen.count("conflict"), "source_sha": hashlib.sha256(body.encode()).hexdigest()},
+            [c.to_dict() for c in staged])
 
+
+def apply_fact_candidates(settings: Settings, doc: dict) -> dict:
+    """Apply an approved document's staged fact candidates to its owner's facts through ``FactStore.apply`` (the
+    digest's write path) with the card as their source and contradictions as conflicts for review (nothing held is
+    overwritten); the reliability rule is checked again against the facts as they are now. Idempotent: each
+    observation is keyed by the document's bytes and line, so approving again after a failure applies nothing twice.
+    Returns {applied, identical, added, conflicts, fact_ids}."""
+    from storage.eventlog import log_conflicts
+    from storage.facts import open_facts
+
+    staged = [Candidate(**c) for c in doc.get("fact_candidates") or []]
+    if not staged:
+        return {"applied": 0, "identical": 0, "added": 0, "conflicts": 0, "fact_ids": []}
+    now = clock.wall_iso(settings.timezone)
+    for c in staged:  # memory learns it when a person approves it (never dated before it was refined)
+        c.observed_at = max(c.observed_at, now)
+    day = date.fromisoformat(max(c.observed_at for c in staged)[:10])
+    sha = ((doc.get("review") or {}).get("consistency") or {}).get("source_sha") or doc["content_hash"]
+    store = open_facts(settings)
+    try:
+        cands = _admissible(store, doc["owner"], staged, doc["reliability"])
+        report = store.apply(doc["owner"], day, cands, file_sha={c.source_file: sha for c in cands}, raw_refs={}, contradictions="conflict")
+    finally:
+        store.close()
     log_conflicts(Workspace(settings.home).logs, report.conflict_lines)
-    return {"statements": len(cands), "identical": report.reinforced, "added": report.added, "conflicts": report.conflicts,
-            "fact_ids": [f for f in report.fact_ids if f]}
+    return {"applied": len(cands), "identical": report.reinforced, "added": report.added,
+            "conflicts": report.conflicts, "fact_ids": [f for f in report.fact_ids if f]}
 
 
 def summarize(settings: Settings, title: str, body: str, client=None) -> str:
     """One or two sentences; with a chat model, its summary; raises on failure (the caller records it)."""
+    body = mask_text(body)  # a card edited by hand since it was refined: its secrets reach neither the model nor the summary
     if client is not None:
         data = client.complete_json("Summarise the document in one or two sentences, in its own language. "
                                     'Return only JSON: {"summary": "..."}', f"# {title}\n\n{body[:6000]}")
         s = data.get("summary") if isinstance(data, dict) else None
         if not isinstance(s, str) or not s.strip():
             raise ValueError("model answer has no summary")
-        return truncate(s.strip(), SUMMARY_CHARS)
+        return truncate(mask_text(s.strip()), SUMMARY_CHARS)
     import re
 
     from kernel.text import sentences
@@ -204,6 +279,9 @@ def _unversioned(title: str) -> str:
 def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data: bytes, kit: dict, today: date, user: str) -> dict:
     paths = kb_paths(settings)
     meta, body, warnings = read_item(path, data)
+    # Secrets never reach a card, its summary, the facts or the indexes (nor a chat model): masked here, the
+    # marker naming the inbox item's line (the inbox keeps the item as it came).
+    body = mask_text(body, f"inbox {part}/{path.name}", 1 + _body_offset(data, body))
     title = _title(meta, body, path)
     content_hash = hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest()
     scope = meta.get("scope") if meta.get("scope") in ("system", "personal") else ("personal" if part == "personal" else "system")
@@ -250,7 +328,8 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
     review = {"reliability": rel, "classification": {k: cls.get(k) for k in ("category", "confidence", "method", "why")},
               "validity": {"nature": doc["nature"], "valid_until": doc["valid_until"], "why": val.why}, "version_rule": rule,
               "warnings": warnings}
-    review["consistency"] = consistency(settings, owner, doc_id, rel_path, body, rel["score"], today)
+    # staged with the pending document (a new version restages): only a person's approval applies them
+    review["consistency"], doc["fact_candidates"] = consistency(settings, owner, doc_id, rel_path, body, rel["score"], today)
     doc["review"] = review
     try:
         doc["outline"] = outline_of(body)
@@ -340,14 +419,14 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
             store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
             report.add({"file": rel, **r})
             _log(paths["log"], {"file": rel, **r})
-        report.edited = resync_edited(settings, store)
+        report.edited = resync_edited(settings, store, today)
         report.summaries_retried = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
     finally:
         store.close()
     return report.to_dict()
 
 
-def resync_edited(settings: Settings, store: KBStore) -> list[str]:
+def resync_edited(settings: Settings, store: KBStore, today: date | None = None) -> list[str]:
     """Cards whose body was edited by hand since they were refined: the outline is parsed again, the old summary
     is invalidated (made again below), and the document goes back to pending for review."""
     root, out = kb_paths(settings)["knowledge"], []
@@ -364,6 +443,11 @@ def resync_edited(settings: Settings, store: KBStore) -> list[str]:
             continue
         doc.update(content_hash=new_hash, summary=None, summary_hash=None, summary_error=None, status="pending",
                    decision_note=f"body edited by hand (was {doc['status']}); review again")
+        # the edited body's statements are staged again (what approval applies), the old ones dropped
+        review = doc["review"] or {}
+        review["consistency"], doc["fact_candidates"] = consistency(settings, doc["owner"], doc["id"], doc["path"], body,
+                                                                    doc["reliability"], today or clock.today(settings.timezone))
+        doc["review"] = review
         try:
             doc["outline"] = outline_of(body)
         except Exception:  # noqa: BLE001 - the old outline is wrong now: better none than a stale one

@@ -1,13 +1,14 @@
 """The MCP server: the layered query, fact lookups and raw reads, served to agents over stdio.
 
-``agentos mcp`` runs :func:`run_stdio`. Twelve tools, all scoped to the configured user (``AGENTOS_USER``)
+``agentos mcp`` runs :func:`run_stdio`. Thirteen tools, all scoped to the configured user (``AGENTOS_USER``)
 of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 
 - ``memory_query``: :func:`query.ask.ask` (L0 rules -> L1 cards -> L2 facts -> L3 raw lines), as a dict.
 - ``fact_lookup``: the facts about a subject valid now or at the end of a day, or every version of them.
 - ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
 
-and four work on single memory records (mcp_server/memory.py): ``memory_save``, ``memory_update``,
+One writes a fact: ``fact_forget`` closes a fact the user wants forgotten (``digest.evidence.forget_fact``, as
+``agentos facts forget``); four work on single memory records (mcp_server/memory.py): ``memory_save``, ``memory_update``,
 ``memory_recall``, ``memory_delete``. No tool clears all memories. Five read the published knowledge base
 (mcp_server/kb.py): ``kb_map``, ``kb_search``, ``kb_outline``, ``kb_read``, ``kb_answer``.
 
@@ -38,7 +39,8 @@ Long-term memory of one user (Chinese and English): facts distilled from past co
 versions and time validity, and the archived conversation logs they came from.
 Start with memory_query (any language); every item cites its source (fact id, file and lines, raw_ref).
 Use fact_lookup for what is true about a subject now, on an earlier day, or how it changed; raw_read to
-read the original lines a source points to. Always respect the returned `constraints` (hard rules).
+read the original lines a source points to. A fact flagged stale may be outdated: say so. When the user asks
+you to forget a fact (or says it is wrong), call fact_forget with its id. Always respect the returned `constraints` (hard rules).
 The user's memory records (preferences, feedback on your work, project background, references): call
 memory_recall with the request at the start of a task; memory_save / memory_update / memory_delete one
 record when the user states something lasting or asks you to remember or forget it.
@@ -119,7 +121,9 @@ def build_server(settings: Settings, *, warm: bool = False):
 
         Default: the facts valid now, or at the end of the day as_of. Returns {user, subject, as_of, facts},
         each fact with subject, predicate, object, status, valid_from, valid_to, confidence, version and its
-        source (source_file, line_start, line_end, raw_ref for raw_read).
+        source (source_file, line_start, line_end, raw_ref for raw_read). A fact past its expiry (technical facts
+        expire after 180 days) is still the user's last known value: it comes after the fresh ones with
+        stale=true and stale_since (the date it may have become outdated); say so when you use it.
         With history=true: {user, subject, versions}, every version with status `active` or `superseded`
         and how they link (previous_version, superseded_by).
         """
@@ -129,6 +133,11 @@ def build_server(settings: Settings, *, warm: bool = False):
 
         if not subject or not subject.strip():
             return _error("give a subject to look up, e.g. 'database port'")
+        from query.rules import check_request
+
+        refusal = check_request(settings.home, subject)  # L0 first, as memory_query does
+        if refusal is not None:
+            return {"user": settings.user, "subject": subject, "facts": [], **refusal.as_dict()}
         if history:
             return fact_history(settings, subject)
         when = None
@@ -141,6 +150,31 @@ def build_server(settings: Settings, *, warm: bool = False):
         aliases = load_aliases(Workspace(settings.home).knowledge / "99_system" / "subject_aliases.txt")
         rows = _matching(out["facts"], subject_key(subject, aliases))
         return {"user": out["user"], "subject": subject, "as_of": out["as_of"], "facts": rows}
+
+    @server.tool(name="fact_forget", title="Forget a fact",
+                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
+    def fact_forget(
+        fact_id: Annotated[int, Field(description="The fact's id, as memory_query's items (source.fact) and fact_lookup give it.")],
+        reason: Annotated[str, Field(description="Why, in the user's words, e.g. 'the user asked to forget it' or 'wrong: never said'. Kept with the fact.")] = "",
+    ) -> dict[str, Any]:
+        """Forget one fact of the user's memory, when the user asks you to forget it or says it is wrong.
+
+        The fact is closed with the reason: never served again (not as current, outdated or history), and
+        digesting the same conversation lines again does not bring it back. Nothing else changes; the user can
+        still state it anew. Returns {fact: {id, subject, predicate, object, status: forgotten, closed_reason},
+        cards_changed}. An unknown id (or one of another user) is an error.
+        """
+        from digest.evidence import forget_fact
+
+        try:
+            out = forget_fact(settings, settings.user, int(fact_id), reason)
+        except (KeyError, ValueError) as e:
+            return _error(str(e).strip("'\""))
+        f = out["fact"]
+        from query.facts import masked
+
+        return {"fact": masked({k: f[k] for k in ("id", "subject", "predicate", "object", "status", "closed_reason", "valid_from", "valid_to",
+                                                "source_file", "line_start", "line_end", "raw_ref")}), "cards_changed": out["cards_changed"]}
 
     @server.tool(name="raw_read", title="Read archived lines", annotations=read_only)
     def raw_read(
@@ -158,9 +192,7 @@ def build_server(settings: Settings, *, warm: bool = False):
 
         if start < 1 or end < start:
             return _error(f"bad line range {start}-{end}: lines are 1-based and end must not be before start")
-        parts = ref.split("/")
-        if len(parts) == 4 and parts[0] not in ("", ".", "..") and parts[0] != settings.user:
-            return _error(f"{ref!r} is in the archive of user {parts[0]!r}; this server reads the memory of {settings.user!r}")
+        # another user's reference is refused by raw_lines exactly as an unknown one (nothing said about it)
         clipped = end - start + 1 > RAW_READ_MAX_LINES
         if clipped:
             end = start + RAW_READ_MAX_LINES - 1

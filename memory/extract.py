@@ -45,7 +45,9 @@ from storage.memory_records import (
     MemoryBook,
     Record,
     name_problem,
+    observation_key,
 )
+from kernel.secrets import strip_markers
 from kernel.text import CJK, nfkc, normalize_key, sentences, slugify, truncate
 
 __all__ = ["extract", "messages_from_turns", "last_exchanges", "memory_tool_called", "cues", "scope_of", "similarity",
@@ -229,7 +231,9 @@ def scope_of(text: str) -> str | None:
 # ------------------------------------------------------------------------------------------------------------
 
 # "where X is" pointing at a file, a path or the code itself: the agent can read it back at any time.
-_FILEISH = re.compile(r"[\w\-./]+\.(?:ya?ml|json|toml|ini|cfg|conf|env|py|js|ts|go|rs|java|md|txt|sql|sh|csv|lock)\b|(?:\./|/)[\w\-.]+/[\w\-./]*"
+# The first alternative starts only where a run of path characters starts (the look-behind): tried at every
+# position of a long run, it cost time quadratic in the run's length.
+_FILEISH = re.compile(r"(?<![\w\-./])[\w\-./]+\.(?:ya?ml|json|toml|ini|cfg|conf|env|py|js|ts|go|rs|java|md|txt|sql|sh|csv|lock)\b|(?:\./|/)[\w\-.]+/[\w\-./]*"
                       r"|仓库|代码库|代码里|repo|repository|codebase|README|源码|git\s+log|\bthe\s+code\b", re.I)
 _LOCATED = re.compile(r"在|放在|位于|写在|定义在|见|\b(?:is|are|lives?|sits?|located|defined|stored|kept)\s+(?:in|at|under)\b|\bsee\b|\bunder\b", re.I)
 _HEDGED = re.compile(r"可能|也许|或许|大概|说不定|不确定|不太确定|我猜|\b(?:maybe|perhaps|probably|possibly|might|not\s+sure|I\s+guess)\b", re.I)
@@ -381,6 +385,7 @@ _LEAD_FILLER = re.compile(r"^(?:(?:嗯+|好的?|对|是的|另外|还有|对了|
 # Feedback that reacts to what the assistant just did: only then is the assistant's message worth quoting.
 _REACTION = re.compile(r"错了|不对|搞错|弄错|写错|(?:太|过于)\S{0,3}了|不是我要的|很好|挺好|不错|正好|wrong|not\s+what|not\s+right|perfect"
                        r"|too\s+(?:long|verbose|wordy)|good\s+job|well\s+done|nice\s+work|you\s+(?:keep|always|never)", re.I)
+MAX_STATEMENT_CHARS = 400  # a longer "sentence" is no memory: the digest's rules read sentences of this size too
 NAME_CHARS = 40  # record names stay short enough to read in a file list; the description carries the sentence
 
 
@@ -423,13 +428,15 @@ def _sentence_candidates(user: dict, day: str, context: str | None) -> list[dict
     out = []
     where = user.get("source") or "conversation"
     for sent in sentences(text_of(user)):
+        if len(sent) > MAX_STATEMENT_CHARS:
+            continue  # a pasted table or dump, not a statement to remember (and the cue patterns stay linear in a line)
         found = cues(sent)
         if not found:
             continue
         rtype = _type_for(found)
         out.append({"description": _description(sent), "type": rtype,
                     "body": _line(day, sent, where, context if rtype == "feedback" and _REACTION.search(sent) else None),
-                    "cue": sorted(found), "evidence": sent})
+                    "cue": sorted(found), "evidence": sent, "observation": observation_key(day, where, sent)})
     return out
 
 
@@ -483,7 +490,7 @@ def candidates_model(exchanges: list[list[dict]], client: ChatClient, day=None) 
     for i, item in enumerate(items):
         desc, rtype, body = _model_item(item, i)
         out.append({"description": desc, "type": rtype, "body": _line(day, body, f"{where}; model {client.model}"),
-                    "cue": ["model"], "evidence": body})
+                    "cue": ["model"], "evidence": body, "observation": observation_key(day, f"{where}; model {client.model}", body)})
     return out
 
 
@@ -517,7 +524,7 @@ def _merge_target(cand: dict, records: list[Record], threshold: float, tk) -> Re
 
 
 def _record_name(book: MemoryBook, user: str, description: str) -> str:
-    base = slugify(description, NAME_CHARS)
+    base = slugify(strip_markers(description), NAME_CHARS)  # "[secret masked]" says nothing about the memory
     if not base or name_problem(base):
         base = "memory-" + hashlib.sha1(description.encode("utf-8")).hexdigest()[:8]
     return book.free_name(user, base)
@@ -620,14 +627,33 @@ def extract(book: MemoryBook, user: str, messages: list[dict], *, settings=None,
     if not rules:
         report["skipped"] = "no cue"
         return report
-    cands = _kept(rules, report)
+    cands = _not_deleted(book, user, _kept(rules, report), report)
     client = client or _client_from(settings)
     if cands and client is not None:  # the deterministic filters veto first: nothing durable, no model call
-        cands = _model_or_rules(exchanges, client, day, cands, report)
+        cands = _not_deleted(book, user, _model_or_rules(exchanges, client, day, cands, report), report)
     if not cands:
         return report
     _write(book, user, cands, settings, tokenizer, report)
     return report
+
+
+def _not_deleted(book: MemoryBook, user: str, cands: list[dict], report: dict) -> list[dict]:
+    """Candidates made from the same lines as a memory the user deleted are dropped: deleting is the user's decision,
+    which re-reading an old log must not undo (saving it again by hand still may)."""
+    if not cands:
+        return cands
+    try:
+        deleted = book.deleted_observations(user)
+    except Exception as e:  # noqa: BLE001 - unreadable: nothing can be told apart, so nothing is written
+        _error(report, "read deleted memories", e)
+        return []
+    out = []
+    for c in cands:
+        if c.get("observation") in deleted:
+            report["dropped"].append({"description": c["description"], "why": "the user deleted the memory these lines made"})
+        else:
+            out.append(c)
+    return out
 
 
 def _model_or_rules(exchanges, client: ChatClient, day: str, rules: list[dict], report: dict) -> list[dict]:

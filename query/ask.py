@@ -23,8 +23,10 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from kernel import clock
+from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
+from storage.facts import mark_stale
 from storage.index_units import collection_name
 from kernel.workspace import Workspace
 from query.index_reader import open_last_good, open_reader
@@ -204,21 +206,30 @@ def _clean(text: str, settings: Settings, notices: list[str]) -> str:
 
 
 def _fact_ok(row: dict | None, user: str, min_conf: float, now: str) -> bool:
+    # past its expiry a fact still answers, flagged stale (``_fact_item``); a retracted or forgotten one never does
     return bool(row) and row["user_id"] == user and row["status"] == "active" and row["valid_to"] is None \
-        and (row["expires_at"] is None or row["expires_at"] > now) and row["confidence"] >= min_conf
+        and row["confidence"] >= min_conf
 
 
-def _fact_item(row: dict, score: float | None, layer: str = "L2") -> Item:
-    text = f"{row['subject']} · {row['predicate']} · {row['object']}"
+def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | None = None) -> Item:
+    # Served masked whatever the store holds (facts stored before secrets were masked at write time)
+    where = row["raw_ref"] or row["source_file"]
+    obj = mask_value(row["subject"], row["object"], where, row["line_start"])[0]
+    text = mask_lines(f"{row['subject']} · {row['predicate']} · {obj}", where, row["line_start"])[0]
     src = {"fact": row["id"], "file": row["source_file"], "lines": [row["line_start"], row["line_end"]], "raw_ref": row["raw_ref"],
            "day": row["source_day"], "confidence": round(row["confidence"], 3), "valid_from": row["valid_from"],
            "valid_to": row["valid_to"], "status": row["status"], "version": row["version"]}
+    if now is not None:  # the user's last known value past its expiry: served, said to be possibly outdated
+        row = mark_stale(row, now)
+        src.update(stale=row["stale"], stale_since=row["stale_since"])
+        if row["stale"]:
+            text += f" (possibly outdated since {row['stale_since']})"
     return Item(layer, "fact", f"fact:{row['id']}", text, count_tokens(text), src, None if score is None else round(score, 5))
 
 
 def _card_item(uid: str, meta: dict, score: float) -> Item:
     when = " ".join(x for x in (meta.get("date"), meta.get("time")) if x)
-    text = f"[{when}] {meta.get('topic') or ''}: {meta.get('summary') or ''}".replace(" : ", ": ")
+    text = mask_lines(f"[{when}] {meta.get('topic') or ''}: {meta.get('summary') or ''}".replace(" : ", ": "))[0]
     src = {"card": meta.get("card"), "file": meta.get("file"), "lines": meta.get("lines"), "raw_ref": meta.get("raw_ref"),
            "day": meta.get("date"), "facts": meta.get("facts") or []}
     return Item("L1", "card", uid, text, count_tokens(text), src, round(score, 5))
@@ -275,6 +286,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
 
     store = open_facts(settings)
     ordered: list[Item] = []
+    stale: list[Item] = []
     facts: list[Item] = []
     seen: set[int] = set()
     now = clock.wall_iso(settings.timezone)  # facts' validity is wall time in the workspace's zone
@@ -285,8 +297,8 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
         seen.add(fid)
         row = store.get(fid)
         if _fact_ok(row, user, settings.min_confidence, now):
-            item = _fact_item(row, score)
-            ordered.append(item)
+            item = _fact_item(row, score, now=now)
+            (stale if item.source["stale"] else ordered).append(item)  # stale facts rank below every fresh item
             facts.append(item)
 
     try:
@@ -301,11 +313,12 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
                 pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
                 for fid in pointed[:CARD_FACTS]:
                     add_fact(fid, fused.get(f"fact:{fid}"))
+        ordered.extend(stale)
         if history:
             shown = {f.source["fact"] for f in facts}
             for f in list(facts):
                 row = store.get(f.source["fact"])
-                for old in store.history(user, row["subject"]):
+                for old in store.history(user, row["subject"], closed=False):
                     if old["id"] not in shown and old["predicate"] == row["predicate"]:
                         shown.add(old["id"])
                         ordered.append(_fact_item(old, None))
@@ -341,7 +354,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
             except ArchiveError as e:
                 notices.append(f"raw lines of {meta.get('card')} unavailable: {e}")
                 continue
-            body = "\n".join(lines)
+            body = mask_lines("\n".join(lines), meta["raw_ref"], int(first))[0]  # the archive keeps the bytes; a read never serves a secret
             n = count_tokens(body)
             if spent + n > budget:
                 notices.append(f"token budget {budget} reached before the raw lines of {meta.get('card')}")

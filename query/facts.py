@@ -7,30 +7,39 @@ from __future__ import annotations
 
 from datetime import date
 
+from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings
+from query.rules import check_request
 from storage.facts import open_facts
 from kernel.workspace import Workspace
-from storage.raw_archive import RawArchive
+from storage.raw_archive import ArchiveError, RawArchive
 
 
 def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence: float = 0.0) -> dict:
-    """The facts valid now (or at the end of ``when``), not expired, at or above ``min_confidence``."""
+    """The facts valid now (or at the end of ``when``), at or above ``min_confidence``. A fact past its expiry is the
+    user's last known value: it is still listed, after the fresh ones, with ``stale: true`` and ``stale_since`` (its
+    expiry's date). Retracted and forgotten facts never are."""
     store = open_facts(settings)
     try:
-        rows = store.as_of(settings.user, when, min_confidence=min_confidence)
+        rows = store.as_of(settings.user, when, min_confidence=min_confidence, stale=True)
     finally:
         store.close()
-    return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": rows}
+    return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": [masked(r) for r in rows]}
 
 
-def fact_history(settings: Settings, subject: str) -> dict:
-    """Every version of the facts about ``subject``, oldest first."""
+def fact_history(settings: Settings, subject: str, *, closed: bool = False) -> dict:
+    """Every version of the facts about ``subject``, oldest first; a subject the L0 rules forbid ("NAS password",
+    "我的口令") is refused: ``status`` blocked, the rule, no versions. ``closed``: the retracted and forgotten versions
+    too, with their reason (a person's own view, ``agentos facts history``; an agent never gets them)."""
+    refusal = check_request(settings.home, subject)
+    if refusal is not None:
+        return {"user": settings.user, "subject": subject, "versions": [], **refusal.as_dict()}
     store = open_facts(settings)
     try:
-        rows = store.history(settings.user, subject)
+        rows = store.history(settings.user, subject, closed=closed)
     finally:
         store.close()
-    return {"user": settings.user, "subject": subject, "versions": rows}
+    return {"user": settings.user, "subject": subject, "versions": [masked(r) for r in rows]}
 
 
 def conflicts(settings: Settings, *, include_resolved: bool = False) -> dict:
@@ -39,10 +48,32 @@ def conflicts(settings: Settings, *, include_resolved: bool = False) -> dict:
         rows = store.conflicts(settings.user, status=None if include_resolved else "open")
     finally:
         store.close()
-    return {"user": settings.user, "conflicts": rows}
+    return {"user": settings.user, "conflicts": [masked(r) for r in rows]}
+
+
+def masked(row: dict) -> dict:
+    """A fact or conflict row as it is served: any secret its text holds masked (a store written before secrets
+    were masked at write time still serves none; the marker names the raw reference and line of the original)."""
+    where = row.get("raw_ref") or row.get("source_file")
+    line = row.get("line_start")
+    out = dict(row)
+    for key in ("subject", "evidence"):
+        if isinstance(out.get(key), str):
+            out[key] = mask_lines(out[key], where, line)[0]
+    for key in ("object", "existing_object", "candidate_object"):
+        if isinstance(out.get(key), str):
+            out[key] = mask_value(out.get("subject") or "", out[key], where, line)[0]
+    return out
 
 
 def raw_lines(settings: Settings, ref: str, start: int, end: int) -> dict:
-    """Lines ``start``..``end`` of an archived log (L3), only on explicit request."""
+    """Lines ``start``..``end`` of an archived log (L3), only on explicit request, and only of the caller's
+    (``settings.user``) own archive: a reference into another user's archive is refused exactly as one that
+    does not exist (ArchiveError), before anything is read, so whether it exists is never revealed."""
+    parts = ref.split("/")
+    if len(parts) == 4 and parts[2].startswith("r") and parts[0] != settings.user:
+        raise ArchiveError(f"no archived file for {ref!r}")  # RawArchive.path_of's words for an unknown reference
     lines = RawArchive(Workspace(settings.home).raw_dir).read_lines(ref, start, end)
+    # The archive keeps the user's bytes; what a read serves has its secrets masked (the marker names this line).
+    lines = mask_lines("\n".join(lines), ref, start)[0].split("\n") if lines else lines
     return {"ref": ref, "lines": [start, end], "text": lines}

@@ -83,6 +83,23 @@ class KBQueryError(ValueError):
     published knowledge, a bad or stale cursor."""
 
 
+class KBBlocked(KBQueryError):
+    """A request an L0 rule of SOUL.md forbids (a secret asked for): refused before anything is read."""
+
+    def __init__(self, refusal):
+        super().__init__(f"{refusal.notice}: {refusal.rule_text}")
+        self.refusal = refusal
+
+
+def check_l0(settings: Settings, request: str) -> None:
+    """Raise ``KBBlocked`` when the workspace's L0 rules forbid ``request`` (every knowledge read that takes words)."""
+    from query.rules import check_request
+
+    refusal = check_request(settings.home, request)
+    if refusal is not None:
+        raise KBBlocked(refusal)
+
+
 def _not_found(doc_id: str) -> KBQueryError:
     return KBQueryError(f"no document {doc_id} in your selected, published knowledge")
 
@@ -428,6 +445,7 @@ def search_docs(settings: Settings, user: str, query: str, *, selection: str | M
     (bm25 mode; the dense modes always rank something). ``coverage``: the share of the query's terms in the
     section (0 for a hit found by meaning alone)."""
     q = parse_query(query)
+    check_l0(settings, query)
     if mode not in MODES:
         raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:

@@ -42,7 +42,7 @@ from collections.abc import Mapping
 
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
-from query.kb import KBQueryError, Query, _phrase_norm, _window, kb_terms, parse_query, read_section, search_docs
+from query.kb import KBBlocked, KBQueryError, Query, _phrase_norm, _window, check_l0, kb_terms, parse_query, read_section, search_docs
 
 BUDGET = (50, 8000)  # tokens of section text an answer may read (and the most its answer text may hold)
 SEARCH_K = 20  # sections ranked for the question
@@ -176,6 +176,13 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
         raise KBQueryError(f"budget must be a whole number of tokens from {BUDGET[0]} to {BUDGET[1]}")
     q = parse_query(question)
     zh = has_cjk(question)
+    try:
+        check_l0(settings, question)
+    except KBBlocked as e:  # an answer that says why, as the layered query's `blocked`
+        text = str(e)
+        return {"status": "blocked", "answer": text, "citations": [], "missing": None, "tokens": count_tokens(text), "pointers": [],
+                "method": "l0", "sections_read": 0, "tokens_read": 0, "rule": e.refusal.rule_text,
+                "terms": {"key": [], "covered": [], "missing": []}}
     keys = key_terms(question) or _fallback_terms(q)
     if not keys:
         raise KBQueryError(f"nothing to look up in {question!r}: name what the question is about")

@@ -67,12 +67,13 @@ class RecallError(ValueError):
 
 @dataclass
 class RecallResult:
-    status: str  # ok | none (nothing relevant) | empty (no words in the query) | error
+    status: str  # ok | none (nothing relevant) | empty (no words in the query) | blocked (an L0 rule forbids it) | error
     selector: str = ""
     hits: list[dict] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     manifest_size: int = 0
     timings_ms: dict = field(default_factory=dict)
+    rule: str | None = None  # the L0 rule that refused the request (status blocked)
 
     @property
     def names(self) -> list[str]:
@@ -350,6 +351,13 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         from kernel.settings import load_settings
 
         settings = load_settings()
+    from query.rules import check_request
+
+    refusal = check_request(settings.home, text)  # L0 first, as on every read path: nothing is read for a forbidden request
+    if refusal is not None:
+        res.status, res.rule = "blocked", refusal.rule_text
+        res.notices.append(refusal.notice)
+        return
     if book is None:
         from storage.memory_records import open_book
 

@@ -16,6 +16,12 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
   match "tokenizer", but does match "我的token"). ``*`` is any run of characters (``删除*记忆``);
   a space beside it is a word edge (``delete * memories`` matches "delete memories", not "deleted").
 * ``/regex/`` is a case-insensitive Python regex. An invalid one raises ``RulesError`` (file:line).
+* A rule that blocks a secret (a phrase naming one: password, 密码, api key ...) blocks every request for
+  one, however it is worded: ``kernel.secrets.asks_for_secret`` knows the cues of both languages ("pass word",
+  "口令", "PIN", "验证码", "GitHub token"), so "我的口令是什么" is refused like "我的密码是什么".
+
+``check_request`` is what every read path calls (query, fact lookup, recall, raw reads, the knowledge base,
+the MCP tools): the rules of the workspace's SOUL.md, checked against the request.
 
 Stdlib only (plus ``kernel.text``); no Prefect: the query path calls this before anything else.
 """
@@ -27,6 +33,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel.secrets import asks_for_secret
 from kernel.text import CJK, nfkc
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
@@ -157,10 +164,62 @@ def load_rules(path: Path) -> list[Rule]:
 
 
 def check(rules: list[Rule], request: str) -> tuple[Rule, str] | None:
-    """The first rule (in order) that forbids ``request``, with the phrase that matched; None if none does."""
+    """The first rule (in order) that forbids ``request``, with the phrase that matched; None if none does.
+
+    A request for a secret in words no phrase lists ("pass word", "口令") is forbidden by the rule that keeps
+    secrets (``secret_rule``), the matched "phrase" then being the secret cue it named."""
     req = _normal(request)
+    cue = asks_for_secret(request)
     for rule in rules:
         for phrase in rule.blocks:
             if _compile(phrase).search(req):
+                if cue is None and _names_a_secret(phrase):
+                    continue  # "如何重置密码" names the word, and asks how, not for a password
                 return rule, phrase
+    if cue:
+        rule = secret_rule(rules)
+        if rule is not None:
+            return rule, cue
     return None
+
+
+def _names_a_secret(phrase: str) -> bool:
+    """A plain phrase that is only a secret's name ("密码", "api key"): it blocks requests for that secret."""
+    return not (phrase.startswith("/") and phrase.endswith("/")) and "*" not in phrase and asks_for_secret(phrase) is not None
+
+
+def secret_rule(rules: list[Rule]) -> Rule | None:
+    """The first rule whose ``blocks:`` name a secret (password, 密码, api key ...), or None."""
+    for rule in rules:
+        if any(not (p.startswith("/") and p.endswith("/")) and asks_for_secret(p) for p in rule.blocks):
+            return rule
+    return None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request an L0 rule forbids: what every read path answers instead of reading anything."""
+
+    rule: Rule
+    phrase: str
+
+    @property
+    def rule_text(self) -> str:
+        return f"L0 rule {self.rule.number}: {self.rule.text}"
+
+    @property
+    def notice(self) -> str:
+        return f"blocked by SOUL.md L0 rule {self.rule.number} (matched {self.phrase!r})"
+
+    def as_dict(self) -> dict:
+        return {"status": "blocked", "rule": self.rule_text, "notices": [self.notice]}
+
+
+def check_request(home: Path, request: str) -> Refusal | None:
+    """The L0 check of a read path: the workspace's SOUL.md rules (``home`` is AGENTOS_HOME) against ``request``."""
+    from kernel.workspace import Workspace
+
+    if not isinstance(request, str) or not request.strip():
+        return None
+    hit = check(load_rules(Workspace(home).core / "SOUL.md"), request)
+    return Refusal(*hit) if hit else None

@@ -65,5 +65,26 @@ class CardStore:
     def write_summary(self, user: str, day: date, meta: dict, body: str) -> bool:
         return _write_if_changed(self.summaries_dir / safe_name(user) / f"{day.isoformat()}.md", render(meta, body))
 
+    def drop_fact(self, user: str, days: list[date], fact_id: int) -> int:
+        """Take a fact out of the cards (their ``facts`` and the body's line about it) and the daily summaries of
+        ``days`` (a fact a person forgot); returns how many files changed."""
+        mark = f"#{int(fact_id)} "
+        changed = 0
+        for day in days:
+            for path in self.list(user, day):
+                post = frontmatter.load(path)
+                facts = post.metadata.get("facts") or []
+                if fact_id not in facts and mark not in post.content:
+                    continue
+                post.metadata["facts"] = [f for f in facts if f != fact_id]
+                body = "\n".join(line for line in post.content.split("\n") if not line.startswith(f"- {mark}"))
+                changed += _write_if_changed(path, render(post.metadata, body.replace("## Facts\n\n", "")))
+            summary = self.summary_path(user, day)
+            if summary.is_file():
+                post = frontmatter.load(summary)
+                body = "\n".join(line for line in post.content.split("\n") if not (line.startswith("- ") and f": {mark}" in line))
+                changed += _write_if_changed(summary, render(post.metadata, body))
+        return changed
+
     def summary_path(self, user: str, day: date) -> Path:
         return self.summaries_dir / safe_name(user) / f"{day.isoformat()}.md"

@@ -24,7 +24,8 @@ def append_lines(path: Path, lines: list[str]) -> None:
 
 def log_errors(logs_dir: Path, run: str, problems: list) -> None:
     stamp = clock.stamp()
-    append_lines(logs_dir / "errors.log", [f"{stamp} {run} {p.severity.upper()} {p}" for p in problems])
+    # one line each, whatever a file name or a reason holds
+    append_lines(logs_dir / "errors.log", [f"{stamp} {run} {p.severity.upper()} {p}".replace("\r", "\\r").replace("\n", "\\n") for p in problems])
 
 
 def log_conflicts(logs_dir: Path, lines: list[str]) -> None:

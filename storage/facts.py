@@ -13,6 +13,7 @@ Rules the store enforces, whatever extractor proposed the candidate:
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -120,6 +121,89 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     )
 
 
+def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
+    """``cand`` with any secret in its subject, object or evidence masked (the store never holds one in clear,
+    whichever extractor proposed it); the marker names the raw reference (or file) and line of the original."""
+    from dataclasses import replace
+
+    from kernel.secrets import locate_markers, mask_lines, mask_value, repair_markers
+
+    where, line = raw_ref or cand.source_file, cand.line_start
+    subject = mask_lines(cand.subject, where, line, last_line=cand.line_end)[0]
+    obj = mask_value(subject, cand.object, where, line)[0]
+    evidence = mask_lines(cand.evidence, where, line, last_line=cand.line_end)[0]
+    # the digest's bare markers now name the raw line; half a marker an extractor cut is made whole
+    subject, obj, evidence = (locate_markers(repair_markers(x, where, line), where, line) for x in (subject, obj, evidence))
+    changed = (subject, obj, evidence) != (cand.subject, cand.object, cand.evidence)
+    return replace(cand, subject=subject, object=obj, evidence=evidence) if changed else cand
+
+
+@migrations
+def m002_mask_secrets(db: sqlite_utils.Database) -> None:
+    """Facts and conflicts stored before secrets were masked at write time: their secrets masked now, once (the
+    marker names the raw reference and line of the original; ``object_key`` follows the masked object)."""
+    from kernel.secrets import mask_lines, mask_value
+
+    if "facts" not in db.table_names():
+        return
+    for row in list(db.query("select id, subject, object, evidence, raw_ref, source_file, line_start from facts")):
+        where = row["raw_ref"] or row["source_file"]
+        subject, n1 = mask_lines(row["subject"], where, row["line_start"])
+        obj, n2 = mask_value(subject, row["object"], where, row["line_start"])
+        evidence, n3 = mask_lines(row["evidence"] or "", where, row["line_start"])
+        if n1 or n2 or n3:
+            db.execute("update facts set subject = ?, object = ?, object_key = ?, evidence = ? where id = ?",
+                       [subject, obj, normalize_key(obj), evidence if row["evidence"] is not None else None, row["id"]])
+        if n1:  # a secret in the subject itself (rare): its key too
+            db.execute("update facts set subject_key = ? where id = ?", [subject_key(subject), row["id"]])
+    for row in list(db.query("select id, subject, existing_object, candidate_object, raw_ref, source_file, line_start from conflicts")):
+        where = row["raw_ref"] or row["source_file"]
+        existing, n1 = mask_value(row["subject"], row["existing_object"] or "", where, None)
+        candidate, n2 = mask_value(row["subject"], row["candidate_object"], where, row["line_start"])
+        if n1 or n2:
+            db.execute("update conflicts set existing_object = ?, candidate_object = ? where id = ?",
+                       [existing if row["existing_object"] is not None else None, candidate, row["id"]])
+
+
+@migrations
+def m003_evidence_lifecycle(db: sqlite_utils.Database) -> None:
+    """Every fact knows its evidence, and a fact can be closed for a reason (issue 15). Columns are added, nothing
+    is rewritten:
+
+    - facts: ``closed_reason`` / ``closed_at`` for the two closing statuses beside ``superseded``: ``retracted`` (the
+      log lines that were its only evidence were removed or edited) and ``forgotten`` (a person said so);
+    - evidence: ``origin`` (``log``: a digest observation keyed by its lines' content; ``legacy``: every row written
+      before, keyed by the whole file's hash; the digest re-keys a day's legacy rows from the raw archive the first
+      time it digests that day again), ``obs_hash`` / ``obs_occurrence`` (the normalised content of the observation's
+      lines, and which occurrence of that content in its file it is), ``retracted_at`` / ``retracted_reason``;
+    - digested: ``folder`` (the logs folder a file was read from; unknown for rows written before) and ``retired_at``
+      (the file left its day, or changed);
+    - forgotten: what a person forgot and which days and files said it, so the same lines never bring it back."""
+    for sql in (
+        "alter table facts add column closed_reason text",
+        "alter table facts add column closed_at text",
+        "alter table evidence add column origin text",
+        "alter table evidence add column obs_hash text",
+        "alter table evidence add column obs_occurrence integer",
+        "alter table evidence add column retracted_at text",
+        "alter table evidence add column retracted_reason text",
+        "update evidence set origin = 'legacy'",
+        "create index evidence_fact on evidence (fact_id)",
+        "alter table digested add column folder text",
+        "alter table digested add column retired_at text",
+        "create table forgotten (id integer primary key, user_id text not null, fact_id integer references facts(id),"
+        " subject_key text not null, predicate text not null, object_key text not null, sources text not null,"
+        " reason text not null, forgotten_at text not null)",
+        "create index forgotten_key on forgotten (user_id, subject_key, predicate, object_key)",
+    ):
+        db.execute(sql)
+
+
+# Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
+# ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
+SERVED = ("active", "superseded")
+
+
 @dataclass
 class ApplyReport:
     added: int = 0
@@ -127,11 +211,14 @@ class ApplyReport:
     superseded: int = 0
     conflicts: int = 0
     already_applied: int = 0
+    retracted: int = 0  # facts whose only evidence the logs no longer hold
+    restored: int = 0  # earlier versions current again because what superseded them was retracted
+    forgotten: int = 0  # observations of a fact a person forgot, from the lines that said it: not applied
     fact_ids: list[int | None] = field(default_factory=list)  # per candidate, in order
     conflict_lines: list[str] = field(default_factory=list)  # new conflicts, for conflicts.log
 
     def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("added", "reinforced", "superseded", "conflicts", "already_applied")}
+        return {k: getattr(self, k) for k in ("added", "reinforced", "superseded", "conflicts", "already_applied", "retracted")}
 
 
 def _end_of(day: date | datetime | str) -> str:
@@ -140,6 +227,13 @@ def _end_of(day: date | datetime | str) -> str:
     if isinstance(day, datetime):
         return day.replace(tzinfo=None).isoformat(timespec="seconds")
     return f"{day.isoformat()}T23:59:59"
+
+
+def mark_stale(row: dict, at: str) -> dict:
+    """``row`` with ``stale`` (its expiry has passed at ``at``, a wall-clock ISO time) and ``stale_since`` (that day)."""
+    expires = row.get("expires_at")
+    stale = bool(expires) and expires <= at
+    return {**row, "stale": stale, "stale_since": expires[:10] if stale else None}
 
 
 class FactStore:
@@ -157,41 +251,235 @@ class FactStore:
         self.expiry_days = expiry_days or {"technical": 180}
         self.reinforce_step = reinforce_step
         self.aliases = aliases or {}
+        self._carry: dict[int, int] = {}  # during an apply: fact id -> retiring observations a new one may stand in for
 
     def close(self) -> None:
         self.db.close()
 
     # -- writes ----------------------------------------------------------------------------------
     def apply(self, user: str, day: date, candidates: list[Candidate], *, file_sha: dict[str, str], raw_refs: dict[str, str],
-              contradictions: str = "supersede") -> ApplyReport:
+              contradictions: str = "supersede", observations: list[tuple[str, int] | None] | None = None,
+              retire: list[tuple[str, str]] | None = None) -> ApplyReport:
         """Apply candidates in order, in one transaction (a concurrent writer waits its turn).
 
         ``contradictions="conflict"``: a candidate that contradicts an active fact never supersedes it but is
         recorded as a conflict for review (the knowledge base's ingest review: a document does not overrule memory).
+
+        ``observations`` (the digest's, one per candidate or None): the hash of the candidate's lines, normalised, and
+        which occurrence of that content in its file they are. The observation is then known by its day, file,
+        content and fact, not by the whole file's hash: re-digesting an edited log applies only its new or changed
+        lines. Without one, by the file's hash (``file_sha``) as before.
+
+        ``retire``: (observation key, reason) of earlier observations the day's logs no longer hold (a removed log, an
+        edited line). They are retired after the candidates are applied; a fact left with no live evidence is
+        retracted (and the version it superseded, if any, is current again); a conflict raised only by them is
+        withdrawn. A new observation of the same fact (an edited line that still says it) takes a retired one's place
+        without raising the confidence again.
         """
         report = ApplyReport()
         conn = self.db.conn
         conn.execute("begin immediate")
         try:
-            for cand in candidates:
+            self._carry = self._carry_over(retire or [])
+            for i, cand in enumerate(candidates):
+                obs = observations[i] if observations else None
+                key = self.observation_key(user, day, cand, obs) if obs else None  # from the digest's text, before masking
+                cand = masked_candidate(cand, raw_refs.get(cand.source_file))
                 report.fact_ids.append(self._apply_one(user, day, cand, file_sha.get(cand.source_file, ""), raw_refs.get(cand.source_file),
-                                                       report, contradictions))
+                                                       report, contradictions, key=key, obs=obs))
+            if retire:
+                self._retire(retire, report)
             conn.execute("commit")
         except BaseException:
             conn.execute("rollback")
             raise
+        finally:
+            self._carry = {}
         return report
 
-    def record_digested(self, user: str, day: date, file: str, sha256: str, raw_ref: str | None) -> None:
+    def observation_key(self, user: str, day: date, cand: Candidate, obs: tuple[str, int]) -> str:
+        """An observation's identity: user, day, file, the content of its lines and which occurrence of it, and the
+        fact it states (subject and object by their matching keys). Line numbers are not part of it: a line moved
+        by an edit above it is the same observation."""
+        content, occurrence = obs
+        payload = json.dumps([user, day.isoformat(), cand.source_file, content, occurrence, subject_key(cand.subject, self.aliases),
+                              cand.predicate, normalize_key(cand.object)], ensure_ascii=False)
+        return "o:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+    def record_digested(self, user: str, day: date, file: str, sha256: str, raw_ref: str | None, folder: str | None = None) -> None:
+        """``file`` with this content is the day's now (a file edited back to an earlier content is live again)."""
         self.db.execute(
-            "insert or ignore into digested (user_id, day, file, sha256, raw_ref, first_digested_at) values (?, ?, ?, ?, ?, ?)",
-            [user, day.isoformat(), file, sha256, raw_ref, clock.stamp(self.tz)],
+            "insert into digested (user_id, day, file, sha256, raw_ref, first_digested_at, folder) values (?, ?, ?, ?, ?, ?, ?)"
+            " on conflict (user_id, day, file, sha256) do update set retired_at = null, folder = coalesce(excluded.folder, folder)",
+            [user, day.isoformat(), file, sha256, raw_ref, clock.stamp(self.tz), folder],
         )
         self.db.conn.commit()
 
     def is_digested(self, user: str, day: date, file: str, sha256: str) -> bool:
-        row = self.db.execute("select 1 from digested where user_id=? and day=? and file=? and sha256=?", [user, day.isoformat(), file, sha256]).fetchone()
+        row = self.db.execute("select 1 from digested where user_id=? and day=? and file=? and sha256=? and retired_at is null",
+                              [user, day.isoformat(), file, sha256]).fetchone()
         return row is not None
+
+    def digested_files(self, user: str, day: date | None = None) -> list[dict]:
+        """The live (file, content) rows of a day, or of every day: what the last digest of each day read."""
+        if day is None:
+            return self._rows("select rowid, * from digested where user_id=? and retired_at is null order by day, file", [user])
+        return self._rows("select rowid, * from digested where user_id=? and day=? and retired_at is null order by file", [user, day.isoformat()])
+
+    def digested_names(self, user: str, day: date) -> set[str]:
+        """Every file name any digest of the day read, live or not."""
+        return {r[0] for r in self.db.execute("select file from digested where user_id=? and day=?", [user, day.isoformat()]).fetchall()}
+
+    def retire_digested(self, rowids: list[int]) -> None:
+        """These files (or these contents of them) are no longer their day's: a digest read the day without them."""
+        stamp = clock.stamp(self.tz)
+        for rowid in rowids:
+            self.db.execute("update digested set retired_at=? where rowid=?", [stamp, rowid])
+        self.db.conn.commit()
+
+    # -- evidence ----------------------------------------------------------------------------------
+    def observations(self, user: str, day: date) -> list[dict]:
+        """The day's live log observations: ``log`` rows (keyed by content) and ``legacy`` rows (written before
+        observations were keyed by content; see ``adopt``)."""
+        return self._rows("select * from evidence where user_id=? and source_day=? and retracted_at is null and origin in ('log', 'legacy')"
+                          " order by source_file, line_start", [user, day.isoformat()])
+
+    def adopt(self, user: str, day: date, keyed: list[tuple[str, str | None, int | None, str]]) -> int:
+        """Re-key legacy observations of ``day`` by content: (old key, content hash, occurrence, file) each, the hash
+        None when the lines could not be read back (the row then stays as it is, never retired). Returns how many."""
+        n = 0
+        conn = self.db.conn
+        conn.execute("begin immediate")
+        try:
+            for old, content, occurrence, file in keyed:
+                row = self._row("select * from evidence where candidate_key=? and origin='legacy'", [old])
+                if row is None:
+                    continue
+                triple = self._triple_of(row)
+                if content is None or triple is None:
+                    self.db.execute("update evidence set origin='other' where candidate_key=?", [old])
+                    continue
+                payload = json.dumps([user, day.isoformat(), file, content, occurrence, *triple], ensure_ascii=False)
+                new = "o:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+                if self._row("select 1 as x from evidence where candidate_key=?", [new]) is not None:
+                    self.db.execute("update evidence set origin='other' where candidate_key=?", [old])  # the same observation twice
+                    continue
+                self.db.execute("update evidence set candidate_key=?, origin='log', obs_hash=?, obs_occurrence=? where candidate_key=?",
+                                [new, content, occurrence, old])
+                n += 1
+            conn.execute("commit")
+        except BaseException:
+            conn.execute("rollback")
+            raise
+        return n
+
+    def _triple_of(self, ev: dict) -> tuple[str, str, str] | None:
+        """The (subject key, predicate, object key) an evidence row observed, from its fact or its conflict; None for a
+        row a person's decision wrote (an accepted conflict), which no log edit takes back."""
+        if ev["fact_id"] is not None:
+            f = self.get(ev["fact_id"])
+            if f is None or str(f.get("extractor") or "").startswith("review:"):
+                return None
+            return f["subject_key"], f["predicate"], f["object_key"]
+        if ev["conflict_id"] is not None:
+            c = self._row("select * from conflicts where id=?", [ev["conflict_id"]])
+            if c is None:
+                return None
+            return subject_key(c["subject"], self.aliases), c["predicate"], normalize_key(c["candidate_object"])
+        return None
+
+    def evidence_of(self, fact_id: int) -> list[dict]:
+        """Every observation of a fact, live or retired, oldest first."""
+        return self._rows("select * from evidence where fact_id=? order by observed_at, rowid", [fact_id])
+
+    def _live_id(self, fact_id: int | None) -> int | None:
+        if fact_id is None:
+            return None
+        row = self._row("select status from facts where id=?", [fact_id])
+        return fact_id if row and row["status"] in SERVED else None
+
+    def _carry_over(self, retire: list[tuple[str, str]]) -> dict[int, int]:
+        carry: dict[int, int] = {}
+        for key, _ in retire:
+            row = self._row("select fact_id, action from evidence where candidate_key=? and retracted_at is null", [key])
+            if row and row["fact_id"] is not None and row["action"] in ("added", "reinforced", "superseded", "historical", "kept"):
+                carry[row["fact_id"]] = carry.get(row["fact_id"], 0) + 1
+        return carry
+
+    def _retire(self, retire: list[tuple[str, str]], report: ApplyReport) -> None:
+        stamp, now = clock.stamp(self.tz), clock.wall_iso(self.tz)
+        touched: dict[int, str] = {}
+        for key, reason in retire:
+            row = self._row("select fact_id, conflict_id, action from evidence where candidate_key=? and retracted_at is null", [key])
+            if row is None:
+                continue
+            self.db.execute("update evidence set retracted_at=?, retracted_reason=? where candidate_key=?", [stamp, reason, key])
+            if row["fact_id"] is not None and row["action"] != "forgotten":
+                touched.setdefault(row["fact_id"], reason)
+            if row["conflict_id"] is not None:
+                self.db.execute("update conflicts set status='withdrawn', resolved_at=? where id=? and status='open'", [stamp, row["conflict_id"]])
+        retracted = []
+        for fid, reason in touched.items():
+            f = self.get(fid)
+            if f is None or f["status"] not in SERVED:
+                continue
+            live = self.db.execute("select count(*) from evidence where fact_id=? and retracted_at is null and action != 'forgotten'", [fid]).fetchone()[0]
+            if live:
+                continue  # other evidence still says it
+            self.db.execute("update facts set status='retracted', valid_to=coalesce(valid_to, ?), closed_reason=?, closed_at=? where id=?",
+                            [now, reason, stamp, fid])
+            report.retracted += 1
+            retracted.append(f)
+        for f in retracted:  # what a retracted fact superseded holds again, unless the slot has a current value since
+            if f["status"] != "active":
+                continue
+            prev = self._row("select * from facts where superseded_by=? and status='superseded' order by valid_from desc, id desc limit 1", [f["id"]])
+            if prev is None:
+                continue
+            slot = "select 1 as x from facts where user_id=? and subject_key=? and predicate=? and status='active'"
+            args = [prev["user_id"], prev["subject_key"], prev["predicate"]]
+            if prev["multi_valued"]:
+                slot, args = slot + " and object_key=?", args + [prev["object_key"]]
+            if self._row(slot, args) is None:
+                self.db.execute("update facts set status='active', valid_to=null, superseded_by=null where id=?", [prev["id"]])
+                report.restored += 1
+
+    def forget(self, user: str, fact_id: int, reason: str) -> dict:
+        """A person closes a fact: status ``forgotten``, validity closed now, the reason kept. It is never served again
+        (as current, stale or history to an agent), and the days and files that said it are remembered, so digesting
+        the same lines again (or an edit of them) does not bring it back. Another user's fact is unknown here."""
+        from kernel.secrets import mask_lines
+
+        f = self._row("select * from facts where id=? and user_id=?", [fact_id, user])
+        if f is None:
+            raise KeyError(f"no fact #{fact_id}")
+        if f["status"] == "forgotten":
+            raise ValueError(f"fact #{fact_id} is already forgotten")
+        reason = mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
+        sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in self.evidence_of(fact_id)} | {f"{f['source_day']}|{f['source_file']}"})
+        stamp, now = clock.stamp(self.tz), clock.wall_iso(self.tz)
+        conn = self.db.conn
+        conn.execute("begin immediate")
+        try:
+            self.db.execute("update facts set status='forgotten', valid_to=coalesce(valid_to, ?), closed_reason=?, closed_at=? where id=?",
+                            [now, reason, stamp, fact_id])
+            self.db.execute("insert into forgotten (user_id, fact_id, subject_key, predicate, object_key, sources, reason, forgotten_at)"
+                            " values (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [user, fact_id, f["subject_key"], f["predicate"], f["object_key"], json.dumps(sources, ensure_ascii=False), reason, stamp])
+            conn.execute("commit")
+        except BaseException:
+            conn.execute("rollback")
+            raise
+        return self.get(fact_id)
+
+    def _forgotten(self, user: str, skey: str, predicate: str, okey: str, day: date, file: str) -> int | None:
+        """The forgotten fact this observation would bring back: the same fact from a day and file that said it."""
+        where = f"{day.isoformat()}|{file}"
+        for row in self._rows("select fact_id, sources from forgotten where user_id=? and subject_key=? and predicate=? and object_key=?",
+                              [user, skey, predicate, okey]):
+            if where in json.loads(row["sources"]):
+                return row["fact_id"]
+        return None
 
     def _expiry(self, cand_nature: str, technical: bool, valid_from: str) -> str | None:
         kind = "technical" if technical else cand_nature
@@ -208,17 +496,25 @@ class FactStore:
         return dict(zip([c[0] for c in cur.description], row))
 
     def _apply_one(self, user: str, day: date, cand: Candidate, sha: str, raw_ref: str | None, report: ApplyReport,
-                   contradictions: str = "supersede") -> int | None:
-        ckey = cand.key(user, sha)
-        seen = self._row("select fact_id, action from evidence where candidate_key = ?", [ckey])
-        if seen is not None:
+                   contradictions: str = "supersede", *, key: str | None = None, obs: tuple[str, int] | None = None) -> int | None:
+        ckey = key or cand.key(user, sha)
+        seen = self._row("select fact_id, action, retracted_at from evidence where candidate_key = ?", [ckey])
+        if seen is not None and seen["retracted_at"] is None:
             report.already_applied += 1
-            return seen["fact_id"]
+            return self._live_id(seen["fact_id"])  # a retracted or forgotten fact is not the card's any more
+        if seen is not None:  # the same observation back (a removed log restored): the retired row stays, as history
+            self.db.execute("update evidence set candidate_key = candidate_key || '~' || rowid where candidate_key = ?", [ckey])
         skey, okey = subject_key(cand.subject, self.aliases), normalize_key(cand.object)
         if not skey or not okey:
             return None
         evidence = dict(candidate_key=ckey, user_id=user, source_day=day.isoformat(), source_file=cand.source_file,
-                        raw_ref=raw_ref, line_start=cand.line_start, line_end=cand.line_end, observed_at=cand.observed_at)
+                        raw_ref=raw_ref, line_start=cand.line_start, line_end=cand.line_end, observed_at=cand.observed_at,
+                        origin="log" if obs else None, obs_hash=obs[0] if obs else None, obs_occurrence=obs[1] if obs else None)
+        gone = self._forgotten(user, skey, cand.predicate, okey, day, cand.source_file)
+        if gone is not None:  # a person forgot it: the lines that said it do not bring it back
+            self._evidence(evidence, "forgotten", gone)
+            report.forgotten += 1
+            return None
         if cand.multi_valued:
             same = self._row(
                 "select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active' order by valid_from desc limit 1",
@@ -278,6 +574,11 @@ class FactStore:
         return cur.lastrowid
 
     def _reinforce(self, row: dict, cand: Candidate, evidence: dict, report: ApplyReport) -> int:
+        if self._carry.get(row["id"]):  # an edited line that still says it: it stands in for the retired observation
+            self._carry[row["id"]] -= 1
+            self._evidence(evidence, "kept", row["id"])
+            report.already_applied += 1
+            return row["id"]
         conf = row["confidence"] + self.reinforce_step * (1.0 - row["confidence"])
         conf = round(max(conf, cand.confidence if AUTHORITY[cand.explicitness] > AUTHORITY[row["explicitness"]] else 0), 4)
         explicitness = cand.explicitness if AUTHORITY[cand.explicitness] > AUTHORITY[row["explicitness"]] else row["explicitness"]
@@ -347,24 +648,32 @@ class FactStore:
         cols = [c[0] for c in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 
-    def as_of(self, user: str, when: date | datetime | str | None = None, *, min_confidence: float = 0.0) -> list[dict]:
-        """The facts that held at the end of ``when`` (default: now), not expired by then."""
+    def as_of(self, user: str, when: date | datetime | str | None = None, *, min_confidence: float = 0.0, stale: bool = False) -> list[dict]:
+        """The facts that held at the end of ``when`` (default: now), not expired by then. Retracted and forgotten
+        facts never held. Each row carries ``stale`` (past its expiry then) and ``stale_since`` (the expiry's date).
+
+        ``stale=True``: the facts past their expiry too, after the fresh ones: the user's last known value, to be
+        shown as possibly outdated, not dropped."""
         at = _end_of(when) if when is not None else clock.wall_iso(self.tz)
-        return self._rows(
-            "select * from facts where user_id=? and valid_from <= ? and (valid_to is null or valid_to > ?)"
-            " and (expires_at is null or expires_at > ?) and confidence >= ? order by subject_key, predicate, valid_from",
-            [user, at, at, at, min_confidence],
+        fresh = "" if stale else " and (expires_at is null or expires_at > ?)"
+        rows = self._rows(
+            "select * from facts where user_id=? and status in ('active', 'superseded') and valid_from <= ? and (valid_to is null or valid_to > ?)"
+            f"{fresh} and confidence >= ? order by (expires_at is not null and expires_at <= ?), subject_key, predicate, valid_from",
+            [user, at, at, *([] if stale else [at]), min_confidence, at],
         )
+        return [mark_stale(r, at) for r in rows]
 
     def current(self, user: str, **kw) -> list[dict]:
         return self.as_of(user, None, **kw)
 
-    def history(self, user: str, subject: str) -> list[dict]:
-        """Every version of every fact about ``subject`` (exact key, else a substring match), oldest first."""
+    def history(self, user: str, subject: str, *, closed: bool = True) -> list[dict]:
+        """Every version of every fact about ``subject`` (exact key, else a substring match), oldest first.
+        ``closed=False``: without the retracted and forgotten ones (what an agent may be shown)."""
         key = subject_key(subject, self.aliases)
-        rows = self._rows("select * from facts where user_id=? and subject_key=? order by predicate, valid_from, id", [user, key])
+        served = "" if closed else " and status in ('active', 'superseded')"
+        rows = self._rows(f"select * from facts where user_id=? and subject_key=?{served} order by predicate, valid_from, id", [user, key])
         if not rows and key:
-            rows = self._rows("select * from facts where user_id=? and subject_key like ? order by subject_key, predicate, valid_from, id",
+            rows = self._rows(f"select * from facts where user_id=? and subject_key like ?{served} order by subject_key, predicate, valid_from, id",
                               [user, f"%{key}%"])
         return rows
 
@@ -380,7 +689,8 @@ class FactStore:
         """Facts the day's logs produced or confirmed, with what happened to each (for summaries)."""
         return self._rows(
             "select e.action, e.line_start as ev_line_start, e.line_end as ev_line_end, e.source_file as ev_file, f.*"
-            " from evidence e join facts f on f.id = e.fact_id where e.user_id=? and e.source_day=? order by e.source_file, e.line_start, f.id",
+            " from evidence e join facts f on f.id = e.fact_id where e.user_id=? and e.source_day=? and e.retracted_at is null"
+            " and e.action != 'forgotten' and f.status in ('active', 'superseded') order by e.source_file, e.line_start, f.id",
             [user, day.isoformat()],
         )
 
@@ -390,6 +700,8 @@ class FactStore:
             "facts": one("select count(*) from facts where user_id=?"),
             "active": one("select count(*) from facts where user_id=? and status='active'"),
             "superseded": one("select count(*) from facts where user_id=? and status='superseded'"),
+            "retracted": one("select count(*) from facts where user_id=? and status='retracted'"),
+            "forgotten": one("select count(*) from facts where user_id=? and status='forgotten'"),
             "conflicts_open": one("select count(*) from conflicts where user_id=? and status='open'"),
         }
 

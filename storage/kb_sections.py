@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kernel.outline import PREAMBLE_ANCHOR as PREAMBLE
 from kernel.outline import split_lines
+from kernel.secrets import mask_lines
 from kernel.text import count_tokens, normalize_key
 from storage.kb_cards import read_body
 
@@ -31,7 +32,10 @@ def body_lines(path: Path) -> tuple[str, list[str]] | None:
         body = read_body(path)
     except (OSError, UnicodeDecodeError):
         return None
-    entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), split_lines(body))
+    # Served masked (the hash is the body's as written): a card refined before secrets were masked at write time,
+    # or edited by hand, never serves one in clear, nor puts one in a section index or a vector.
+    lines = mask_lines("\n".join(split_lines(body)), f"knowledge card {path.name}", 1)[0].split("\n") if body else split_lines(body)
+    entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), lines)
     with _lock:
         if len(_bodies) > 20_000:
             _bodies.clear()
@@ -113,6 +117,7 @@ def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
         body = body_lines(kb_root / row["path"])
         if body is None or body[0] != row["content_hash"]:
             continue
+        row = {**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}
         out.append(Doc(row, body[1], doc_sections(row, body[1])))
     return out
 

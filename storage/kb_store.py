@@ -20,7 +20,7 @@ from storage.migrations import Migrations
 
 STATUSES = ("pending", "ready", "rejected")
 SCOPES = ("system", "personal")
-_JSON = ("related", "outline", "review")
+_JSON = ("related", "outline", "review", "fact_candidates")
 
 migrations = Migrations("kb")
 
@@ -59,6 +59,14 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         create table ingested (inbox_hash text primary key, inbox_file text, doc_id text, outcome text, at text);
         """
     )
+
+
+@migrations
+def m002_fact_candidates(db: sqlite_utils.Database) -> None:
+    """The facts a pending document would add, staged with it until a person decides (approve applies them to the
+    fact store, reject drops them): nothing unreviewed writes facts. A list of ``Candidate.to_dict()``."""
+    if "fact_candidates" not in db["documents"].columns_dict:
+        db.execute("alter table documents add column fact_candidates text not null default '[]'")
 
 
 class DocumentNotFound(KeyError):

@@ -33,6 +33,9 @@ class ProposalStore:
                 "create table if not exists proposals (id integer primary key, user text not null, kind text not null, "
                 "target text, record text not null, reason text not null, created text not null, "
                 "status text not null default 'pending', decided text)")
+            # what the user deleted, as keys of the observations it came from (hashes: the deleted words are not kept)
+            self.con.execute("create table if not exists deleted (user text not null, key text not null, name text, created text not null, "
+                             "primary key (user, key))")
 
     def close(self) -> None:
         self.con.close()
@@ -76,6 +79,15 @@ class ProposalStore:
         if n == 0:
             self.get(user, pid)  # raises when it does not exist
             raise ValueError(f"proposal {pid} was already decided")
+
+    def remember_deleted(self, user: str, keys: list[str], name: str) -> None:
+        """The user deleted a memory made from these observations: automatic extraction never makes it again from them."""
+        with self.con:
+            self.con.executemany("insert or ignore into deleted (user, key, name, created) values (?, ?, ?, ?)",
+                                 [(user, k, name, clock.stamp()) for k in keys])
+
+    def deleted_keys(self, user: str) -> set[str]:
+        return {r[0] for r in self.con.execute("select key from deleted where user=?", [user])}
 
     def clear(self, user: str) -> int:
         with self.con:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import re
 import threading
 import unicodedata
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ import frontmatter
 import yaml
 
 from kernel import clock
+from kernel.text import normalize_key
 from storage.memory_proposals import ProposalStore
 from storage.memory_store import (
     FileRecordStore,
@@ -50,6 +52,23 @@ _KEYS = ("name", "description", "type", "source", "recallCount", "lastRecalledAt
 
 __all__ = ["Record", "MemoryBook", "RecordError", "RecordExists", "RecordNotFound", "InvalidName", "ManualRecordProtected",
            "TYPES", "open_book", "name_problem", "record_text", "EMBED_CHARS"]
+
+
+# A body line automatic extraction writes: "- 2026-11-20: 以后周报都用简洁格式 (2026-11-20.md:12)", optionally followed by
+# " — in reply to the assistant: “...”" (memory.extract._line).
+_OBSERVED = re.compile(r"^- (\d{4}-\d{2}-\d{2}): (.*) \(([^()]*)\)(?: — in reply to the assistant: “.*”)?$")
+
+
+def observation_key(day: str, where: str, statement: str) -> str:
+    """The identity of a statement a memory was made from: its day, its file (not the line: an edit above it does not
+    make it new) and its words, normalised. Only this hash is kept of a record the user deleted."""
+    files = re.sub(r":\d+(?:-\d+)?", "", where)
+    return hashlib.sha256(f"{day}\x1f{files}\x1f{normalize_key(' '.join(statement.split()))}".encode("utf-8")).hexdigest()[:24]
+
+
+def observation_keys(body: str) -> list[str]:
+    """The observation keys of a record's body lines written by automatic extraction (other lines have none)."""
+    return [observation_key(m[1], m[3], m[2]) for m in map(_OBSERVED.match, (line.strip() for line in (body or "").splitlines())) if m]
 
 
 class RecordError(ValueError):
@@ -77,6 +96,7 @@ class Record:
     updated: str | None = None
     extra: dict = field(default_factory=dict)  # frontmatter keys the user added: kept, never dropped
     problems: list[str] = field(default_factory=list)  # why the file did not parse cleanly (read as plain text)
+    notices: list[str] = field(default_factory=list)  # what a write did to the text given (a secret masked); not stored
 
     def frontmatter(self) -> dict:
         return {"name": self.name, "description": self.description, "type": self.type, "source": self.source,
@@ -88,6 +108,8 @@ class Record:
         d["body"] = self.body
         if self.problems:
             d["problems"] = list(self.problems)
+        if self.notices:
+            d["notices"] = list(self.notices)
         return d
 
     def manifest_line(self) -> dict:
@@ -154,11 +176,21 @@ def parse(name: str, text: str) -> Record:
         problems.append(f"recallCount {meta.get('recallCount')!r} is not a number; counted as 0")
         count = 0
     desc = meta.get("description")
+    # Read masked: a record written before secrets were masked at write time (or edited by hand since) never
+    # serves one in clear; its next update writes it masked.
+    description, body, _ = mask_secrets(str(desc).strip() if desc else _first_line(body), body)
     return Record(
-        name=name, description=str(desc).strip() if desc else _first_line(body), type=str(rtype), body=body.strip("\n"),
+        name=name, description=description, type=str(rtype), body=body.strip("\n"),
         source=source, recall_count=count, last_recalled_at=_str(meta.get("lastRecalledAt")),
         created=_str(meta.get("created")), updated=_str(meta.get("updated")),
-        extra={k: v for k, v in meta.items() if k not in _KEYS}, problems=problems)
+        extra=_masked_extra({k: v for k, v in meta.items() if k not in _KEYS}), problems=problems)
+
+
+def _masked_extra(extra: dict) -> dict:
+    """Keys a user added by hand, their text values masked (``api_key: sk-...`` in the frontmatter too)."""
+    from kernel.secrets import mask_value
+
+    return {k: mask_value(str(k), v)[0] if isinstance(v, str) else v for k, v in extra.items()}
 
 
 def check_fields(description: str | None, rtype: str | None, body: str | None) -> None:
@@ -176,6 +208,17 @@ def check_fields(description: str | None, rtype: str | None, body: str | None) -
             raise RecordError("body must be text")
         if len(body) > MAX_BODY_CHARS:
             raise RecordError(f"body is longer than {MAX_BODY_CHARS} characters")
+
+
+def mask_secrets(description: str | None, body: str | None) -> tuple[str | None, str | None, list[str]]:
+    """Description and body with their secrets masked (``[secret masked]``: a record written by hand has no other
+    original; one extracted from a log keeps the marker naming its raw line), and the notice a save returns."""
+    from kernel.secrets import mask_lines
+
+    d, n1 = mask_lines(description) if description else (description, 0)
+    b, n2 = mask_lines(body) if body else (body, 0)
+    n = n1 + n2
+    return d, b, [f"{n} secret(s) masked: a memory record never stores a password, key or token in clear"] if n else []
 
 
 class MemoryBook:
@@ -259,9 +302,22 @@ class MemoryBook:
         return self._update(user, name, description, type, body, auto=False)
 
     def delete(self, user: str, name: str) -> None:
+        """Delete one record. What it was made from is remembered (as hashes of its source lines), so automatic
+        extraction never makes it again from the same old lines; the user saving it again still may."""
         check_name(user, "user id"), check_name(name, "record name")
         with self.locked(user):
-            self.store.delete(user, self.stored_name(user, name) or name)
+            stored = self.stored_name(user, name) or name
+            try:
+                keys = observation_keys(parse(stored, self.store.read(user, stored)).body) if self.proposals is not None else []
+            except RecordNotFound:
+                keys = []
+            self.store.delete(user, stored)
+            if keys:
+                self.proposals.remember_deleted(user, keys, stored)
+
+    def deleted_observations(self, user: str) -> set[str]:
+        """Observation keys of the records the user deleted (``delete``)."""
+        return self.proposals.deleted_keys(user) if self.proposals is not None else set()
 
     def clear(self, user: str) -> int:
         """Delete every record (and proposal) of ``user``. Admin only: no agent tool calls this."""
@@ -284,10 +340,18 @@ class MemoryBook:
     def propose(self, user: str, kind: str, target: str | None, record: dict, reason: str) -> tuple[int, bool]:
         if self.proposals is None:
             raise RecordError("this memory book keeps no proposals")
+        d, b, _ = mask_secrets(record.get("description"), record.get("body"))
+        record = {**record, **({"description": d} if "description" in record else {}), **({"body": b} if "body" in record else {})}
         return self.proposals.add(user, kind, target, record, reason)
 
     def pending(self, user: str) -> list[dict]:
-        return self.proposals.list(user) if self.proposals else []
+        out = self.proposals.list(user) if self.proposals else []
+        for p in out:  # a proposal kept from before secrets were masked is shown masked
+            r = p.get("record")
+            if isinstance(r, dict):
+                d, b, _ = mask_secrets(r.get("description"), r.get("body"))
+                p["record"] = {**r, **({"description": d} if "description" in r else {}), **({"body": b} if "body" in r else {})}
+        return out
 
     def accept(self, user: str, pid: int) -> Record:
         """Apply a pending proposal as the user's own decision (the explicit path: source stays or becomes manual)."""
@@ -328,12 +392,14 @@ class MemoryBook:
                     continue
                 rec.recall_count += 1
                 rec.last_recalled_at = at
+                rec.description, rec.body, _ = mask_secrets(rec.description, rec.body)  # an old record is cleaned as it is used
                 self.store.write(user, name, render(rec))
 
     # -- internals -----------------------------------------------------------------------------------------
     def _create(self, user: str, name: str, description: str, rtype: str, body: str, *, source: str) -> Record:
         check_name(user, "user id"), check_name(name, "record name")
         check_fields(description, rtype, body)
+        description, body, notices = mask_secrets(description, body)
         name = unicodedata.normalize("NFC", name)  # canonically the same text, one spelling on disk
         with self.locked(user):
             stored = self.stored_name(user, name)
@@ -344,6 +410,7 @@ class MemoryBook:
             rec = Record(name=name, description=description.strip(), type=rtype, body=(body or "").strip("\n"), source=source,
                          created=at, updated=at)
             self.store.write(user, name, render(rec))
+        rec.notices = notices
         return rec
 
     def _update(self, user: str, name: str, description, rtype, body, *, auto: bool) -> Record:
@@ -362,9 +429,12 @@ class MemoryBook:
                 rec.type = rtype
             if body is not None:
                 rec.body = body.strip("\n")
+            # what was kept is masked too: a record saved before secrets were masked is cleaned by its next update
+            rec.description, rec.body, notices = mask_secrets(rec.description, rec.body)
             rec.updated = self.now()
             rec.problems = []
             self.store.write(user, name, render(rec))
+        rec.notices = notices
         return rec
 
 

@@ -3,18 +3,25 @@
 Layout: ``agent-local/memory/raw/<user>/<YYYY-MM-DD>/r<N>/<file name>`` plus ``index.json`` per day.
 A log that changes after it was archived becomes revision N+1; earlier revisions stay as they were.
 Archived files are made read-only. A reference (``raw_ref``) is ``<user>/<day>/r<N>/<name>``.
+The archive keeps the log's bytes as they are (invalid UTF-8 included); ``read_lines`` numbers lines as the
+digest does (``kernel.text.split_lines``: \n, \r\n, a lone \r) and shows a byte that is not UTF-8 as U+FFFD.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from kernel import clock
 from kernel.files import atomic_write
+from kernel.text import split_lines
+
+NAME_MAX_BYTES = 255  # what Linux and macOS file systems allow in one path component
 
 
 class ArchiveError(Exception):
@@ -22,8 +29,13 @@ class ArchiveError(Exception):
 
 
 def safe_name(name: str) -> str:
-    """A path component we are willing to create: no separators, no '..', no control characters."""
-    if not name or name in (".", "..") or "/" in name or "\\" in name or "\x00" in name or any(ord(c) < 32 for c in name) or len(name) > 200:
+    """A path component we are willing to create: no separators, no '..', no control characters, valid UTF-8, at
+    most ``NAME_MAX_BYTES`` bytes (any name a log can have on Linux)."""
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ArchiveError(f"unsafe name for the archive (not valid UTF-8): {name!r}") from None
+    if not name or name in (".", "..") or "/" in name or "\\" in name or any(ord(c) < 32 or ord(c) == 127 for c in name) or size > NAME_MAX_BYTES:
         raise ArchiveError(f"unsafe name for the archive: {name!r}")
     return name
 
@@ -73,7 +85,11 @@ class RawArchive:
         for p in parts:
             safe_name(p)
         path = self.root / ref
-        if not path.is_file():
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            mode = 0
+        if not stat.S_ISREG(mode):  # a link put into the archive is never followed
             raise ArchiveError(f"no archived file for {ref!r}")
         return path
 
@@ -81,8 +97,13 @@ class RawArchive:
         """Lines ``start``..``end`` (1-based, inclusive) of an archived file."""
         if start < 1 or (end is not None and end < start):
             raise ArchiveError(f"bad line range {start}-{end}")
-        lines = self.path_of(ref).read_text(encoding="utf-8").splitlines()
-        return lines[start - 1 : end]
+        with open(self.path_of(ref), "rb", opener=_no_follow) as f:
+            lines = split_lines(f.read().removeprefix(b"\xef\xbb\xbf"))
+        return [line.decode("utf-8", errors="replace") for line in lines[start - 1 : end]]
 
     def revisions(self, user: str, day: date) -> dict[str, list[dict]]:
         return self._index(self._day_dir(user, day))
+
+
+def _no_follow(path, flags):
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))

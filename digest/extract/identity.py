@@ -55,7 +55,7 @@ _ROLES_AND_PLACES = _indexed(
     ),
     _Rule(
         "role",
-        _en(rf"\bmy\s+(?:job|profession|occupation)\s+is\s+(?:a|an)\s+(?P<obj>.+)"),
+        _en(r"\bmy\s+(?:job|profession|occupation)\s+is\s+(?:a|an)\s+(?P<obj>.+)"),
         check=_short(40),
         keys="my job|my prof|my occup",
     ),

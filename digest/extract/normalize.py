@@ -83,12 +83,41 @@ _SENT_END = re.compile(r"(?:[。!?;\n]+|\.{3,}|\.(?=\s|$))[\"')\]」』》]*")
 _CLAUSE_SPLIT = re.compile(r",(?!\d{3}\b)|(?<!\d):|:(?!\d)|\s+[-–—]+\s+|—+")
 
 
+# The rules read one sentence at a time, and several of them cost more than linear time in the sentence's
+# length; a "sentence" longer than this (a pasted table, a dump, a run-on line without an end) is read in
+# pieces of at most this many characters, cut at a comma or a space when one is near, so the work on a line
+# stays linear in its length. People state facts in far shorter sentences.
+MAX_SENTENCE_CHARS = 400
+_SOFT_CUTS = frozenset(",，、;；: \t")
+
+
+def _pieces(norm: str, a: int, b: int) -> list[tuple[int, int]]:
+    """``norm[a:b]`` as spans of at most MAX_SENTENCE_CHARS, each cut after a comma or a space in its second half
+    when there is one."""
+    out = []
+    while b - a > MAX_SENTENCE_CHARS:
+        cut = a + MAX_SENTENCE_CHARS
+        for i in range(cut - 1, a + MAX_SENTENCE_CHARS // 2, -1):
+            if norm[i] in _SOFT_CUTS:
+                cut = i + 1
+                break
+        out.append((a, cut))
+        a = cut
+    out.append((a, b))
+    return out
+
+
 def _sentences(src: _Source) -> list[_Sentence]:
     out: list[_Sentence] = []
     norm, pos = src.norm, 0
-    bounds = [m.end() for m in _SENT_END.finditer(norm)]
-    if not bounds or bounds[-1] < len(norm):
-        bounds.append(len(norm))
+    ends = [m.end() for m in _SENT_END.finditer(norm)]
+    if not ends or ends[-1] < len(norm):
+        ends.append(len(norm))
+    bounds = []
+    for end in ends:
+        bounds += [b for _, b in _pieces(norm, pos, end)] if end - pos > MAX_SENTENCE_CHARS else [end]
+        pos = end
+    pos = 0
     for end in bounds:
         a, b = pos, end
         pos = end

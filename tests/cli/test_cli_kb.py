@@ -24,12 +24,13 @@ def test_refine_then_review_from_the_command_line(tmp_path):
 
     pending = json.loads(run_cli("kb", "pending", "--json", home=home).stdout)
     ids = {d["title"]: d["id"] for d in pending}
-    assert set(ids) == {"Go 并发模式", "Bob 的笔记"} and all(d["status"] == "pending" for d in pending)
+    assert set(ids) == {"Go 并发模式"} and all(d["status"] == "pending" for d in pending)  # bob's personal note is his alone
     mine = json.loads(run_cli("kb", "pending", "--json", "--mine", "--user", "bob", home=home).stdout)
     assert [d["title"] for d in mine] == ["Bob 的笔记"]  # bob is no admin: only his own
+    ids["Bob 的笔记"] = mine[0]["id"]
 
     refused = run_cli("kb", "approve", ids["Bob 的笔记"], home=home, check=False)  # the default user is not bob
-    assert refused.returncode == 2 and "only its owner" in refused.stderr
+    assert refused.returncode == 2 and "no knowledge document" in refused.stderr  # another user's: as if unknown
     run_cli("kb", "approve", ids["Go 并发模式"], home=home)
     run_cli("kb", "approve", ids["Bob 的笔记"], "--user", "bob", home=home)
     again = run_cli("kb", "approve", ids["Go 并发模式"], home=home, check=False)
@@ -42,6 +43,27 @@ def test_refine_then_review_from_the_command_line(tmp_path):
     assert {d["title"] for d in json.loads(run_cli("kb", "list", "--json", "--user", "bob", home=home).stdout)} == {"Go 并发模式", "Bob 的笔记"}
     shown = run_cli("kb", "show", ids["Go 并发模式"], home=home).stdout
     assert "ready" in shown and "reliability 0.8" in shown and "go.dev" in shown
+
+
+def test_a_pending_documents_facts_wait_for_approval_on_the_command_line(tmp_path):
+    """`kb pending` / `kb show` say how many fact candidates wait; `facts list` has none of them until `kb approve`."""
+    from knowledge.refine import refine
+    from kernel.settings import load_settings
+
+    home = tmp_path / "ws"
+    run_cli("init", home=home)
+    item(home, "knowledge/clipping", "py.md", "# Python 3.13 新特性\n\nPython 最新版本是 3.13。\n\n默认解释器是 CPython。\n",
+         title="Python 3.13 新特性", source="https://docs.python.org/3/whatsnew/3.13.html")
+    settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
+    (doc,) = refine(settings)["refined"]
+    assert json.loads(run_cli("facts", "list", "--json", home=home).stdout)["facts"] == []
+    assert "2 fact candidates" in run_cli("kb", "pending", home=home).stdout
+    assert json.loads(run_cli("kb", "pending", "--json", home=home).stdout)[0]["fact_candidates"] == 2
+    assert "2 fact candidates, written only if approved" in run_cli("kb", "show", doc["doc_id"], home=home).stdout
+    run_cli("kb", "approve", doc["doc_id"], home=home)
+    facts = json.loads(run_cli("facts", "list", "--json", home=home).stdout)["facts"]
+    assert {f["object"] for f in facts} == {"3.13", "CPython"}
+    assert "2 applied on approval" in run_cli("kb", "show", doc["doc_id"], home=home).stdout
 
 
 def test_reading_published_knowledge_from_the_command_line(tmp_path):

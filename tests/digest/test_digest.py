@@ -68,7 +68,8 @@ def test_a_changed_log_is_a_new_revision_and_refreshes_cards(tmp_path):
     log.write_text("## 缓存\n\n" + GOOD + "[09:10] 用户: 数据库端口改为 5433。\n", encoding="utf-8")
     assert pending_days(s, "default", logs, DAY) == [DAY]
     second = digest_day(s, "default", DAY, logs)
-    assert second["facts_superseded"] == 1 and second["already_applied"] == 0
+    # only the new line applies: the two unchanged statements (moved down by the heading) are the same observations
+    assert second["facts_superseded"] == 1 and second["already_applied"] == 2 and second["facts_reinforced"] == 0
     revs = RawArchive(Workspace(s.home).raw_dir).revisions("default", DAY)["2026-11-03.md"]
     assert [r["revision"] for r in revs] == [1, 2]
     cards = Workspace(s.home).cards_dir / "default"

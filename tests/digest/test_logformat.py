@@ -59,7 +59,6 @@ def test_jsonl_export_and_its_bad_lines(tmp_path):
 @pytest.mark.parametrize("data,needle", [
     (b"", "empty file"),
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary"),
-    ("[09:00] 用户: 你好\n".encode() + b"\xff\xfe bad\n", "invalid UTF-8"),
 ])
 def test_unreadable_files_are_quarantined_with_a_reason(tmp_path, data, needle):
     p = write(tmp_path, "2026-11-03.md", data)
@@ -71,6 +70,19 @@ def test_unreadable_files_are_quarantined_with_a_reason(tmp_path, data, needle):
 def test_invalid_utf8_names_the_line(tmp_path):
     log = read_log(write(tmp_path, "2026-11-03.md", b"[09:00] user: ok\n[09:01] user: \xc3\x28\n"), max_bytes=10**6)
     assert log.problems[0].line == 2
+
+
+def test_invalid_utf8_skips_only_its_lines(tmp_path):
+    # a bad turn line: the turn above ends, the bad turn's continuation is not given to the speaker above
+    data = ("[09:00] 用户: 你好\n".encode() + b"[09:01] \xff\xfe: bad\n"
+            + "  still the bad turn\n[09:02] 用户: 我喜欢喝茶。\n  \u2028 done\n".encode() + b"  \xc3( a bad continuation\n  more\n")
+    p = write(tmp_path, "2026-11-03.md", data)
+    log = read_log(p, max_bytes=10**6)
+    # a bad continuation line is left out of its turn, which goes on
+    assert [(t.text, t.line_start) for t in log.turns] == [("你好", 1), ("我喜欢喝茶。\n\u2028 done\n\nmore", 4)]
+    assert [(q.line, q.severity) for q in log.problems] == [(2, "error"), (6, "error")]
+    assert "invalid UTF-8 (byte 0xff at byte 9 of the line)" in log.problems[0].reason
+    assert log.data == data and p.read_bytes() == data  # the archive gets the original bytes; the file is never modified
 
 
 def test_huge_file_is_not_read(tmp_path):

@@ -50,3 +50,65 @@ def test_a_review_decision_applies_what_is_allowed_and_reports_the_rest(ws, kit_
     assert open_conflicts(settings, "alice") == []
     md = outcome.artifact_markdown()
     assert "## Refused" in md and ids["Alice 的周报模板"] in md
+
+
+def test_the_review_decision_applies_or_drops_a_documents_fact_candidates(ws, kit_cache):
+    """The review flow's path (apply_review) settles staged facts as the CLI does: approve applies, reject drops."""
+    from knowledge.decisions import apply_review, open_conflicts, pending, show, waiting_markdown
+    from storage.facts import open_facts
+
+    item(ws, "knowledge/clipping", "a.md", "# Python 3.13 新特性\n\n默认解释器是 CPython。\n\nPython 最新版本是 3.13。\n",
+         title="Python 3.13 新特性", source="https://docs.python.org/3/whatsnew/3.13.html")
+    item(ws, "knowledge/clipping", "b.md", "# Go 发布说明\n\nGo 最新版本是 1.23。\n", title="Go 发布说明", source="https://go.dev/doc/go1.23")
+    ids = {d["title"]: d["doc_id"] for d in refine_all(kit_cache)["refined"]}
+    settings = kb_settings()
+    _conflict(settings, "Python 最新版本", "3.12", "3.11")  # memory holds 3.12 (stated), and an open conflict of its own
+
+    def facts():
+        store = open_facts(settings)
+        try:
+            return {(f["subject"], f["object"]): f for f in store.current(settings.user)}
+        finally:
+            store.close()
+
+    held_before = set(facts())
+    waiting = pending(settings)
+    assert {d["title"]: d["fact_candidates"] for d in waiting} == {"Python 3.13 新特性": 2, "Go 发布说明": 1}
+    assert "2 fact candidates" in waiting_markdown(waiting, [])
+    assert set(facts()) == held_before  # pending: nothing written
+
+    out = apply_review(settings, {"reviewer": "default", "approve": [ids["Python 3.13 新特性"]], "reject": [ids["Go 发布说明"]]})
+    assert out.approved == [ids["Python 3.13 新特性"]] and out.rejected == [ids["Go 发布说明"]] and out.refused == []
+    now = facts()
+    assert ("默认解释器", "CPython") in now and ("Python 最新版本", "3.12") in now and ("Python 最新版本", "3.13") not in now
+    assert not [k for k in now if k[0].startswith("Go")]  # rejected: its candidate dropped, never written
+    contested = [(c["subject"], c["candidate_object"]) for c in open_conflicts(settings, settings.user)]
+    assert ("Python 最新版本", "3.13") in contested  # the document's contradiction waits for review
+    assert show(settings, ids["Go 发布说明"])["review"]["consistency"]["dropped"] == 1
+
+
+def test_a_registry_from_before_staging_is_migrated_and_its_documents_still_decide(ws):
+    """kb.db written before fact candidates were staged: the column is added on open; a document refined then (its
+    facts written when refined, listed in its review) decides as before and applies nothing again."""
+    import json
+
+    import sqlite_utils
+
+    from knowledge.decisions import decide, pending, show
+    from knowledge.refine import kb_paths
+    from storage.kb_store import m001_initial
+
+    settings = kb_settings()
+    db = sqlite_utils.Database(kb_paths(settings)["db"])
+    db.execute("create table _migrations (store text, name text, applied_at text default CURRENT_TIMESTAMP, primary key (store, name))")
+    m001_initial(db)
+    db.execute("insert into _migrations (store, name) values ('kb', 'm001_initial')")
+    db["documents"].insert({"id": "old-doc", "path": "30_facts/old-doc.md", "title": "旧文档", "category": "30_facts", "scope": "system",
+                            "owner": "default", "status": "pending", "nature": "fact", "confidence": 0.8, "reliability": 0.8,
+                            "content_hash": "h", "review": json.dumps({"consistency": {"statements": 1, "added": 1, "fact_ids": [7]}}),
+                            "created": "2026-11-01T00:00:00+00:00", "updated": "2026-11-01T00:00:00+00:00"})
+    db.conn.commit()
+    db.close()
+    assert [d["fact_candidates"] for d in pending(settings)] == [0]
+    assert show(settings, "old-doc")["fact_candidates"] == []
+    assert decide(settings, "old-doc", "approve", "default")["status"] == "ready"

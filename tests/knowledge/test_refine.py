@@ -84,33 +84,130 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
     assert again["refined"] == [] and again["already"] == 1
 
 
+def _conflicts(settings):
+    from storage.facts import open_facts
+
+    store = open_facts(settings)
+    try:
+        return store.conflicts("default")
+    finally:
+        store.close()
+
+
+def _fact_rows(settings, where: str = "1", params=()) -> list[dict]:
+    """Every row of the fact store (any status), for asserting what a document did or did not write."""
+    from storage.facts import open_facts
+
+    store = open_facts(settings)
+    try:
+        return store._rows(f"select * from facts where {where}", list(params))
+    finally:
+        store.close()
+
+
 def test_consistency_with_facts_identical_new_and_contradicting(ws, kit_cache):
+    from knowledge.decisions import decide, show
+
     settings = kb_settings()
     before = _facts(settings, ("服务器配置", "8C16G"), ("数据库端口", "5433"))
     item(ws, "knowledge/clipping", "ops.md", "# 运维手册\n\n服务器配置是 8C16G。\n\nRedis 端口是 6379。\n\n数据库端口是 5432。\n",
           source="https://kubernetes.io/docs/ops", title="运维手册")
     r = refine_all(kit_cache)
     c = r["refined"][0]["consistency"]
-    assert (c["identical"], c["added"], c["conflicts"]) == (1, 1, 1)
+    assert (c["candidates"], c["identical"], c["added"], c["conflicts"]) == (3, 1, 1, 1)  # what approval would do
+    assert _facts(settings) == before and _conflicts(settings) == []  # pending: nothing written, not even a conflict
+    doc_id = r["refined"][0]["doc_id"]
+    assert len(show(settings, doc_id)["fact_candidates"]) == 3
+
+    decide(settings, doc_id, "approve", "default")
     after = _facts(settings)
     assert after["服务器配置"]["confidence"] > before["服务器配置"]["confidence"]  # identical: slightly more confident
     assert after["数据库端口"]["object"] == "5433"  # contradicted: nothing overwritten...
-    from storage.facts import open_facts
-
-    store = open_facts(settings)
-    conflicts = store.conflicts("default")
-    store.close()
+    conflicts = _conflicts(settings)
     assert [(x["subject"], x["candidate_object"]) for x in conflicts] == [("数据库端口", "5432")]  # ...a conflict for review
+    assert conflicts[0]["source_file"] == show(settings, doc_id)["path"]  # the document is the evidence
     assert after["Redis 端口"]["object"] == "6379" and after["Redis 端口"]["explicitness"] == "inferred"  # new detail: a new entry
+    assert after["Redis 端口"]["extractor"] == f"kb:{doc_id}"
+    doc = show(settings, doc_id)
+    assert doc["fact_candidates"] == [] and doc["review"]["consistency"]["applied"] == 3
+    logged = (ws / "agent-sync/04_memory/logs/conflicts.log").read_text(encoding="utf-8").splitlines()
+    assert len(logged) == 1 and "5432" in logged[0]
 
 
 def test_an_unreliable_source_adds_nothing_but_still_flags_contradictions(ws, kit_cache):
+    from knowledge.decisions import decide
+
     settings = kb_settings()
     _facts(settings, ("数据库端口", "5433"))
     item(ws, "knowledge/clipping", "rumor.md", "# 小道消息\n\n数据库端口是 5432。\n\nKafka 端口是 9092。\n", source="https://weibo.com/x", title="小道消息")
-    c = refine_all(kit_cache)["refined"][0]["consistency"]
-    assert (c["added"], c["conflicts"]) == (0, 1)
-    assert "Kafka 端口" not in _facts(settings)
+    r = refine_all(kit_cache)["refined"][0]
+    c = r["consistency"]
+    assert (c["candidates"], c["added"], c["conflicts"]) == (1, 0, 1) and _conflicts(settings) == []
+    decide(settings, r["doc_id"], "approve", "default")
+    assert [x["candidate_object"] for x in _conflicts(settings)] == ["5432"]
+    assert "Kafka 端口" not in _facts(settings) and _facts(settings)["数据库端口"]["object"] == "5433"
+
+
+OFFICIAL = dict(source="https://docs.python.org/3/whatsnew/3.13.html", source_type="clipping", title="Python 3.13 新特性")
+OFFICIAL_BODY = "# Python 3.13 新特性\n\nPython 最新版本是 3.13。\n\n默认解释器是 CPython。\n"
+
+
+def test_a_pending_clipping_claiming_an_official_url_writes_no_facts(ws, kit_cache):
+    """Nothing unreviewed writes facts: the candidates wait with the document; rejecting drops them."""
+    from knowledge.decisions import decide, pending, show
+
+    item(ws, "knowledge/clipping", "py.md", OFFICIAL_BODY, **OFFICIAL)
+    r = refine_all(kit_cache)["refined"][0]
+    settings = kb_settings()
+    assert r["reliability"] == 0.8 and r["consistency"]["candidates"] >= 1
+    doc = show(settings, r["doc_id"])
+    assert doc["status"] == "pending" and len(doc["fact_candidates"]) == r["consistency"]["candidates"]
+    assert {c["extractor"] for c in doc["fact_candidates"]} == {f"kb:{r['doc_id']}"}
+    assert all(c["confidence"] == 0.95 for c in doc["fact_candidates"])  # as today: 0.8 + 0.2, capped
+    assert _fact_rows(settings) == [] and _conflicts(settings) == []  # the store has no row from it
+    assert [d["fact_candidates"] for d in pending(settings)] == [len(doc["fact_candidates"])]
+
+    decide(settings, r["doc_id"], "reject", "default", "marketing copy")
+    assert _fact_rows(settings) == [] and _conflicts(settings) == []  # rejected: nothing was ever written
+    doc = show(settings, r["doc_id"])
+    assert doc["fact_candidates"] == [] and doc["review"]["consistency"]["dropped"] >= 1
+
+
+def test_approving_applies_the_staged_facts_and_a_conflicting_value_goes_to_review(ws, kit_cache):
+    from knowledge.decisions import decide, show
+
+    settings = kb_settings()
+    item(ws, "knowledge/clipping", "py.md", OFFICIAL_BODY, **OFFICIAL)
+    r = refine_all(kit_cache)["refined"][0]
+    staged = show(settings, r["doc_id"])["fact_candidates"]
+    # memory learns something else about the same subject while the document waits
+    target = next(c for c in staged if "3.13" in c["object"])
+    _facts(settings, (target["subject"], "3.12"))
+    decide(settings, r["doc_id"], "approve", "default")
+    held = {(f["subject"], f["predicate"]): f for f in _fact_rows(settings, "status = 'active'")}
+    assert held[(target["subject"], target["predicate"])]["object"] == "3.12"  # not silently replaced...
+    assert [(c["subject"], c["candidate_object"]) for c in _conflicts(settings)] == [(target["subject"], target["object"])]  # ...in review
+    others = [c for c in staged if c is not target and c["object"] != target["object"]]
+    for c in others:  # the rest applied, with the document as their source
+        f = held[(c["subject"], c["predicate"])]
+        assert f["object"] == c["object"] and f["source_file"] == show(settings, r["doc_id"])["path"] and f["confidence"] == 0.95
+
+
+def test_a_new_version_restages_its_candidates(ws, kit_cache):
+    from knowledge.decisions import decide, show
+
+    settings = kb_settings()
+    url = "https://kubernetes.io/docs/spec"
+    item(ws, "knowledge/clipping", "s1.md", "# 服务器规格\n\n生产服务器配置是 4C8G。\n", source=url, title="服务器规格")
+    first = refine_all(kit_cache)["refined"][0]
+    assert [c["object"] for c in show(settings, first["doc_id"])["fact_candidates"]] == ["4C8G"]
+    item(ws, "knowledge/clipping", "s2.md", "# 服务器规格\n\n生产服务器配置是 8C16G。\n", source=url, title="服务器规格")
+    second = refine_all(kit_cache)["refined"][0]
+    assert second["outcome"] == "hard_update" and second["doc_id"] == first["doc_id"]
+    assert [c["object"] for c in show(settings, first["doc_id"])["fact_candidates"]] == ["8C16G"]  # v1's are gone
+    assert _fact_rows(settings) == []
+    decide(settings, first["doc_id"], "approve", "default")
+    assert [f["object"] for f in _fact_rows(settings)] == ["8C16G"]  # only the approved version's statement
 
 
 def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
@@ -179,7 +276,8 @@ def test_version_rules(ws, kit_cache):
 
 
 def test_visibility_and_who_decides(ws, kit_cache):
-    from knowledge.decisions import NotAllowed, decide, visible
+    from knowledge.decisions import NotAllowed, decide, pending, show, visible
+    from storage.kb_store import DocumentNotFound
 
     item(ws, "personal", "alice.md", "# Alice 的读书笔记\n\n《设计数据密集型应用》第五章讲复制。\n", title="Alice 的读书笔记",
           source_type="personal", scope="personal", owner="alice")
@@ -187,8 +285,14 @@ def test_visibility_and_who_decides(ws, kit_cache):
           source="https://martinfowler.com/release")
     r = {d["title"]: d["doc_id"] for d in refine_all(kit_cache)["refined"]}
     settings = kb_settings()
-    with pytest.raises(NotAllowed):
-        decide(settings, r["Alice 的读书笔记"], "approve", "bob")  # only the owner decides a personal document
+    with pytest.raises(DocumentNotFound, match="no knowledge document"):
+        decide(settings, r["Alice 的读书笔记"], "approve", "bob")  # only the owner decides (and sees) a personal document
+    with pytest.raises(DocumentNotFound, match="no knowledge document"):
+        show(settings, r["Alice 的读书笔记"], "bob")
+    assert show(settings, r["团队发布流程"], "alice")["status"] == "pending"  # the team's documents: everyone sees them
+    assert [d["title"] for d in pending(settings, viewer="bob")] == ["团队发布流程"] and pending(settings, "bob") == []
+    assert {d["title"] for d in pending(settings, viewer="alice")} == {"Alice 的读书笔记", "团队发布流程"}
+    assert [d["title"] for d in pending(settings, "default")] == ["团队发布流程"]  # an admin decides the team's, not alice's
     with pytest.raises(NotAllowed):
         decide(settings, r["团队发布流程"], "approve", "alice")  # only an admin decides a system document
     decide(settings, r["Alice 的读书笔记"], "approve", "alice")

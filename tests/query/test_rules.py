@@ -44,6 +44,13 @@ def test_ordinary_requests_pass(demo_rules, request_):
     assert check(demo_rules, request_) is None
 
 
+@pytest.mark.parametrize("request_", ["如何重置密码", "忘记密码怎么办", "密码复杂度要求是什么", "how do I reset a password?",
+                                      "what is the team's password policy", "API key 轮换规范"])
+def test_questions_about_handling_secrets_are_not_requests_for_one(demo_rules, request_):
+    """The rule's bare "密码" / "password" blocks asking for a password, not a knowledge-base question about them."""
+    assert check(demo_rules, request_) is None
+
+
 @pytest.mark.parametrize("request_", ["请帮我删除所有记忆", "delete all my memories", "Please wipe my memory",
                                       "清空 全部 记忆"])
 def test_wildcards_block_deletion_by_rule_1(demo_rules, request_):

@@ -1,0 +1,97 @@
+"""The bad-input corpus (tests/kit/bad_logs.py) through the REAL nightly flow on a temporary Prefect server: the
+night completes, the good days and lines are digested, the index rebuild runs, every bad case is in
+quarantine.jsonl with file, line and reason, and nothing prints a traceback. A day that fails outright costs
+only itself."""
+
+import json
+from datetime import date
+
+import pytest
+
+from tests.kit.bad_logs import DAYS, matching, write_corpus
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    from kernel.workspace import init_workspace
+
+    home = tmp_path / "home"
+    init_workspace(home)
+    monkeypatch.setenv("AGENTOS_HOME", str(home))
+    monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
+    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    return home
+
+
+def test_the_nightly_gets_through_the_bad_input_corpus(home, tmp_path, capfd):
+    from flows.nightly import nightly
+    from kernel.settings import load_settings
+    from storage.facts import open_facts
+
+    c = write_corpus(tmp_path / "logs", tmp_path / "outside")
+    try:
+        r = nightly(logs_dir=str(c.folder))
+    finally:
+        c.close()
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "Crash detected" not in err and "Finished in state Failed" not in err
+    assert r["digest"]["days"] == [d.isoformat() for d in DAYS]
+    assert all(d["extractor"] == "rules" and d["turns"] > 0 for d in r["digest"]["per_day"])
+    assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 0  # the rebuild after the digest ran
+
+    logs = home / "agent-sync/04_memory/logs"
+    entries = [json.loads(x) for x in (logs / "quarantine.jsonl").read_text(encoding="utf-8").split("\n") if x]
+    errors = (logs / "errors.log").read_text(encoding="utf-8")
+    for case in c.cases:
+        assert matching(entries, case), case
+        assert (f"{case.file}:{case.line}: " if case.line else f"{case.file}: ") in errors, case
+    assert all(e["day"] and e["path"] for e in entries)
+    # the run's report lists them too
+    for case in c.cases:
+        assert any(q.startswith(f"{case.file}:{case.line}: " if case.line else f"{case.file}: ") and case.reason in q
+                   for q in r["digest"]["quarantined"]), case
+
+    store = open_facts(load_settings())
+    try:
+        objects = {row["object"] for d in DAYS for row in store.facts_of_day("default", d)}
+    finally:
+        store.close()
+    for obj in c.facts:
+        assert any(obj in o for o in objects), obj
+
+    again = nightly(logs_dir=str(c.folder))  # refused files are remembered: nothing left to do
+    assert again["digest"]["days"] == []
+
+
+def test_a_day_that_fails_outright_costs_only_itself(home, tmp_path, monkeypatch):
+    import digest.stages
+    from flows.nightly import nightly
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for d, text in ((20, "我叫林晓。"), (21, "数据库端口是 5432。"), (22, "服务器配置是 8C16G。")):
+        (logs / f"2026-11-{d}.md").write_text(f"[09:00] 用户: {text}\n", encoding="utf-8")
+    real = digest.stages.write_cards
+
+    def broken(settings, inp, *a, **k):
+        if inp.day == date(2026, 11, 21):
+            raise RuntimeError("disk on fire")
+        return real(settings, inp, *a, **k)
+
+    monkeypatch.setattr(digest.stages, "write_cards", broken)
+    r = nightly(logs_dir=str(logs))
+    per_day = {d["day"]: d for d in r["digest"]["per_day"]}
+    assert per_day["2026-11-20"]["facts_added"] == 1 and per_day["2026-11-22"]["facts_added"] == 1
+    assert per_day["2026-11-21"]["extractor"] == "failed"
+    (reason,) = per_day["2026-11-21"]["quarantined"]
+    assert reason.startswith("(day 2026-11-21): the day's digest failed (RuntimeError: disk on fire)")
+    assert r["index"]["status"] == "rebuilt"
+    ws_logs = home / "agent-sync/04_memory/logs"
+    assert "disk on fire" in (ws_logs / "errors.log").read_text(encoding="utf-8")
+    assert "disk on fire" in (ws_logs / "quarantine.jsonl").read_text(encoding="utf-8")
+
+    monkeypatch.setattr(digest.stages, "write_cards", real)
+    again = nightly(logs_dir=str(logs))  # not marked digested: the next night tries the day again
+    assert again["digest"]["days"] == ["2026-11-21"] and again["digest"]["cards"] == 1  # its fact was written before the failure
