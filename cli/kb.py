@@ -84,6 +84,8 @@ def cmd_show(args) -> int:
             print(f"  facts: {c['applied']} applied on approval ({counts})")
         elif "dropped" in c:
             print(f"  facts: {c['dropped']} fact candidates dropped on rejection (none written)")
+        elif (c.get("legacy_settled") or {}).get("retired") is not None:  # refined before facts waited for review
+            print(f"  facts: written when refined by an earlier version, taken back ({c['legacy_settled']['retracted']} retracted)")
         elif c.get("fact_ids"):  # refined before facts waited for review: written when refined
             print(f"  facts: written when refined, before review ({counts}; fact ids {', '.join(map(str, c['fact_ids']))})")
         else:

@@ -42,47 +42,58 @@ def _h(text: str) -> str:
 
 
 class LineIndex:
-    """A file's lines as content hashes, and where each window of ``n`` lines occurs."""
+    """A file's lines as content hashes, and where a window of lines with a given content occurs. A window's content
+    is its first line's hash (one line) or that hash and the whole window's (several): occurrences are looked for only
+    where the first line matches, so the work stays linear in the file however long its turns."""
 
     def __init__(self, data: bytes):
         lines = split_lines(data.removeprefix(b"\xef\xbb\xbf"))
         self.hashes = [_h(" ".join(nfkc(line.decode("utf-8", errors="replace")).split())) for line in lines]
-        self._at: dict[int, dict[str, list[int]]] = {}
+        self._first: dict[str, list[int]] = {}
+        for n, h in enumerate(self.hashes, 1):
+            self._first.setdefault(h, []).append(n)
+        self._at: dict[tuple[str, int], list[int]] = {}
 
     def window(self, start: int, end: int) -> str | None:
         if start < 1 or end < start or end > len(self.hashes):
             return None
-        return self.hashes[start - 1] if start == end else _h("|".join(self.hashes[start - 1:end]))
+        first = self.hashes[start - 1]
+        return first if start == end else f"{first}.{_h('|'.join(self.hashes[start - 1:end]))[:16]}"
 
-    def starts(self, n: int) -> dict[str, list[int]]:
-        if n not in self._at:
-            at: dict[str, list[int]] = {}
-            for s in range(1, len(self.hashes) - n + 2):
-                at.setdefault(self.window(s, s + n - 1), []).append(s)
-            self._at[n] = at
-        return self._at[n]
+    def starts(self, content: str, n: int) -> list[int]:
+        """The lines where a window of ``n`` lines with this content starts, in order."""
+        if (content, n) not in self._at:
+            first = content.split(".")[0]
+            self._at[content, n] = [s for s in self._first.get(first, []) if self.window(s, s + n - 1) == content]
+        return self._at[content, n]
 
     def observe(self, start: int, end: int) -> tuple[str, int] | None:
-        """(content hash, occurrence) of lines start..end, or None when they are not in the file."""
+        """(content, occurrence) of lines start..end, or None when they are not in the file."""
         h = self.window(start, end)
         if h is None:
             return None
-        return h, bisect_left(self.starts(end - start + 1).get(h, []), start)
+        return h, bisect_left(self.starts(h, end - start + 1), start)
 
     def holds(self, content: str, occurrence: int, n: int) -> bool:
-        return len(self.starts(n).get(content, [])) > occurrence
+        return len(self.starts(content, n)) > occurrence
 
 
-def folder_key(folder: Path | str) -> str:
-    return str(Path(folder).resolve())
+def folder_key(settings: Settings, folder: Path | str) -> str:
+    """How a logs folder is recorded: relative to the workspace when inside it (the default ``working/<user>``: the
+    same on every machine the workspace is synced to), else its absolute path."""
+    path, home = Path(folder).resolve(), Path(settings.home).resolve()
+    try:
+        return "~/" + path.relative_to(home).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _owned(row: dict, folder: Path, settings: Settings, day_has_files: bool) -> bool:
     """Whether a digested file row is the folder's: read from it, or recorded before folders were (then it is the
     default logs folder's, or the folder's that still has logs of its day)."""
     if row.get("folder") is not None:
-        return row["folder"] == folder_key(folder)
-    return day_has_files or folder_key(folder) == folder_key(settings.working_dir())
+        return row["folder"] == folder_key(settings, folder)
+    return day_has_files or folder_key(settings, folder) == folder_key(settings, settings.working_dir())
 
 
 def observations(inp, candidates: list[Candidate]) -> list[tuple[str, int] | None]:

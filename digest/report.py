@@ -84,9 +84,10 @@ class RangeReport:
 
     def artifact_markdown(self, kind: str) -> str:
         md = [f"# {kind} · {self.user} · {len(self.days)} day(s)", "",
-              "| day | lines | turns | added | reinforced | superseded | conflicts | cards | quarantined |", "|---|---|---|---|---|---|---|---|---|"]
+              "| day | lines | turns | added | reinforced | superseded | retracted | conflicts | cards | quarantined |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
         md += [f"| {r.day} | {r.lines_read} | {r.turns} | {r.facts_added} | {r.facts_reinforced} | {r.facts_superseded} | "
-               f"{r.conflicts} | {r.cards} | {len(r.quarantined)} |" for r in self.per_day]
+               f"{r.facts_retracted} | {r.conflicts} | {r.cards} | {len(r.quarantined)} |" for r in self.per_day]
         mems = [MemoryReport.from_dict(r.memories) for r in self.per_day if r.memories]
         if any(m.worth_showing for m in mems):
             md += MemoryReport.merge(mems).markdown_section()

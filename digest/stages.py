@@ -288,7 +288,7 @@ def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -
     store = open_facts(settings)
     try:
         for log in inp.logs:
-            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(inp.folder))
+            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(settings, inp.folder))
         retire_files(store, settings, inp)  # a removed file, an earlier content: no longer the day's
     finally:
         store.close()

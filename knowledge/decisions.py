@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from kernel.settings import Settings
-from knowledge.refine import apply_fact_candidates, kb_paths, open_kb
+from knowledge.refine import apply_fact_candidates, kb_paths, open_kb, retract_unreviewed, written_unreviewed
 from storage.facts import open_facts
 from storage.kb_cards import restamp
 from storage.kb_store import DocumentNotFound
@@ -112,17 +112,22 @@ def _settle_facts(settings: Settings, store, doc: dict, decision: str) -> None:
     """The document's staged fact candidates follow the decision: approving applies them to the owner's facts
     (``apply_fact_candidates``: identical reinforces, new detail is added, a contradiction becomes a conflict for
     review), rejecting drops them; either way the stage is emptied and the review records what happened. Runs
-    before the status changes, so a failure leaves the document pending (approving again applies nothing twice)."""
+    before the status changes, so a failure leaves the document pending (approving again applies nothing twice).
+    A document an earlier version refined (its facts written then, before review): rejecting takes them back
+    (``retract_unreviewed``), approving keeps them."""
     staged = doc.get("fact_candidates") or []
-    if not staged:
-        return
     review = doc["review"] or {}
     c = dict(review.get("consistency") or {})
-    if decision == "approve":
+    if written_unreviewed(doc):  # refined by an earlier version, its facts written then: approving keeps them
+        c["legacy_settled"] = (retract_unreviewed(settings, doc, f"knowledge document {doc['id']} was rejected")
+                               if decision == "reject" else {"kept": len(c.get("fact_ids") or [])})
+    elif not staged:
+        return
+    if staged and decision == "approve":
         done = apply_fact_candidates(settings, doc)
         c.update(applied=done["applied"], identical=done["identical"], added=done["added"], conflicts=done["conflicts"],
                  fact_ids=done["fact_ids"])
-    else:
+    elif staged:
         c["dropped"] = len(staged)
     review["consistency"] = c
     store.put({**doc, "review": review, "fact_candidates": []})

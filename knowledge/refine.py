@@ -215,6 +215,63 @@ def apply_fact_candidates(settings: Settings, doc: dict) -> dict:
             "conflicts": report.conflicts, "fact_ids": [f for f in report.fact_ids if f]}
 
 
+# -- documents refined before their facts waited for review ----------------------------------------------------
+def written_unreviewed(doc: dict) -> bool:
+    """A document refined by an earlier version, which wrote its facts when it refined it (its review lists their
+    ids; staging records ``source_sha`` instead), and not settled since."""
+    c = (doc.get("review") or {}).get("consistency") or {}
+    return "fact_ids" in c and "source_sha" not in c and "legacy_settled" not in c
+
+
+def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
+    """Take back what refining ``doc`` wrote before review: its observations are retired through ``FactStore.apply``
+    (``retire``), so a fact only it said is retracted (the version it superseded, if any, current again) and a
+    conflict only it raised is withdrawn; a fact other evidence also says stays (a reinforcement's small confidence
+    step is not undone). Its observations are found by recomputing their keys from the card (the same extractor,
+    bytes and lines), and, for a first version (no earlier version shares its card), also as the card's evidence of
+    the facts its review lists. Returns {retired, retracted}."""
+    from storage.facts import open_facts
+
+    path = kb_paths(settings)["knowledge"] / doc["path"]
+    body = read_body(path) if path.exists() else ""
+    sha = hashlib.sha256(body.encode()).hexdigest()
+    day = date.fromisoformat(str(doc.get("created") or clock.stamp(settings.timezone))[:10])
+    keys = {c.key(doc["owner"], sha) for c in _statements(doc["id"], doc["path"], body, doc["reliability"], day)} if body else set()
+    store = open_facts(settings)
+    try:
+        if doc["version"] == 1:
+            for fid in ((doc.get("review") or {}).get("consistency") or {}).get("fact_ids") or []:
+                keys |= {e["candidate_key"] for e in store.evidence_of(fid)
+                         if e["source_file"] == doc["path"] and e["user_id"] == doc["owner"] and not e.get("retracted_at")}
+        report = store.apply(doc["owner"], day, [], file_sha={}, raw_refs={}, retire=[(k, why) for k in sorted(keys)])
+    finally:
+        store.close()
+    return {"retired": len(keys), "retracted": report.retracted}
+
+
+def settle_unreviewed(settings: Settings, store: KBStore, today: date) -> list[str]:
+    """Once, for documents an earlier version refined (``written_unreviewed``): a pending one's facts are taken back
+    and its statements staged for its review, as if refined now; a rejected one's are taken back; an approved one's
+    stay. Returns the ids settled."""
+    out = []
+    for doc in store.documents():
+        if doc["status"] == "ready" or not written_unreviewed(doc):
+            continue
+        done = retract_unreviewed(settings, doc, f"knowledge document {doc['id']} is {doc['status']}: its facts wait for approval")
+        review = doc["review"] or {}
+        if doc["status"] == "pending":
+            path = kb_paths(settings)["knowledge"] / doc["path"]
+            body = read_body(path) if path.exists() else ""
+            review["consistency"], doc["fact_candidates"] = consistency(settings, doc["owner"], doc["id"], doc["path"], body,
+                                                                        doc["reliability"], today)
+        review["consistency"] = {**review.get("consistency", {}), "legacy_settled": done}
+        doc["review"] = review
+        store.put(doc)
+        out.append(doc["id"])
+        _log(kb_paths(settings)["log"], {"doc_id": doc["id"], "outcome": "facts taken back for review", **done})
+    return out
+
+
 def summarize(settings: Settings, title: str, body: str, client=None) -> str:
     """One or two sentences; with a chat model, its summary; raises on failure (the caller records it)."""
     body = mask_text(body)  # a card edited by hand since it was refined: its secrets reach neither the model nor the summary
@@ -419,6 +476,7 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
             store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
             report.add({"file": rel, **r})
             _log(paths["log"], {"file": rel, **r})
+        settle_unreviewed(settings, store, today)  # a no-op once an earlier version's documents are settled
         report.edited = resync_edited(settings, store, today)
         report.summaries_retried = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
     finally:

@@ -5,7 +5,8 @@
   default; reciprocal rank fusion, k=60, on request: bench/fusion_bench.py compares them on LoCoMo).
   A unit only counts as a match when one signal clears its floor (the share of the query's idf mass it
   contains, or a cosine similarity that also stands clear of the crowd); no match: ``no_history``, and
-  nothing else is loaded.
+  nothing else is loaded. The cosine floor is per language pair: a question in one language over a unit
+  in the other is judged against the floor calibrated for that pair (``CROSS_LINGUAL_OFFSET``).
 - L2: the current facts the matched cards point to, plus facts matched directly, at or above the
   confidence floor, re-read from the fact store (the index may lag a digest; the store is the truth).
   None: ``no_memory`` (the matched cards are still returned, as pointers).
@@ -25,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from kernel import clock
 from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings, load_settings
-from kernel.text import count_tokens
+from kernel.text import CJK, count_tokens
 from storage.facts import mark_stale
 from storage.index_units import collection_name
 from kernel.workspace import Workspace
@@ -156,6 +157,54 @@ def vector_matches(vec: list[tuple[str, float]], floor: float, gap: float) -> se
     return {u for u, c in vec if c >= floor and c - ref >= gap}
 
 
+# -- the gate across languages ------------------------------------------------------------------------------
+#
+# A question in one language about memory in the other gets no keyword coverage (BM25 matches nothing across
+# languages) and a lower cosine than the same pair within one language, so with one cosine floor it stopped at
+# no_history. Each (question language, unit language) pair is judged on its own floor instead: before the floor and
+# the gap test, a unit's cosine is raised by its pair's offset, so the pair's floor is match_floor_cosine - offset.
+# Same-language, mixed and unknown pairs keep the settings' floors. The offsets are measured by
+# bench/gate_calibration.py (results: bench/results/gate-calibration.md) for the default embedder
+# (multilingual-e5-small) on parallel zh / en data that is not the evaluation's; another embedder wants the script
+# run again with --embedder.
+CROSS_LINGUAL_OFFSET: dict[tuple[str, str], float] = {("en", "zh"): 0.03, ("zh", "en"): 0.0}
+# A text's language by its script: "zh" when Han characters make at least ZH_SHARE of its tokens (each character
+# one token, each other word one), "en" when at most EN_SHARE, "mixed" between; None without words.
+ZH_SHARE, EN_SHARE = 0.5, 0.15
+_HAN = re.compile(f"[{CJK}]")
+_LETTER_WORD = re.compile(rf"[^\W_{CJK}]*[^\W\d_{CJK}][^\W_{CJK}]*")  # a word with a letter in it: numbers say nothing
+
+
+def script_lang(text: str) -> str | None:
+    """``zh``, ``en`` or ``mixed`` by the share of Han characters among the text's tokens; None without words."""
+    han = len(_HAN.findall(text))
+    words = len(_LETTER_WORD.findall(text))
+    if not han + words:
+        return None
+    share = han / (han + words)
+    return "zh" if share >= ZH_SHARE else "en" if share <= EN_SHARE else "mixed"
+
+
+def unit_lang(unit: dict | None) -> str | None:
+    """A unit's language from what the index keeps of it: a fact's subject and object, a card's topic, summary and
+    keywords (not the unit's whole text, whose labels and bilingual predicate words say nothing of the memory's)."""
+    if not unit:
+        return None
+    m = unit.get("meta") or {}
+    if unit.get("kind") == "fact":
+        return script_lang(f"{m.get('subject') or ''} {m.get('object') or ''}")
+    return script_lang(" ".join([str(m.get("topic") or ""), str(m.get("summary") or ""), " ".join(str(k) for k in m.get("keywords") or [])]))
+
+
+def gate_cosines(vec: list[tuple[str, float]], qlang: str | None, langs: dict[str, str | None],
+                 offsets: dict[tuple[str, str], float] | None = None) -> list[tuple[str, float]]:
+    """``vec`` with each unit's cosine raised by the offset of its (question, unit) language pair (``offsets``,
+    default ``CROSS_LINGUAL_OFFSET``), best first: what ``vector_matches`` judges (the ranking keeps the plain cosines)."""
+    offsets = CROSS_LINGUAL_OFFSET if offsets is None else offsets
+    lifted = [(u, c + offsets.get((qlang, langs.get(u)), 0.0)) for u, c in vec]
+    return sorted(lifted, key=lambda x: -x[1])
+
+
 def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fusion: str | None = None,
                   timings: dict | None = None) -> list[tuple[str, float, float, float]]:
     """Candidates fused and ranked, [(unit id, fused score, bm25, cosine)]; empty when none reaches a floor."""
@@ -167,10 +216,15 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     timings["keyword"] = round((time.perf_counter() - t) * 1000, 2)
     t = time.perf_counter()
     vec = reader.vectors().query(collection, _embedder(settings).embed_query(text), CANDIDATES)
+    gate = vec
+    qlang = script_lang(text)
+    if vec and any(q == qlang and off for (q, _), off in CROSS_LINGUAL_OFFSET.items()):  # a pair with its own floor is possible: read the units' languages
+        units = reader.units(collection, [u for u, _ in vec])
+        gate = gate_cosines(vec, qlang, {u: unit_lang(units.get(u)) for u, _ in vec})
     timings["vector"] = round((time.perf_counter() - t) * 1000, 2)
     bm25 = dict(kw)
     cos = dict(vec)
-    eligible = {u for u, _, c in kw3 if c >= settings.match_floor_coverage} | vector_matches(vec, settings.match_floor_cosine, settings.match_floor_gap)
+    eligible = {u for u, _, c in kw3 if c >= settings.match_floor_coverage} | vector_matches(gate, settings.match_floor_cosine, settings.match_floor_gap)
     if not eligible:
         return []
     how = fusion or settings.fusion

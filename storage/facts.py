@@ -7,8 +7,10 @@ Rules the store enforces, whatever extractor proposed the candidate:
   ``previous_version``; nothing is deleted or overwritten;
 - an inference never supersedes a stated or corrected fact: that is a conflict, recorded in the
   ``conflicts`` table and ``logs/conflicts.log`` for review;
-- every candidate observation is applied once (keyed by source bytes and line range), so re-running a
-  day or a backfill leaves the store exactly as it was.
+- every candidate observation is applied once (a digest's keyed by its day, file, lines' content and fact; others by
+  source bytes and line range), so re-running a day or a backfill leaves the store exactly as it was;
+- every fact knows its evidence: an observation its logs no longer hold is retired, and a fact left with none is
+  retracted; a fact a person forgets is closed for good (``forget``); past its expiry a fact is stale, not gone.
 """
 
 from __future__ import annotations
@@ -252,6 +254,7 @@ class FactStore:
         self.reinforce_step = reinforce_step
         self.aliases = aliases or {}
         self._carry: dict[int, int] = {}  # during an apply: fact id -> retiring observations a new one may stand in for
+        self._fresh: set[tuple[str, str, int]] = set()  # during an apply: (file, content, occurrence) of lines first read now
 
     def close(self) -> None:
         self.db.close()
@@ -294,7 +297,7 @@ class FactStore:
             conn.execute("rollback")
             raise
         finally:
-            self._carry = {}
+            self._carry, self._fresh = {}, set()
         return report
 
     def observation_key(self, user: str, day: date, cand: Candidate, obs: tuple[str, int]) -> str:
@@ -504,6 +507,17 @@ class FactStore:
             return self._live_id(seen["fact_id"])  # a retracted or forgotten fact is not the card's any more
         if seen is not None:  # the same observation back (a removed log restored): the retired row stays, as history
             self.db.execute("update evidence set candidate_key = candidate_key || '~' || rowid where candidate_key = ?", [ckey])
+        elif obs is not None and (cand.source_file, *obs) not in self._fresh:
+            # lines already digested, unchanged, read another way this time (a chat model's wording, a newer extractor):
+            # still the same observation, applied once
+            same = self._row("select fact_id from evidence where user_id=? and source_day=? and source_file=? and obs_hash=? and obs_occurrence=?"
+                             " and origin='log' and retracted_at is null order by rowid limit 1",
+                             [user, day.isoformat(), cand.source_file, obs[0], obs[1]])
+            if same is not None:
+                report.already_applied += 1
+                return self._live_id(same["fact_id"])
+        if obs is not None:
+            self._fresh.add((cand.source_file, *obs))  # lines new to the store: every candidate they give applies
         skey, okey = subject_key(cand.subject, self.aliases), normalize_key(cand.object)
         if not skey or not okey:
             return None

@@ -8,6 +8,7 @@ pending proposal is stored once, so re-running a night's extraction adds nothing
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -34,8 +35,8 @@ class ProposalStore:
                 "target text, record text not null, reason text not null, created text not null, "
                 "status text not null default 'pending', decided text)")
             # what the user deleted, as keys of the observations it came from (hashes: the deleted words are not kept)
-            self.con.execute("create table if not exists deleted (user text not null, key text not null, name text, created text not null, "
-                             "primary key (user, key))")
+            self.con.execute("create table if not exists deleted (user text not null, key text not null, name_hash text, "
+                             "created text not null, primary key (user, key))")
 
     def close(self) -> None:
         self.con.close()
@@ -82,9 +83,10 @@ class ProposalStore:
 
     def remember_deleted(self, user: str, keys: list[str], name: str) -> None:
         """The user deleted a memory made from these observations: automatic extraction never makes it again from them."""
+        name_hash = hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]  # which record, without its words
         with self.con:
-            self.con.executemany("insert or ignore into deleted (user, key, name, created) values (?, ?, ?, ?)",
-                                 [(user, k, name, clock.stamp()) for k in keys])
+            self.con.executemany("insert or ignore into deleted (user, key, name_hash, created) values (?, ?, ?, ?)",
+                                 [(user, k, name_hash, clock.stamp()) for k in keys])
 
     def deleted_keys(self, user: str) -> set[str]:
         return {r[0] for r in self.con.execute("select key from deleted where user=?", [user])}

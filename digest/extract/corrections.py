@@ -49,12 +49,12 @@ _EN_NOT_BUT = re.compile(
 )
 # Correction sentences with no subject: "不对，是5433", "No, it's 5433", "Sorry, I meant 5433".
 _ZH_BARE_FIX = re.compile(
-    r"^\s*(?:(?:不对|不是的?|错了|说错了|搞错了|弄错了|记错了|更正(?:一下)?|纠正(?:一下)?|抱歉|不好意思|哦|噢|啊|嗯|其实|实际上)[,:!。\s]*)*(?:应该是|其实是|实际上是|是|应为|改成|换成)\s*"
+    r"^\s*(?:(?:等下|等等|等一下|不对|不是的?|错了|说错了|搞错了|弄错了|记错了|更正(?:一下)?|纠正(?:一下)?|抱歉|不好意思|哦|噢|啊|嗯|其实|实际上)[,:!。\s]*)*(?:应该是|其实是|实际上是|是|应为|改成|换成)\s*"
     r"(?P<obj>[^,;!?。]+?)(?:[,\s]*(?:而?不是|并非)(?P<wrong>[^。]+))?\s*[。!.]?\s*$"
 )
 _ZH_BARE_FIX_DIGITS = re.compile(r"^\s*(?:(?:不对|错了|说错了|搞错了|弄错了|记错了|更正|纠正)[,:!。\s]*)+(?P<obj>[^,;!?。]*\d[^,;!?。]*?)\s*[。!.]?\s*$")
 _EN_BARE_FIX = re.compile(
-    r"^\s*(?:(?:no|nope|sorry|oops|actually|correction|wait|my\s+bad|my\s+mistake|oh)[,:!.\s]*)*(?:it's|it\s+is|it\s+should\s+be|should\s+be|that's|"
+    r"^\s*(?:(?:no|nope|sorry|oops|actually|correction|wait|ah|hmm|um|my\s+bad|my\s+mistake|oh)[,:!.\s]*)*(?:it's|it\s+is|it\s+should\s+be|should\s+be|that's|"
     r"that\s+should\s+be|I\s+meant|make\s+(?:that|it))\s+(?P<obj>[^,;!?]+?)(?:,?\s*not\s+(?P<wrong>[^.]+))?\s*[.!]?\s*$",
     re.I,
 )
@@ -88,16 +88,29 @@ def _not_but(sent: _Sentence) -> list[_Found]:
     return out
 
 
+def _bare_match(sent: _Sentence) -> tuple[re.Match[str] | None, int]:
+    """The bare fix of the sentence, or of its widest run of clauses that is one: "等下，说错了，是周三，我糊涂了"
+    holds "说错了，是周三" between a lead-in and an aside. Returns the match and the offset of the text it ran on."""
+    s, clauses = sent.s, sent.clauses
+    regexes = (_ZH_BARE_FIX, _ZH_BARE_FIX_DIGITS) if sent.cjk else (_EN_BARE_FIX, _EN_BARE_FIX_DIGITS, _EN_NOT_Z_BUT_Y)
+    spans = [(0, len(s))] + [
+        (clauses[i][0], clauses[j][1]) for i in range(len(clauses)) for j in range(len(clauses) - 1, i - 1, -1)
+    ]
+    for a, b in spans:
+        for rx in regexes:
+            m = rx.match(s[a:b])
+            if m:
+                return m, a
+    return None, 0
+
+
 def _bare_correction(sent: _Sentence, anchors: list[tuple[int, Candidate]], pos: int) -> _Found | None:
     """"不对，是5433" / "No, it's 5433": the new value for the latest single-valued fact of the last few turns."""
     s = sent.s
-    if sent.cjk:
-        m = _ZH_BARE_FIX.match(s) or _ZH_BARE_FIX_DIGITS.match(s)
-    else:
-        m = _EN_BARE_FIX.match(s) or _EN_BARE_FIX_DIGITS.match(s) or _EN_NOT_Z_BUT_Y.match(s)
+    m, off = _bare_match(sent)
     if not m:
         return None
-    oa, ob = _trim(s, m.start("obj"), m.end("obj"))
+    oa, ob = _trim(s, off + m.start("obj"), off + m.end("obj"))
     obj_n = s[oa:ob]
     if not (1 <= len(obj_n) <= 30) or _BARE_FIX_BAD.search(obj_n):
         return None
@@ -110,6 +123,6 @@ def _bare_correction(sent: _Sentence, anchors: list[tuple[int, Candidate]], pos:
         obj = sent.orig(oa, ob)
         if obj == ref.object:
             continue
-        return _Found(ref.subject, ref.predicate, obj, (0, len(s)), explicitness="corrected",
+        return _Found(ref.subject, ref.predicate, obj, (off + m.start(), off + m.end()), explicitness="corrected",
                       technical=ref.technical or _technical(obj_n))
     return None

@@ -25,6 +25,7 @@ from digest.extract.identity import _IDENTITY
 from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
 from digest.extract.objects import _evidence
 from digest.extract.opinions import _OPINIONS
+from digest.extract.people import _people_places
 from digest.extract.plans import _FUTURE_PLANS, _PLANS
 from digest.extract.preferences import (
     _PREFERENCES,
@@ -62,6 +63,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         claimed.extend(f.span for f in fresh)
 
     take(_apply_rules(sent, _IDENTITY, subject))
+    take(_people_places(sent))
     take(_apply_rules(sent, _PREFERENCES, subject))
     take(_apply_rules(sent, _RULES_AXIOM, subject))
     take(_owned(_not_but(sent), subject))
@@ -143,9 +145,10 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
             found = _assistant_sentence(sent)
         else:
             found = _speaker_sentence(sent, subject, day, correction)
-            if (correction or _weak_correction(sent)) and not any(f.predicate in _CORRECTABLE for f in found):
+            if correction or _weak_correction(sent):
+                # "我记错了，是 M1 Pro，内存倒确实是 32G": a bare fix beside a value of its own
                 fix = _bare_correction(sent, anchors, pos)
-                if fix:
+                if fix and not _overlaps(fix.span, [f.span for f in found if f.predicate in _CORRECTABLE]):
                     found.append(fix)
         evidence = _evidence(sent)
         for f in found:

@@ -31,10 +31,19 @@ _CHAT_BOILERPLATE = re.compile(
     re.I,
 )
 
+# "no gym today", "nothing new this week": what did not happen is no event.
+_NOTHING = re.compile(r"^\s*(?:no|not|nothing|never|none)\b(?!\s+(?:longer|more)\b)", re.I)
 
-def _event_object(sent: _Sentence) -> str:
-    """The sentence without a leading greeting and without trailing question clauses."""
+
+def _event_object(sent: _Sentence, taken: list[tuple[int, int]] | None = None) -> str:
+    """The sentence without a leading greeting and without trailing question clauses; without the clauses that
+    ``taken`` (the spans of values already found) overlap, when there are such."""
     clauses = sent.clauses
+    if taken:
+        rest = [(a, b) for a, b in clauses if not any(a < tb and ta < b for ta, tb in taken)]
+        parts = [sent.orig(*_trim(sent.s, a, b)) for a, b in rest if not _is_question(sent, clauses.index((a, b)))]
+        parts = [p for p in parts if p and not _GREETING.match(p)]
+        return ("，" if sent.cjk else ", ").join(parts)[:EVIDENCE_CHARS]
     first, last = 0, len(clauses) - 1
     while first < last and _GREETING.match(sent.s[clauses[first][0] : clauses[first][1]]):
         first += 1
@@ -54,11 +63,14 @@ def _dated_events(sent: _Sentence, found: list[_Found], subject: str, dated: tup
         plans = [f for f in found if f.predicate in ("plans", "decided")]
         for f in plans:
             f.event_date = f.event_date or iso
-        date_text = sent.s[da:db]
-        in_value = any(f.predicate in _CORRECTABLE and date_text in sent.s[f.span[0] : f.span[1]] for f in found)
-        if not plans and not in_value:
-            obj = _event_object(sent)
-            if obj and len(obj) >= (5 if sent.cjk else 12) and not _CHAT_BOILERPLATE.search(obj):
+        # The clauses that state a value ("测试机升级到8C16G") are that value, not an event as well: the whole
+        # sentence would keep the old value of a change ("从9点改成10点") current beside the new one.
+        # A change ("主集群已经迁到X，Y那边的机器上周释放了") is the whole story of its sentence: no event at all.
+        taken = [f.span for f in found if f.predicate in _CORRECTABLE]
+        changed = any(f.change for f in found if f.predicate in _CORRECTABLE)
+        if not plans and not changed:
+            obj = _event_object(sent, taken)
+            if obj and len(obj) >= (5 if sent.cjk else 12) and not _CHAT_BOILERPLATE.search(obj) and not _NOTHING.match(obj):
                 ev = _Found(subject, "event", obj, (0, len(sent.s)), event_date=iso)
                 if _hedged(sent, da, sent.clauses[sent.clause_at(da)][1]):
                     ev.explicitness, ev.confidence = "inferred", CONF_INFERRED

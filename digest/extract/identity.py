@@ -132,6 +132,12 @@ _ROLES_AND_PLACES = _indexed(
         check=_short(50),
         keys="live|reside|based",
     ),
+    # "I'm in Lisbon." said of oneself, with nothing after the place (not "I'm in Paris for a week"): where one lives.
+    _Rule(
+        "lives_in",
+        _en(r"\bI(?:'m|\s+am)\s+(?:still\s+|currently\s+|now\s+)?(?:based\s+)?in\s+(?P<obj>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s*(?:[.!]|$)"),
+        keys="in",
+    ),
     # 我来自X / 我是X人 / 老家在X / I'm from X.
     _Rule("from", _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:来自|出生在|出生于|生在)(?P<obj>.+)"), check=_short(25), keys="来自|出生|生在"),
     _Rule(

@@ -47,7 +47,7 @@ _NAMES = _indexed(
     # 叫我X is what to call them (a nickname), not a new name: it never supersedes 我叫张志强.
     _Rule(
         "nickname",
-        _zh(r"(?:(?:你|您|大家)(?:也)?(?:可以|就|都)?|(?:^|(?<=[,\s])))叫我\s*(?P<obj>.+)"),
+        _zh(r"(?:(?:你|您|大家)(?:也)?(?:可以|就|都)?|(?:^|(?<=[,\s])))叫我\s*(?P<obj>.+?)(?:\s*(?:就行|就好|就可以|就成|就是了|好了|吧|啦|呀|哈|就))*\s*(?=[,;:!?。]|$)"),
         check=_zh_name_ok,
         keys="叫我",
     ),

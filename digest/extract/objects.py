@@ -11,10 +11,10 @@ _ZH_STOP = re.compile(r"[,;:。!?()\"《]|\.{3}")
 # English clause breakers: a conjunction or a new subject ends the object ("jazz, especially bebop").
 _EN_BREAK = re.compile(
     r"\s*(?:[;:!?()\"]|\s[-–—]+\s|\s+'cause\b|\.(?:\s|$)|,\s*(?=(?:but|because|'cause|cause|cuz|since|although|though|so|as|when|while|which|who|"
-    r"where|especially|particularly|like|such\s+as|including|and\s+(?:I|we|it|he|she|they|you|my|that|this|then|also)|I|we|it|he|she|they|you|my|"
+    r"where|especially|particularly|like|such\s+as|including|and\s+(?:I|we|it|he|she|they|you|my|our|his|her|their|the|that|this|then|also|now|still)|I|we|it|he|she|they|you|my|"
     r"that|this|then|not|which|too|etc)\b)|\s+(?:but|because|since|although|though|so\s+that|when|while|which|who|whenever|especially|particularly|"
     r"as\s+well\s+as|such\s+as|rather\s+than|instead\s+of|over|more\s+than)\b|(?<!\bI)(?<!\bwe)(?<!\byou)(?<!\bthey)\s+like\b|\s+and\s+(?:I|we|it|"
-    r"he|she|they|you|my|that|this|then|also)\b)",
+    r"he|she|they|you|my|our|his|her|their|the|that|this|then|also|now|still)\b)",
     re.I,
 )
 _EN_COMMA = re.compile(r"\s*,")

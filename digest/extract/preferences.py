@@ -125,6 +125,31 @@ _PREFERENCES = _indexed(
         check=_pref_ok,
         keys="use|reply|answer|respond|write|stick",
     ),
+    # A practice kept up for a span of time is a standing liking: "I've played the violin for eight years",
+    # "我学日语五年了", "been a Lakers fan since 2010". The span is no part of the value.
+    _Rule(
+        "likes",
+        _en(
+            r"\bI(?:'ve|\s+have)?\s+(?:been\s+)?(?:play(?:ed|ing)?|practic(?:ed|ing|e)|do(?:ne|ing)?|learn(?:ed|ing|t)|"
+            r"collect(?:ed|ing)?|run(?:ning)?|swim(?:ming)?|climb(?:ed|ing)?|surf(?:ed|ing)?)\s+(?P<obj>[^,;:!?]{2,40}?)\s+"
+            r"(?:for\s+(?:about\s+|over\s+|almost\s+|nearly\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+            r"several|many|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|decades?)|since\s+(?:\d{4}|I\s+was|college|school|high\s+school))"
+        ),
+        check=_pref_ok,
+        keys="for|since",
+    ),
+    _Rule(
+        "likes",
+        _en(r"(?:^|\b(?:I've|I\s+have|I'm|I\s+am)\s+)(?:been\s+)?an?\s+(?:big\s+|huge\s+|die-hard\s+|lifelong\s+)?"
+            r"(?P<obj>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+fan\b"),
+        keys="fan",
+    ),
+    _Rule(
+        "likes",
+        _zh(rf"{_ZH_I}(?:已经|都|坚持)?(?P<obj>[\u4e00-\u9fff]{{2,4}}?)(?:了)?(?:有)?(?:[一二三四五六七八九十两几\d]+|好几|十几|二十几)(?:年|个月)了"),
+        check=_pref_ok,
+        keys="年|月",
+    ),
     # Likes: 我(也很)喜欢/爱/热爱X, 我对X很感兴趣 / I (really) like/love/enjoy X, I'm into X.
     _Rule(
         "likes",
@@ -152,7 +177,7 @@ _PREFERENCES = _indexed(
     ),
     _Rule(
         "likes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?<![不没])(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
         keys="对",
     ),
     _Rule(

@@ -89,6 +89,7 @@ class _Found:
     technical: bool = False
     event_date: str | None = None
     possessive: bool = False  # a value read from "my X" / "我的X"
+    change: bool = False  # a value read from a change ("升级到", "moved to"): its sentence also names the old value
 
 
 def _overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:

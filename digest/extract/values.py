@@ -6,12 +6,16 @@ or attribute subject, a value-like object (digits, Latin inside Chinese, a prope
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from digest.extract.normalize import _HAS_CJK, _has_any, _Sentence
 from digest.extract.objects import _OBJ_TAIL_NOW, _cut, _trim
 from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE, _YOUR
 from digest.extract.vocab import _ATTRIBUTE, _PRONOUN_SUBJECTS, _is_question, _technical
+from kernel.dates import find_date
+
+_ANY_DAY = date(2000, 1, 1)  # only where a date phrase is matters here, not which day it names
 
 _ZH_CHANGE = (
     r"改为|改成|改到|换成|换为|换到|升级到|升级为|升级成|升到|降级到|降级为|调整为|调整到|调整成|调到|调成|设为|"
@@ -19,13 +23,19 @@ _ZH_CHANGE = (
     r"扩容到|扩容至|扩到|增加到|提高到|提升到|减少到|降到|降低到"
 )
 # Copulas in a clause: a change verb, or 是/为 when they are not part of another word (但是, 因为, 认为 ...).
-_ZH_COPULA = re.compile(rf"(?P<change>{_ZH_CHANGE})|(?<![但可总要于只不倒老凡像算还真硬或若即])是(?!否|不是)|(?<![因认成作以称行更视])为(?!了|什么|何|止|主|期|难|人|此)")
+_ZH_COPULA = re.compile(rf"(?P<change>(?:{_ZH_CHANGE})了?)|(?<![但可总要于只不倒老凡像算还真硬或若即])是(?!否|不是)|(?<![因认成作以称行更视])为(?!了|什么|何|止|主|期|难|人|此)")
+# "X从A<verb>到/成/为B" is a change whatever the verb (加到, 涨到, 搬到, 调去 ...): the 从A names the old value,
+# so the verb is recognised by its shape, not from a list.
+_ZH_FROM_CHANGE = re.compile(r"从[^,;:!?。从]{1,24}?(?P<change>[\u4e00-\u9fff]{1,2}?(?:到|至|成|为|去)了?)(?=\s*[^\s了,;:!?。])")
 _ZH_SUBJ_LEAD = re.compile(
     r"(?:(?:对了|另外|还有|顺便说一下|顺便说|顺便|然后|而且|但是|不过|所以|因为|其实|实际上|现在|目前|如今|今天|昨天|最近|刚刚|刚才|已经|终于|哦|噢|嗯|啊|好的|好|那么|不对|更正一下|更正|纠正一下|纠正|抱歉|话说|另|我觉得|我认为|我猜|我记得|"
     r"我想|好像|可能|大概|也许|应该|告诉你|跟你说)[,:\s]*)+"
 )
+_ZH_SUBJ_SINCE = re.compile(r"\s*(?:从|自|由)[^,;:!?。从]{1,12}?(?:起|开始)[,\s]*")
+_ZH_SUBJ_WHOSE = re.compile(r".*[我你您他她它们]的\s*")
 _ZH_SUBJ_POSS = re.compile(r"(?:我们公司的|我们家的|我们的|咱们的|我家的|我的|我们|咱们|我)\s*")
-_ZH_SUBJ_TAIL = re.compile(r"(?:已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|或许|好像|似乎|估计|\s)+$")
+# 会 after a thing is will ("服务器会升级到"), except where it ends a noun (周会, 站会, 年会)
+_ZH_SUBJ_TAIL = re.compile(r"(?:倒是|倒|确实|的确|真的|已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|(?<![周例站晨年班大聚茶舞晚早夜约工学协议展博庙商社运机酒宴])会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|或许|好像|似乎|估计|\s)+$")
 _ZH_SUBJ_BAD = re.compile(r"[了过着吗呢吧啊我你您他她它]|喜欢|觉得|认为|知道|感觉|时候|有时|很多|有些|一些|大家|人们|自己|的$|^[这那哪谁]")
 _ZH_OBJ_BAD_START = re.compile(r"^(?:很|非常|太|挺|真|好|有点|比较|特别|十分|越来越|不|没|也|都|还|就|一种|一件|因为|为了|怎么|什么|这|那|我|你|他|她|它|关于|根据|由于)")
 
@@ -38,8 +48,8 @@ _EN_COPULA = re.compile(
     rf"been\s+)*{_EN_CHANGE_VERB}\s+(?:from\s+[^,;]+?\s+)?(?:to|into)\s+"
     r"|\s+(?:has\s+|have\s+|just\s+|now\s+)*(?:changed|switched|moved|migrated|went\s+up|went\s+down|grew|dropped)\s+"
     r"(?:from\s+[^,;]+?\s+)?to\s+"
-    r"|\s+(?:is|are)\s+now\s+)"
-    r"|(?P<weak>\s+(?:is|are)\s+(?:currently\s+|still\s+)?|\s*=\s*)",
+    r"|\s+(?:is|are)\s+now\s+(?:on\s+|at\s+|in\s+|running\s+|using\s+)?)"
+    r"|(?P<weak>\s+(?:is|are)\s+(?:currently\s+|still\s+)?(?:on\s+|running\s+)?|\s*=\s*)",
     re.I,
 )
 _EN_CHANGE_KEYS = (
@@ -60,6 +70,7 @@ _EN_SUBJ_LEAD = re.compile(
     r"I'm\s+(?:pretty\s+)?sure(?:\s+that)?|maybe|probably|I\s+remember(?:\s+that)?|remember(?:\s+that)?)[,:]?\s+)+",
     re.I,
 )
+_EN_SUBJ_BREAK = re.compile(r".*(?:[^\w\s'’\-./+#&]|\s[-–—]\s)\s*")
 _EN_SUBJ_DET = re.compile(r"(?:my|our|the|this|that|these|those)\s+(?=\S)", re.I)
 _EN_SUBJ_TAIL = re.compile(r"(?:\s+(?:now|currently|already|still|just|finally|also|actually|today))+$", re.I)
 _EN_SUBJ_BAD_WORDS = frozenset(
@@ -96,9 +107,15 @@ def _zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
         m = _ZH_SUBJ_POSS.match(c, a, b)
         if m:
             a, poss = m.end(), True
+    m = _ZH_SUBJ_SINCE.match(c, a, b)  # "从4月1号起X": the start date is not part of the subject
+    if m:
+        a = m.end()
     k = c.rfind("把", a, b)
     if k >= 0:
         a = k + 1
+    m = _ZH_SUBJ_WHOSE.search(c, a, b)  # "他们给我们的 rate limit": the head noun after a pronoun's 的
+    if m:
+        a = m.end()
     k = c.find("从", a, b)
     if k > a:
         b = k
@@ -114,6 +131,9 @@ def _en_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
     poss = False
     while a < b and c[a].isspace():
         a += 1
+    m = _EN_SUBJ_BREAK.search(c, a, b)  # "Migration's done 🎉 staging is ...": the subject starts after the break
+    if m:
+        a = m.end()
     m = _EN_SUBJ_LEAD.match(c, a, b)
     if m:
         a = m.end()
@@ -146,9 +166,16 @@ def _en_subject_ok(t: str) -> bool:
     )
 
 
+# A typed value spelled in Chinese: a weekday, a clock time, a date, a quantity in Chinese numerals.
+_ZH_TYPED = re.compile(
+    r"(?:周|星期|礼拜)[一二三四五六日天末]|[零一二三四五六七八九十百千万两半\d]+\s*(?:点|号|月|日|年|岁|个|位|台|块|元|天|周|小时|分钟|公里|米|斤|G|T|核)"
+)
+
+
 def _value_like(obj_norm: str, obj_orig: str) -> bool:
-    """An object that reads as a value by itself: digits, Latin inside Chinese, a proper noun, quotes, e-mail, URL."""
-    if re.search(r"\d|@|://|^[\"《]", obj_norm):
+    """An object that reads as a value by itself: digits, Latin inside Chinese, a proper noun, quotes, e-mail, URL,
+    a typed Chinese value (周三, 下午三点, 两台)."""
+    if re.search(r"\d|@|://|^[\"《]", obj_norm) or _ZH_TYPED.search(obj_norm):
         return True
     if _HAS_CJK.search(obj_norm):
         return bool(re.search(r"[A-Za-z]", obj_norm))
@@ -162,6 +189,23 @@ def _value_gate(subj: str, obj_norm: str, obj_orig: str, change: bool, poss: boo
         or _value_like(obj_norm, obj_orig)
         or (change and poss)  # "我的X改成了Y": a change to something of mine
     )
+
+
+# A trailing time expression is when, not what: "Helix last week", "ap-southeast-1 上周", "10点 from next Monday".
+_TIME_LEAD_TAIL = re.compile(r"(?:\s+(?:from|since|starting|until|till|as\s+of|by|on|at|in)|从|自|于|在)\s*$", re.I)
+
+
+def _untimed(s: str, oa: int, ob: int) -> int:
+    """End of the value without a trailing date or time phrase (kept when the date is the whole value)."""
+    found = find_date(s[oa:ob], _ANY_DAY)
+    if not found or found[1] == 0 or s[oa + found[2] : ob].strip(" ,.。了的"):
+        return ob
+    end = oa + found[1]
+    m = _TIME_LEAD_TAIL.search(s, oa, end)
+    if m:
+        end = m.start()
+    _a, b = _trim(s, oa, end)
+    return b if b > oa else ob
 
 
 def _value_found(
@@ -179,6 +223,12 @@ def _value_found(
         if m:
             ob = m.start()
     oa, ob = _trim(s, oa, ob)
+    ob = _untimed(s, oa, ob)
+    found = find_date(s[sa:sb], _ANY_DAY)  # "主集群上周迁到X": the subject is 主集群
+    if found and found[1] > 0 and not s[sa + found[2] : sb].strip():
+        sb = sa + found[1]
+        while sb > sa and s[sb - 1].isspace():
+            sb -= 1
     subj_n, obj_n = s[sa:sb].strip(), s[oa:ob]
     if not (1 <= len(obj_n) <= 60):
         return None
@@ -195,7 +245,7 @@ def _value_found(
     subj_o, obj_o = sent.orig(sa, sb), sent.orig(oa, ob)
     if not _value_gate(subj_n, obj_n, obj_o, change, poss):
         return None
-    return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss)
+    return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss, change=change)
 
 
 def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
@@ -216,6 +266,13 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
                 continue
             lead = ca
         if cjk:
+            m = _ZH_FROM_CHANGE.search(s, lead, cb)
+            if m:
+                sa, sb, poss = _zh_subject(s, lead, m.start())
+                f = _value_found(sent, sa, sb, m.end(), cb, True, poss or assistant, True)
+                if f:
+                    out.append(f)
+                    continue
             for m in _ZH_COPULA.finditer(s, lead, cb):
                 sa, sb, poss = _zh_subject(s, lead, m.start())
                 f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, True)

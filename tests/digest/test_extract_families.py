@@ -467,3 +467,114 @@ def test_subjects_someone_elses_things_are_not_the_speakers(text):
 )
 def test_subjects_a_third_partys_value_keeps_its_owner_in_the_subject(text, subject, obj):
     assert facts(text) == [(subject, "value", obj, "stated")]
+
+
+# -- slot updates: change shapes, typed values, clean subjects and values ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, subject, obj",
+    [
+        ("内存也从16G涨到了32G", "内存", "32G"),  # 从A<verb>到B: any verb, the old value is not the value
+        ("周报截止时间从周五挪到周四", "周报截止时间", "周四"),
+        ("从下个月起他们给我们的存储配额从 1T 提到 2T", "存储配额", "2T"),  # start date and 他们给我们的 are no subject
+    ],
+)
+def test_values_a_change_from_a_to_b_names_the_slot_and_the_new_value(text, subject, obj):
+    assert [(s, o) for s, p, o, _e in facts(text) if p == "value"] == [(subject, obj)]
+
+
+def test_values_typed_chinese_values_need_no_digits():
+    assert objects("我们的读书会是每周四晚上八点", "value") == ["每周四晚上八点"]
+
+
+@pytest.mark.parametrize(
+    "text, subject, obj",
+    [
+        ("Big news 🚀 the payments service is now on Java 21.", "payments service", "Java 21"),
+        ("Our CI runner is on Ubuntu 22.04", "CI runner", "Ubuntu 22.04"),
+    ],
+)
+def test_values_english_subject_after_a_break_and_no_preposition_in_the_value(text, subject, obj):
+    assert [(s, o) for s, p, o, _e in facts(text) if p == "value"] == [(subject, obj)]
+
+
+def test_events_a_sentence_that_states_a_value_is_not_also_an_event():
+    got = facts("今天把数据库从MySQL 5.7迁移到了MySQL 8")
+    assert [p for _s, p, _o, _e in got] == ["value"]
+    assert not any("5.7" in o for _s, _p, o, _e in got)
+
+
+def test_objects_end_where_a_new_clause_starts_after_and():
+    assert objects("I live in Porto and the weather is great these days.", "lives_in") == ["Porto"]
+
+
+@pytest.mark.parametrize(
+    "texts, subject, obj",
+    [
+        (("羽毛球课是每周一晚上七点", "稍等，记错了，是周二不是周一，最近太忙了"), "羽毛球课", "周二"),
+        (("Our build server is on Debian 11", "Hmm wait, sorry, I meant 12. Anyway, moving on."), "build server", "12"),
+    ],
+)
+def test_corrections_a_bare_fix_between_a_lead_in_and_an_aside(texts, subject, obj):
+    assert (subject, "value", obj, "corrected") in facts(*texts)
+
+
+def test_preferences_not_interested_is_no_like():
+    assert facts("我对足球一点都不感兴趣") == [("user", "dislikes", "足球", "stated")]
+
+
+def test_names_a_nickname_without_the_trailing_just_fine():
+    assert objects("叫我小周就行", "nickname") == ["小周"]
+
+
+# -- people (where someone else is) ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("我表妹晴晴上初三，在第二中学，成绩一直不错", [("晴晴", "lives_in", "第二中学")]),
+        ("老周调到成都了，下个月交接", [("老周", "lives_in", "成都")]),
+        ("我哥在苏州分公司，周末才回来", [("哥", "lives_in", "苏州分公司")]),
+    ],
+)
+def test_people_where_someone_else_works_or_studies_lands_on_them(text, expected):
+    assert [(s, p, o) for s, p, o, _e in facts(text) if p == "lives_in"] == expected
+
+
+@pytest.mark.parametrize("text", ["我妈在家做饭", "老王在开会", "小时候我在杭州读书"])
+def test_people_being_somewhere_for_a_while_is_no_place(text):
+    assert [f for f in facts(text) if f[1] == "lives_in" and f[0] != "user"] == []
+
+
+@pytest.mark.parametrize(
+    "text, obj",
+    [
+        ("I've practiced judo for over six years, mostly on weekends.", "judo"),
+        ("Been a Celtics fan since I was a kid.", "Celtics"),
+        ("我练书法七年了，最近在临颜真卿", "练书法"),
+    ],
+)
+def test_preferences_a_practice_kept_up_for_years_is_a_like(text, obj):
+    assert objects(text, "likes") == [obj]
+
+
+def test_preferences_a_few_hours_of_something_is_no_like():
+    assert objects("I've been cleaning for three hours.", "likes") == []
+
+
+def test_events_what_did_not_happen_is_no_event():
+    assert facts("Deploy went fine. no pizza tonight") == []
+
+
+@pytest.mark.parametrize("text, expected", [("My sister moved abroad. I'm in Toronto.", ["Toronto"]), ("I'm in Rome for a week.", [])])
+def test_identity_im_in_a_city_with_nothing_after_it(text, expected):
+    assert objects(text, "lives_in") == expected
+
+
+def test_events_the_clauses_of_a_stated_value_leave_the_event():
+    got = facts("今天定了，我们的站会是每天早上九点，在二楼小会议室，记得提醒我")
+    events = [o for _s, p, o, _e in got if p == "event"]
+    assert ("站会", "value", "每天早上九点", "stated") in got
+    assert events and "二楼小会议室" in events[0] and "九点" not in events[0]

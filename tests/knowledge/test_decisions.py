@@ -112,3 +112,75 @@ def test_a_registry_from_before_staging_is_migrated_and_its_documents_still_deci
     assert [d["fact_candidates"] for d in pending(settings)] == [0]
     assert show(settings, "old-doc")["fact_candidates"] == []
     assert decide(settings, "old-doc", "approve", "default")["status"] == "ready"
+
+
+def _as_refined_by_the_earlier_version(settings, doc_id: str, status: str = "pending") -> None:
+    """Rewind a freshly refined document to what the earlier version left: its facts written when it was refined
+    (FactStore.apply as its ingest review called it), their ids in its review, nothing staged."""
+    import hashlib
+
+    from kernel.domain import Candidate
+    from knowledge.refine import kb_paths, open_kb
+    from storage.facts import open_facts
+    from storage.kb_cards import read_body
+
+    kb = open_kb(settings)
+    doc = kb.get(doc_id)
+    body = read_body(kb_paths(settings)["knowledge"] / doc["path"])
+    facts = open_facts(settings)
+    try:
+        report = facts.apply(doc["owner"], date(2026, 11, 30), [Candidate(**c) for c in doc["fact_candidates"]],
+                             file_sha={doc["path"]: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={}, contradictions="conflict")
+    finally:
+        facts.close()
+    doc["review"]["consistency"] = {"statements": len(doc["fact_candidates"]), "identical": report.reinforced, "added": report.added,
+                                    "conflicts": report.conflicts, "fact_ids": [f for f in report.fact_ids if f]}
+    kb.put({**doc, "fact_candidates": [], "status": status})
+    kb.close()
+
+
+def test_facts_an_earlier_version_wrote_for_unreviewed_documents_are_taken_back(ws, kit_cache):
+    """Existing workspaces: a pending or rejected document whose facts were written when it was refined. The next
+    refine run retracts what only it said (and withdraws its conflicts) and stages a pending one's statements for
+    its review; deciding one before that run does the same for a rejection."""
+    from knowledge.decisions import apply_review, decide, open_conflicts, show
+
+    item(ws, "knowledge/clipping", "a.md", "# 缓存与队列\n\nRedis 端口是 6379。\n\n数据库端口是 5432。\n", title="缓存与队列",
+         source="https://kubernetes.io/docs/a")
+    item(ws, "knowledge/clipping", "b.md", "# 消息队列\n\nKafka 端口是 9092。\n", title="消息队列", source="https://kubernetes.io/docs/b")
+    item(ws, "knowledge/clipping", "c.md", "# 搜索服务\n\nElasticsearch 端口是 9200。\n", title="搜索服务", source="https://kubernetes.io/docs/c")
+    settings = kb_settings()
+    _conflict(settings, "数据库端口", "5433", "5433")  # memory holds 5433 (stated)
+    ids = {d["title"]: d["doc_id"] for d in refine_all(kit_cache)["refined"]}
+    _as_refined_by_the_earlier_version(settings, ids["缓存与队列"])
+    _as_refined_by_the_earlier_version(settings, ids["消息队列"], status="rejected")
+    _as_refined_by_the_earlier_version(settings, ids["搜索服务"])
+
+    def held():
+        from storage.facts import open_facts
+
+        store = open_facts(settings)
+        try:
+            return {f["subject"]: f["object"] for f in store.current(settings.user)}
+        finally:
+            store.close()
+
+    assert {"Redis 端口", "Kafka 端口", "Elasticsearch 端口"} <= set(held())  # what the earlier version left
+    assert [c["candidate_object"] for c in open_conflicts(settings, settings.user)] == ["5432"]
+
+    # deciding before any refine run: rejecting takes its facts back
+    out = apply_review(settings, {"reviewer": "default", "reject": [ids["搜索服务"]]})
+    assert out.rejected == [ids["搜索服务"]] and "Elasticsearch 端口" not in held()
+    assert show(settings, ids["搜索服务"])["review"]["consistency"]["legacy_settled"]["retracted"] == 1
+
+    refine_all(kit_cache)  # the next run settles the rest, once
+    now = held()
+    assert "Redis 端口" not in now and "Kafka 端口" not in now and now["数据库端口"] == "5433"
+    assert open_conflicts(settings, settings.user) == []  # the unreviewed document's conflict is withdrawn
+    a = show(settings, ids["缓存与队列"])
+    assert a["status"] == "pending" and {c["object"] for c in a["fact_candidates"]} == {"6379", "5432"}
+    assert refine_all(kit_cache)["edited"] == [] and show(settings, ids["缓存与队列"])["fact_candidates"] == a["fact_candidates"]
+
+    decide(settings, ids["缓存与队列"], "approve", "default")  # approved now: its facts come back, the contradiction to review
+    assert held()["Redis 端口"] == "6379" and held()["数据库端口"] == "5433"
+    assert [c["candidate_object"] for c in open_conflicts(settings, settings.user)] == ["5432"]

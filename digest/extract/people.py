@@ -1,0 +1,68 @@
+"""Family: where someone else is. "同事小李在广州分部", "小李调去深圳了", "女儿朵朵……，在实验小学" ->
+(小李, "lives_in", 广州). The fact lands on that person, never on the user, and the person's key is their name
+when the sentence gives one (女儿朵朵 -> 朵朵), so a later "朵朵转学了，在外国语小学上课" supersedes it. A clause
+with no person of its own ("，在实验小学") continues the person of the clause before it in the same sentence."""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.normalize import _Sentence
+from digest.extract.rule import _Found
+
+_REL = (
+    r"同事|女儿|儿子|老婆|妻子|老公|丈夫|媳妇|妈妈|老妈|我妈|妈|爸爸|老爸|爸|哥哥|姐姐|弟弟|妹妹|朋友|经理|老板|领导|室友|同学|"
+    r"男朋友|女朋友|对象|爷爷|奶奶|外公|外婆|表哥|表姐|表弟|表妹|堂哥|堂姐|舅舅|叔叔|阿姨|哥|姐|弟|妹"
+)
+# A short name: 小李 / 老王 / 阿强, or a doubled name (朵朵).
+_NAME = r"(?:[小老阿][\u4e00-\u9fff])(?![\u4e00-\u9fff]{{0,1}}(?:时|点|会|分))|(?P<{g}>[\u4e00-\u9fff])(?P={g})"
+_NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")
+_WHO = re.compile(
+    rf"^\s*(?:我的|我们的|我)?(?:(?P<rel>{_REL})(?P<name>{_NAME1})?|(?P<name2>{_NAME2}))"
+    r"(?:今年|已经|刚刚|刚|也|还|现在|目前|这周|最近|上个月|下个月|马上|就)*"
+)
+_TAIL = r"(?:已经|刚刚|刚|也|还|现在|目前|这周|最近|就)*"
+# Moves name the new place directly; 在 needs a workplace or school: a place word, or work/study after it.
+_MOVE = re.compile(
+    rf"^{_TAIL}(?:调去|调到|搬去|搬到|转去|转到|转学到|转学去|跳槽到|跳槽去|去了)(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{{2,12}}?)"
+    r"(?:分部|总部|分公司|办公室)?(?:工作|上班|上学|读书)?了?\s*$"
+)
+_PLACE_WORDS = r"小学|中学|高中|大学|学校|幼儿园|学院|医院|公司"
+_AT = re.compile(
+    rf"^{_TAIL}在(?:(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{{1,10}}?(?:{_PLACE_WORDS}))|(?P<obj2>[\u4e00-\u9fffA-Za-z0-9]{{2,12}}?)"
+    r"(?:分部|总部|分公司|办公室|上课|上学|读书|工作|上班|实习))"
+)
+
+
+def _person(m: re.Match[str]) -> str:
+    return m.group("name") or m.group("name2") or m.group("rel")
+
+
+def _people_places(sent: _Sentence) -> list[_Found]:
+    if not sent.cjk:
+        return []
+    s, out = sent.s, []
+    who: str | None = None
+    for ca, cb in sent.clauses:
+        clause = s[ca:cb]
+        m = _WHO.match(clause)
+        rest_at = ca
+        if m and m.end() > m.start() and _person(m):
+            who, rest_at = _person(m), ca + m.end()
+        elif not clause.lstrip().startswith(("在", "已经", "这周", "现在", "目前")):
+            who = None if re.match(r"\s*(?:我|我们|你|他|她)", clause) else who
+            continue
+        if not who:
+            continue
+        rest = s[rest_at:cb]
+        mv = _MOVE.match(rest)
+        if mv:
+            a, b = rest_at + mv.start("obj"), rest_at + mv.end("obj")
+        else:
+            at = _AT.match(rest)
+            if not at:
+                continue
+            g = "obj" if at.group("obj") else "obj2"
+            a, b = rest_at + at.start(g), rest_at + at.end(g)
+        out.append(_Found(who, "lives_in", sent.orig(a, b), (a, b)))
+    return out

@@ -1,0 +1,104 @@
+"""Stale, not vanished; forget means forget (issue 15), as a user sees them on the command line (in process)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import frontmatter
+
+from digest.stages import digest_day
+from kernel.settings import Settings
+from kernel.workspace import Workspace, init_workspace
+from tests.kit.cli import run_cli
+
+MARCH = date(2026, 3, 10)
+LOG = "[09:04] 用户: 服务器配置是 8C16G。\n[09:05] 用户: 我喜欢喝茶。\n[09:06] 用户: 数据库端口是 5432。\n"
+
+
+def workspace(tmp_path, log=LOG, day=MARCH):
+    home = tmp_path / "home"
+    init_workspace(home)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / f"{day}.md").write_text(log, encoding="utf-8")
+    s = Settings(home=home, hostname="h", logs_dir=logs)
+    digest_day(s, "default", day, logs)
+    return s, logs
+
+
+def listed(home, **env) -> dict[str, dict]:
+    return {f["object"]: f for f in json.loads(run_cli("facts", "list", "--json", home=home, **env).stdout)["facts"]}
+
+
+def test_a_fact_past_its_expiry_is_listed_stale_with_its_date(tmp_path):
+    s, _ = workspace(tmp_path)
+    march = listed(s.home, AGENTOS_NOW="2026-03-11T10:00:00+08:00")
+    assert march["8C16G"]["stale"] is False and march["8C16G"]["stale_since"] is None
+
+    # September: the technical facts' 180 days are over; the user's last known value is shown as possibly outdated
+    later = run_cli("facts", "list", "--json", home=s.home, AGENTOS_NOW="2026-10-01T10:00:00+08:00")
+    facts = json.loads(later.stdout)["facts"]
+    assert facts[0]["object"] == "喝茶" and {f["object"] for f in facts[1:]} == {"8C16G", "5432"}  # fresh first, then the stale
+    stale = {f["object"]: f for f in facts}
+    assert stale["8C16G"]["stale"] is True and stale["8C16G"]["stale_since"] == "2026-09-06"
+    assert stale["喝茶"]["stale"] is False  # a preference never expires
+    text = run_cli("facts", "list", home=s.home, AGENTOS_NOW="2026-10-01T10:00:00+08:00").stdout
+    line = next(x for x in text.splitlines() if "8C16G" in x)
+    assert "possibly outdated since 2026-09-06" in line
+    # and on a day before it expired it was simply valid
+    then = json.loads(run_cli("facts", "list", "--as-of", "2026-08-01", "--json", home=s.home,
+                              AGENTOS_NOW="2026-10-01T10:00:00+08:00").stdout)["facts"]
+    assert {f["object"]: f["stale"] for f in then} == {"喝茶": False, "8C16G": False, "5432": False}
+
+
+def test_query_serves_a_stale_fact_flagged_and_below_the_fresh_ones(indexed_home):
+    late = "2027-12-01T10:00:00+08:00"  # every technical fact of the demo has expired by then
+    out = json.loads(run_cli("query", "服务器现在是什么配置？", "--json", home=indexed_home, AGENTOS_NOW=late).stdout)
+    facts = [i for i in out["items"] if i["kind"] == "fact"]
+    hit = [f for f in facts if f["text"].startswith("服务器配置 · value · 8C16G")]
+    assert out["status"] == "ok" and hit, out
+    assert hit[0]["source"]["stale"] is True and hit[0]["source"]["stale_since"].startswith("2027-")
+    assert hit[0]["text"].endswith(f"(possibly outdated since {hit[0]['source']['stale_since']})")
+    kinds = [bool(i["source"].get("stale")) for i in out["items"]]
+    assert kinds == sorted(kinds)  # nothing fresh after a stale fact
+    fresh = json.loads(run_cli("query", "服务器现在是什么配置？", "--json", home=indexed_home).stdout)
+    assert all(i["source"].get("stale") is False for i in fresh["items"] if i["kind"] == "fact")
+
+
+def test_forget_closes_a_fact_and_the_same_lines_do_not_bring_it_back(tmp_path):
+    s, logs = workspace(tmp_path, day=date(2026, 11, 3), log=LOG)
+    day = date(2026, 11, 3)
+    port = listed(s.home)["5432"]
+    out = run_cli("facts", "forget", str(port["id"]), "--reason", "wrong: never said", home=s.home)
+    assert f"fact #{port['id']} forgotten (wrong: never said)" in out.stdout
+    assert "5432" not in listed(s.home)
+    history = json.loads(run_cli("facts", "history", "数据库端口", "--json", home=s.home).stdout)["versions"]
+    assert [(v["object"], v["status"], v["closed_reason"]) for v in history] == [("5432", "forgotten", "wrong: never said")]
+    assert "forgotten: wrong: never said" in run_cli("facts", "history", "数据库端口", home=s.home).stdout
+
+    # the cards and the day's summary no longer list it
+    ws = Workspace(s.home)
+    for card in (ws.cards_dir / "default").glob("*.md"):
+        post = frontmatter.load(card)
+        assert port["id"] not in post.metadata["facts"] and "5432" not in post.content.split("## Source")[0].split("## Facts")[-1]
+    assert f"#{port['id']} " not in (ws.summaries_dir / "default" / "2026-11-03.md").read_text(encoding="utf-8")
+
+    # digesting the same log again, or an edit of that line, does not re-learn it
+    r = digest_day(s, "default", day, logs)
+    assert r["facts_added"] == 0 and r["already_applied"] == 3
+    (logs / "2026-11-03.md").write_text(LOG.replace("[09:06] 用户: 数据库端口是 5432。", "[09:08] 用户: 数据库端口是 5432 。"), encoding="utf-8")
+    digest_day(s, "default", day, logs)
+    assert "5432" not in listed(s.home)
+    versions = json.loads(run_cli("facts", "history", "数据库端口", "--json", home=s.home).stdout)["versions"]
+    assert [v["status"] for v in versions] == ["forgotten"]  # no second row
+    cards = [frontmatter.load(p) for p in (ws.cards_dir / "default").glob("*.md")]
+    assert all(port["id"] not in c.metadata["facts"] for c in cards)
+
+    # a person's mistakes are told plainly
+    again = run_cli("facts", "forget", str(port["id"]), home=s.home, check=False)
+    assert again.returncode != 0 and "already forgotten" in again.stderr
+    unknown = run_cli("facts", "forget", "9999", home=s.home, check=False)
+    assert unknown.returncode != 0 and "no fact #9999" in unknown.stderr
+    other = run_cli("facts", "forget", str(listed(s.home)["8C16G"]["id"]), "--user", "bob", home=s.home, check=False)
+    assert other.returncode != 0 and "no fact #" in other.stderr  # another user's fact reads as an unknown one

@@ -1,0 +1,78 @@
+"""Stale facts and ``fact_forget`` as an agent sees them: a real client session spawning ``agentos mcp`` over stdio."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+import tests.kit.mcp as mcpkit  # noqa: E402
+from digest.stages import digest_day  # noqa: E402
+from kernel.settings import Settings  # noqa: E402
+from kernel.workspace import init_workspace  # noqa: E402
+from storage.facts import FactStore  # noqa: E402
+from tests.kit.mcp import data, error_text, session  # noqa: E402
+
+DAY = date(2026, 3, 10)
+LOG = "[09:04] 用户: 服务器配置是 8C16G。\n[09:05] 用户: 我喜欢喝茶。\n[09:06] 用户: 数据库端口是 5432。\n"
+
+
+def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    init_workspace(home)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / f"{DAY}.md").write_text(LOG, encoding="utf-8")
+    s = Settings(home=home, hostname="h", logs_dir=logs)
+    digest_day(s, "default", DAY, logs)
+
+    plain = mcpkit.server_params
+
+    def pinned(h):  # the server's clock: October, past the technical facts' 180 days
+        p = plain(h)
+        return StdioServerParameters(command=p.command, args=p.args, env={**p.env, "AGENTOS_NOW": "2026-10-01T10:00:00+08:00"})
+
+    monkeypatch.setattr(mcpkit, "server_params", pinned)
+
+    async def script(c: ClientSession):
+        out = {"tools": {t.name: t for t in (await c.list_tools()).tools}}
+        out["server"] = await c.call_tool("fact_lookup", {"subject": "服务器配置"})
+        port = data(await c.call_tool("fact_lookup", {"subject": "数据库端口"}))["facts"][0]
+        out["port"] = port
+        out["forget"] = await c.call_tool("fact_forget", {"fact_id": port["id"], "reason": "the user said it is wrong"})
+        out["after"] = await c.call_tool("fact_lookup", {"subject": "数据库端口"})
+        out["history"] = await c.call_tool("fact_lookup", {"subject": "数据库端口", "history": True})
+        out["again"] = await c.call_tool("fact_forget", {"fact_id": port["id"]})
+        out["unknown"] = await c.call_tool("fact_forget", {"fact_id": 9999})
+        return out
+
+    out, stray = session(home, tmp_path / "server-stderr.txt", script)
+    assert stray == []
+
+    tool = out["tools"]["fact_forget"]
+    assert tool.annotations.destructive_hint and not tool.annotations.read_only_hint
+    assert set(tool.input_schema["required"]) == {"fact_id"} and len(tool.description) > 80
+
+    (server,) = data(out["server"])["facts"]
+    assert server["object"] == "8C16G" and server["stale"] is True and server["stale_since"] == "2026-09-06"
+
+    forgotten = data(out["forget"])["fact"]
+    assert forgotten["id"] == out["port"]["id"] and forgotten["status"] == "forgotten"
+    assert forgotten["closed_reason"] == "the user said it is wrong"
+    assert data(out["after"])["facts"] == []
+    assert data(out["history"])["versions"] == []  # an agent is never shown a forgotten fact, not even as history
+    assert "already forgotten" in error_text(out["again"])
+    assert "no fact #9999" in error_text(out["unknown"])
+
+    # the same log digested again does not bring it back
+    digest_day(s, "default", DAY, logs)
+    store = FactStore(home / "agent-sync/04_memory/long_term/facts.db")
+    try:
+        assert [(r["object"], r["status"]) for r in store.history("default", "数据库端口")] == [("5432", "forgotten")]
+    finally:
+        store.close()
