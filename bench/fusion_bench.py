@@ -85,10 +85,11 @@ def build(conv: str, logs: Path, work: Path):
 
 
 def signals(settings, questions: list[str]) -> list[dict]:
-    """Per question: the BM25 and vector rankings (50 each) with scores, and unit metadata."""
+    """Per question: the BM25 and vector rankings (50 each) with scores, unit metadata, and the cosines the gate
+    judges (``gate``: raised per language pair, as query.ask.hybrid_search does)."""
     from storage.index_units import collection_name
     from kernel.workspace import Workspace
-    from query.ask import CANDIDATES, _embedder, _tokenizer
+    from query.ask import CANDIDATES, _embedder, _tokenizer, gate_cosines, script_lang, unit_lang
     from query.index_reader import open_reader
 
     reader = open_reader(Workspace(settings.home).index_dir)
@@ -100,7 +101,9 @@ def signals(settings, questions: list[str]) -> list[dict]:
         kw = [(u, s) for u, s, _ in kw3]
         vec = reader.vectors().query(coll, emb.embed_query(q), CANDIDATES)
         ids = list(dict.fromkeys([u for u, _ in kw] + [u for u, _ in vec]))
-        out.append({"kw": kw, "cov": max([c for *_, c in kw3], default=0.0), "vec": vec, "units": reader.units(coll, ids)})
+        units = reader.units(coll, ids)
+        gate = gate_cosines(vec, script_lang(q), {u: unit_lang(units.get(u)) for u, _ in vec})
+        out.append({"kw": kw, "cov": max([c for *_, c in kw3], default=0.0), "vec": vec, "gate": gate, "units": units})
     return out
 
 
@@ -173,15 +176,16 @@ def main() -> int:
                 mrr += 1 / (pos + 1) if pos is not None else 0
         res["methods"][m] = {"questions": n, "hit@5": round(h5 / n, 3), "hit@10": round(h10 / n, 3), "mrr@10": round(mrr / n, 3)}
     # floors
-    def summary(x):  # the best keyword coverage; the best cosine and how far it stands above the 20th
-        vec = x["vec"]
+    def top_gap(vec):  # the best cosine and how far it stands above the 20th
         top = vec[0][1] if vec else 0.0
-        gap = top - vec[19][1] if len(vec) >= 20 else 1.0  # as query.ask.vector_matches: no gap test under 20
-        return (x["cov"], top, gap)
+        return top, (top - vec[19][1] if len(vec) >= 20 else 1.0)  # as query.ask.vector_matches: no gap test under 20
 
-    def matched(x, b, c, g):  # the same rule as query.ask.vector_matches, on the best unit
-        kb, top, gap = x
-        return kb >= b or (top >= c and gap >= g)
+    def summary(x):  # the best keyword coverage; the best plain cosine and the best raised per language pair
+        return (x["cov"], *top_gap(x["vec"]), *top_gap(x["gate"]))
+
+    def matched(x, b, c, g):  # the same rule as query.ask.gate_matches (vector_matches twice), on the best unit
+        kb, top, gap, gtop, ggap = x
+        return kb >= b or (top >= c and gap >= g) or (gtop >= c and ggap >= g)
 
     home = [summary(x) for c_ in convs for x in sigs[c_]["home"]]
     away = [summary(x) for c_ in convs for x in sigs[c_]["abroad"]]

@@ -4,9 +4,10 @@ query.ask lets a unit through the L1 gate when its keyword coverage or its cosin
 ``match_floor_coverage`` 0.3; ``match_floor_cosine`` 0.83 with ``match_floor_gap`` 0.03 above the 20th candidate;
 chosen by bench/fusion_bench.py on LoCoMo, which is English, and the demo). A question in one language about memory
 in the other gets no keyword coverage (BM25 does not match across languages) and a lower cosine than the same pair
-in one language, so with one floor it stopped at ``no_history``. query.ask judges a cross-lingual pair (question and
-unit of different scripts, ``query.ask.script_lang`` / ``unit_lang``) with its cosine raised by the pair's offset
-(``CROSS_LINGUAL_OFFSET``: the pair's floor is the English floor minus the offset). This script measures the offsets
+in one language, so with one floor it stopped at ``no_history``. query.ask also lets a unit through when it passes
+once the cosine of every cross-lingual pair (question and unit of different scripts, ``query.ask.script_lang`` /
+``unit_lang``) is raised by the pair's offset (``CROSS_LINGUAL_OFFSET``; ``gate_matches``): the pair's floor is the
+English floor minus the offset. This script measures the offsets
 on data that is not the evaluation's (fact_updates is only checked, with ``--fact-updates``):
 
 - **MemoryBank-SiliconFriend** (``memorybank_siliconfriend/``), which chooses: the same 15 users' 10 days of chat in
@@ -15,7 +16,7 @@ on data that is not the evaluation's (fact_updates is only checked, with ``--fac
   same 100 probing questions in both languages. Every question is asked of its own user's memory and of the 14
   other users' (where the English gate lets through what it lets through: the users chat about the same things),
   in the four pairs ``en>en``, ``en>zh``, ``zh>en``, ``zh>zh`` (question language > memory language), and judged with
-  query.ask's own gate (``vector_matches`` over ``gate_cosines``). The reference is the English gate on the English
+  query.ask's gate with the pair's floor alone (``gate_cosines``, ``vector_matches``). The reference is the English gate on the English
   version of the same question and memory. For a cross pair, the offset is the largest (on a 0.005 grid) at which
   the pair lets another user's memory through no more often than the English gate does (equal specificity: the
   side of the trade-off that must not get worse), and never below 0 (this issue lowers floors only; the figures
@@ -236,7 +237,10 @@ def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
 
 
 def gate_decisions(rows: list[dict], offsets: dict, floors: dict) -> list[bool]:
-    """query.ask's gate on each row: keyword coverage, or the cosines (raised by ``offsets``) through vector_matches."""
+    """The gate on each row with the pair's floor alone: keyword coverage, or the cosines raised by ``offsets`` through
+    vector_matches. In a memory of one language (each MemoryBank user's is) this is query.ask's gate_matches for any
+    offset >= 0 (every cosine rises alike, so the plain matches are among the raised ones); a negative offset shows
+    where the measure would raise a floor, which gate_matches never does."""
     from query.ask import gate_cosines, script_lang, vector_matches
 
     out = []

@@ -1,0 +1,121 @@
+"""The no-history gate across languages (issue 15): a question in one language about memory in the other finds the
+fact instead of stopping at no_history, and an unrelated question in the other language still stops. The floor of
+each language pair (query.ask.CROSS_LINGUAL_OFFSET) is measured by bench/gate_calibration.py."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+import query.ask as qa
+from query.ask import ask, gate_cosines, gate_matches, script_lang, unit_lang, vector_matches
+
+NOW = "2026-11-20T23:00:00+08:00"
+DAY = "2026-11-20"
+ZH_LOG = ["数据库备份时间是每天凌晨两点。", "周会改到周三下午三点。", "测试服务器的配置是 8C16G。"]
+EN_LOG = ["The database backup time is 2 am every night.", "The weekly meeting moved to Wednesday 3 pm.", "The test server spec is 8C16G."]
+
+
+@pytest.fixture(scope="module")
+def two_logs(tmp_path_factory):
+    """One workspace through the real stages (digest_day, then rebuild; the clock pinned): li chats in Chinese,
+    amy in English, each a JSONL chat export of one day."""
+    from digest.stages import digest_day
+    from index.stages import rebuild
+    from kernel.settings import load_settings
+    from kernel.workspace import init_workspace
+
+    home = tmp_path_factory.mktemp("cross_lingual") / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTOS_NOW", NOW)
+        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+        init_workspace(home)
+        settings = load_settings(home=home, hostname="testhost", timezone="Asia/Shanghai")
+        for user, lines in (("li", ZH_LOG), ("amy", EN_LOG)):
+            folder = home / "chat" / user
+            folder.mkdir(parents=True)
+            rows = [{"role": "user", "content": text, "timestamp": f"{DAY}T10:{i:02d}:00+08:00"} for i, text in enumerate(lines)]
+            (folder / f"{DAY}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+            digest_day(settings, user, date.fromisoformat(DAY), folder)
+        rebuild(settings)
+    return settings
+
+
+def _facts(a) -> str:
+    return " | ".join(i.text for i in a.items if i.kind == "fact")
+
+
+@pytest.mark.parametrize("question, value", [("When is the weekly meeting?", "周三下午三点"), ("What spec is the test server?", "8C16G"),
+                                             ("What time does the database backup run?", "每天凌晨两点")])
+def test_an_english_question_finds_the_fact_of_a_chinese_log(two_logs, question, value):
+    a = ask(question, user="li", settings=two_logs)
+    assert a.status == "ok" and a.layer == "L2", (question, a.status)
+    assert value in _facts(a), _facts(a)
+
+
+def test_the_floor_of_the_pair_is_what_lets_it_through(two_logs, monkeypatch):
+    # the English question over Chinese memory scores under the one floor of a single language (0.83): without the
+    # cross-lingual floor it stopped at no_history, as the issue reports
+    monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
+    assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
+
+
+@pytest.mark.parametrize("question, value", [("周会是什么时候？", "Wednesday 3 pm"), ("数据库备份几点执行？", "2 am every night"),
+                                             ("测试服务器是什么配置？", "8C16G")])
+def test_a_chinese_question_finds_the_fact_of_an_english_log(two_logs, question, value):
+    a = ask(question, user="amy", settings=two_logs)
+    assert a.status == "ok" and value in _facts(a), (question, a.status, _facts(a))
+
+
+@pytest.mark.parametrize("user, question", [("li", "How do I bake sourdough bread?"), ("li", "who won the world cup in 2018?"),
+                                            ("li", "explain the rules of cricket"), ("amy", "红烧肉怎么做"), ("amy", "量子力学的薛定谔方程怎么解")])
+def test_an_unrelated_question_in_the_other_language_still_stops(two_logs, user, question):
+    a = ask(question, user=user, settings=two_logs)
+    assert a.status == "no_history" and a.layer == "L1" and a.items == [], (question, a.status)
+
+
+def test_script_lang_goes_by_the_share_of_han_characters():
+    assert script_lang("What time does the database backup run?") == "en"
+    assert script_lang("数据库备份几点执行？") == "zh"
+    assert script_lang("staging 数据库现在是哪个 Postgres 版本？") == "zh"  # a Chinese question naming English things
+    assert script_lang("Redis 最大内存") == "zh"
+    assert script_lang("we moved 部署 to Kubernetes last week") == "mixed"
+    assert script_lang("8C16G") == "en" and script_lang("5433 !!") is None  # numbers alone say nothing
+
+
+def test_unit_lang_reads_what_the_index_keeps_of_a_unit():
+    assert unit_lang({"kind": "fact", "meta": {"subject": "数据库备份时间", "predicate": "value", "object": "每天凌晨两点"}}) == "zh"
+    assert unit_lang({"kind": "fact", "meta": {"subject": "user", "predicate": "lives_in", "object": "Hangzhou"}}) == "en"
+    assert unit_lang({"kind": "card", "meta": {"topic": None, "summary": "测试机升级到8C16G", "keywords": ["8c16g", "测试机"]}}) == "zh"
+    assert unit_lang(None) is None
+
+
+def test_gate_cosines_raise_only_the_pairs_with_an_offset():
+    vec = [("en-unit", 0.81), ("zh-unit", 0.80), ("mixed-unit", 0.79), ("unknown", 0.78)]
+    langs = {"en-unit": "en", "zh-unit": "zh", "mixed-unit": "mixed", "unknown": None}
+    table = {("en", "zh"): 0.035, ("zh", "en"): 0.0}
+    lifted = gate_cosines(vec, "en", langs, table)
+    assert lifted[0] == ("zh-unit", pytest.approx(0.835)) and dict(lifted)["en-unit"] == 0.81 and dict(lifted)["mixed-unit"] == 0.79
+    assert vector_matches(lifted, 0.83, 0.03) == {"zh-unit"} and vector_matches(vec, 0.83, 0.03) == set()
+    assert gate_cosines(vec, "mixed", langs, table) == vec and gate_cosines(vec, "zh", langs, table) == vec
+
+
+def test_a_raised_crowd_never_hides_a_same_language_match():
+    # an English question over a memory of both languages: the best English unit stands 0.05 clear of the plain
+    # crowd, but raising the Chinese units lifts the 20th candidate to 0.835; the pair's floor only adds matches
+    vec = [("en-best", 0.85)] + [(f"en-{i}", 0.81) for i in range(5)] + [(f"zh-{i}", 0.80) for i in range(19)]
+    langs = {u: u.split("-")[0] for u, _ in vec}
+    table = {("en", "zh"): 0.035}
+    assert vector_matches(gate_cosines(vec, "en", langs, table), 0.83, 0.03) == set()
+    assert gate_matches(vec, "en", langs, 0.83, 0.03, table) == {"en-best"} == vector_matches(vec, 0.83, 0.03)
+    # a Chinese memory alone: the English question's cosines all rise, the best stands clear of the raised crowd
+    zh_only = [("zh-best", 0.81)] + [(f"zh-{i}", 0.77) for i in range(24)]
+    assert vector_matches(zh_only, 0.83, 0.03) == set()
+    assert gate_matches(zh_only, "en", {u: "zh" for u, _ in zh_only}, 0.83, 0.03, table) == {"zh-best"}
+
+
+def test_only_cross_lingual_pairs_have_offsets_and_none_tightens_a_floor():
+    assert set(qa.CROSS_LINGUAL_OFFSET) <= {("en", "zh"), ("zh", "en")}
+    assert all(0 <= v < 0.1 for v in qa.CROSS_LINGUAL_OFFSET.values())
