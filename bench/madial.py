@@ -228,15 +228,22 @@ def _versions() -> dict:
 # -- output ---------------------------------------------------------------------------------------------
 
 
+def _table(res: dict) -> list[tuple[str, str, str, str, str]]:
+    """The rows of the results table, as text (system, recall@5, nDCG@5, MRR@10, queries), shared by the console
+    and the Markdown report: ours, then the published systems (no MRR or query count; nDCG only where given)."""
+    rows = [(name, f"{d['recall@5']:.3f}", f"{d['ndcg@5']:.3f}", f"{d['mrr@10']:.3f}", str(d["queries"])) for name, d in res["systems"].items()]
+    for ref in res["reference"]:
+        nd = f"{ref['ndcg@5']:.3f}" if ref["ndcg@5"] is not None else "-"
+        rows.append(("published: " + ref["system"], f"{ref['recall@5']:.3f}", nd, "-", "-"))
+    return rows
+
+
 def render(res: dict) -> str:
     lines = [f"MADial-Bench {res['lang']} ({res['dataset']}): {res['queries']} queries, {res['memories']} memories, "
              f"embedder {res['embedder']}, {res['seconds']} s",
              f"{'system':<28}{'recall@5':>10}{'ndcg@5':>10}{'mrr@10':>10}{'n':>6}"]
-    for name, d in res["systems"].items():
-        lines.append(f"{name:<28}{d['recall@5']:>10.3f}{d['ndcg@5']:>10.3f}{d['mrr@10']:>10.3f}{d['queries']:>6}")
-    for ref in res["reference"]:
-        nd = f"{ref['ndcg@5']:.3f}" if ref["ndcg@5"] is not None else "-"
-        lines.append(f"{'published: ' + ref['system']:<28}{ref['recall@5']:>10.3f}{nd:>10}{'-':>10}{'-':>6}")
+    for name, recall, ndcg, mrr, n in _table(res):
+        lines.append(f"{name:<28}{recall:>10}{ndcg:>10}{mrr:>10}{n:>6}")
     s = res["recall_served"]
     lines.append(f"recall served {s['mean_hits']} records on average, none for {s['none_share']:.1%} of queries, p50 {s['p50_ms']} ms")
     return "\n".join(lines)
@@ -249,11 +256,7 @@ def markdown(res: dict, command: str) -> str:
           "Metrics are upstream's embedding_score_new.py; its nDCG@5 normalises by the retrieved list sorted, "
           "not by the gold count, so it rewards ordering, not coverage.", "",
           "| system | recall@5 | nDCG@5 | MRR@10 | queries |", "|---|---|---|---|---|"]
-    for name, d in res["systems"].items():
-        md.append(f"| {name} | {d['recall@5']:.3f} | {d['ndcg@5']:.3f} | {d['mrr@10']:.3f} | {d['queries']} |")
-    for ref in res["reference"]:
-        nd = f"{ref['ndcg@5']:.3f}" if ref["ndcg@5"] is not None else "-"
-        md.append(f"| published: {ref['system']} | {ref['recall@5']:.3f} | {nd} | - | - |")
+    md += [f"| {' | '.join(row)} |" for row in _table(res)]
     s = res["recall_served"]
     md += ["", "- agentos recall: what `query.recall.recall` serves (lexical selector, at most 5 after its floor; "
                f"MRR@10 over those). It served {s['mean_hits']} records on average and none for {s['none_share']:.1%} "

@@ -11,6 +11,14 @@ from cli.common import CliError, counted, emit, finish_stage
 COMMANDS = ("bench",)
 
 
+def _report_and_emit(args, res: dict, runner, command: str) -> None:
+    """Write the Markdown report (``--report``) and print the result, for a runner module with ``markdown(res,
+    command)`` and ``render(res)`` (locomo and perf write theirs through bench.report)."""
+    if args.report:
+        Path(args.report).write_text(runner.markdown(res, command), encoding="utf-8")
+    emit(args, res, lambda o: print(runner.render(o)))
+
+
 def cmd_bench(args) -> int:
     """Benchmarks over public data through the real flows and query path; readable table or --json."""
     import shlex
@@ -38,18 +46,14 @@ def cmd_bench(args) -> int:
         if not (Path(args.path) / f"{args.lang}_memories.jsonl").is_file():
             raise CliError(f"no {args.lang}_memories.jsonl in {args.path} (the MADial-Bench data folder)")
         res = madial.run(args.path, lang=args.lang, limit=args.limit, llm=args.llm, log=log)
-        if args.report:
-            Path(args.report).write_text(madial.markdown(res, command), encoding="utf-8")
-        emit(args, res, lambda o: print(madial.render(o)))
+        _report_and_emit(args, res, madial, command)
     elif args.runner == "beir":
         from bench import beir
 
         if not (Path(args.path) / "corpus.jsonl").is_file():
             raise CliError(f"no corpus.jsonl in {args.path} (a BEIR-layout folder: corpus.jsonl, queries.jsonl, qrels.tsv)")
         res = beir.run(args.path, limit=args.limit, k=args.k, work=args.work, log=log)
-        if args.report:
-            Path(args.report).write_text(beir.markdown(res, command), encoding="utf-8")
-        emit(args, res, lambda o: print(beir.render(o)))
+        _report_and_emit(args, res, beir, command)
     elif args.runner == "links":
         from bench import links
 
@@ -58,9 +62,7 @@ def cmd_bench(args) -> int:
         if args.en and not (Path(args.en) / "src").is_dir():
             raise CliError(f"no src/ in {args.en} (the vue_docs_en folder)")
         res = links.run(args.path, en=args.en, limit=args.limit, work=args.work, log=log)
-        if args.report:
-            Path(args.report).write_text(links.markdown(res, command), encoding="utf-8")
-        emit(args, res, lambda o: print(links.render(o)))
+        _report_and_emit(args, res, links, command)
     elif args.runner == "facts":
         from bench import facts
 
@@ -68,9 +70,7 @@ def cmd_bench(args) -> int:
         if not (folder / "dev.jsonl" if folder.is_dir() else folder).is_file():
             raise CliError(f"no dev.jsonl in {args.path} (the fact_updates folder)")
         res = facts.run(args.path, limit=args.limit, llm=args.llm, split=args.split, log=log)
-        if args.report:
-            Path(args.report).write_text(facts.markdown(res, command), encoding="utf-8")
-        emit(args, res, lambda o: print(facts.render(o)))
+        _report_and_emit(args, res, facts, command)
     else:
         from bench import perf
 
@@ -81,6 +81,24 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def _runner(bsub, name: str, help: str, description: str):
+    """One runner's parser: every runner goes through :func:`cmd_bench`, which branches on ``args.runner``."""
+    sp = bsub.add_parser(name, help=help, description=description)
+    sp.set_defaults(fn=cmd_bench)
+    return sp
+
+
+def _add_work(sp) -> None:
+    """``--work``, for the runners that index documents (a kept workspace keeps its vector cache)."""
+    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
+
+
+def _add_outputs(sp, report_help: str) -> None:
+    """``--report`` and ``--json``, the last options of a runner (its help text names where its report goes)."""
+    sp.add_argument("--report", help=report_help)
+    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
 def add_parser(sub, name: str = "bench") -> None:
     """Register ``bench`` and its runners."""
     if name != "bench":
@@ -88,60 +106,50 @@ def add_parser(sub, name: str = "bench") -> None:
     bench = sub.add_parser("bench", help="benchmarks on public data (the real flows and query path)",
                            description="benchmarks on public data (the real flows and query path)")
     bsub = bench.add_subparsers(dest="runner", required=True)
-    sp = bsub.add_parser("locomo", help="evidence recall on LoCoMo beside raw-turn baselines", description="evidence recall on LoCoMo beside BM25, dense and fused raw-turn baselines")
-    sp.set_defaults(fn=cmd_bench)
+    sp = _runner(bsub, "locomo", "evidence recall on LoCoMo beside raw-turn baselines",
+                 "evidence recall on LoCoMo beside BM25, dense and fused raw-turn baselines")
     sp.add_argument("path", help="a file in the LoCoMo schema, e.g. ../shared/eval/locomo/locomo.json")
     sp.add_argument("--limit", type=counted(), help="only the first N conversations (a quick run)")
     sp.add_argument("--report", help="write the Markdown report here")
     sp.add_argument("--plot", help="write the recall-against-budget plot (PNG) here")
     sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    sp = bsub.add_parser("madial", help="memory recall on MADial-Bench (zh or en) beside BM25 and dense baselines",
-                         description="memory recall (query.recall) on MADial-Bench: recall@5, nDCG@5, MRR@10 beside BM25 and dense baselines")
-    sp.set_defaults(fn=cmd_bench)
+    sp = _runner(bsub, "madial", "memory recall on MADial-Bench (zh or en) beside BM25 and dense baselines",
+                 "memory recall (query.recall) on MADial-Bench: recall@5, nDCG@5, MRR@10 beside BM25 and dense baselines")
     sp.add_argument("path", help="the MADial-Bench folder with {zh,en}_memories.jsonl and {zh,en}_queries.jsonl, e.g. ../shared/eval/madial")
     sp.add_argument("--lang", choices=("zh", "en"), default="zh", help="which language's memories and queries (default zh)")
     sp.add_argument("--limit", type=counted(), help="only the first N queries (a quick run)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also measure the chat selector on this OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1#qwen3-8b")
-    sp.add_argument("--report", help="write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
-    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    sp = bsub.add_parser("beir", help="passage retrieval through the knowledge read path on a BEIR-layout corpus (e.g. CMRC2018)",
-                         description="passage retrieval through search_docs on a BEIR-layout corpus: R@1, R@5, MRR@10 and latency "
-                                     "for hybrid, bm25-only and dense-only (one knowledge document per passage)")
-    sp.set_defaults(fn=cmd_bench)
+    _add_outputs(sp, "write the Markdown report here (one file per language, e.g. bench/results/madial-zh.md)")
+    sp = _runner(bsub, "beir", "passage retrieval through the knowledge read path on a BEIR-layout corpus (e.g. CMRC2018)",
+                 "passage retrieval through search_docs on a BEIR-layout corpus: R@1, R@5, MRR@10 and latency "
+                 "for hybrid, bm25-only and dense-only (one knowledge document per passage)")
     sp.add_argument("path", help="a folder with corpus.jsonl, queries.jsonl and qrels.tsv, e.g. ../shared/eval/cmrc2018")
     sp.add_argument("--limit", type=counted(), help="only the first N queries; the corpus is cut to their relevant passages plus 10 others (a quick run)")
     sp.add_argument("--k", type=counted(), default=10, help="sections asked of search_docs per query (default 10)")
-    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
-    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/beir-cmrc2018.md")
-    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    sp = bsub.add_parser("links", help="section retrieval on the Vue docs (zh): link texts and English headings -> the linked zh section",
-                         description="section retrieval through search_docs on the Chinese Vue docs: internal link texts (zh), English "
-                                     "heading texts (and, with --en, English link texts) -> the gold zh section; hit@1, hit@5, MRR@10 "
-                                     "for hybrid, bm25-only and dense-only")
-    sp.set_defaults(fn=cmd_bench)
+    _add_work(sp)
+    _add_outputs(sp, "write the Markdown report here, e.g. bench/results/beir-cmrc2018.md")
+    sp = _runner(bsub, "links", "section retrieval on the Vue docs (zh): link texts and English headings -> the linked zh section",
+                 "section retrieval through search_docs on the Chinese Vue docs: internal link texts (zh), English "
+                 "heading texts (and, with --en, English link texts) -> the gold zh section; hit@1, hit@5, MRR@10 "
+                 "for hybrid, bm25-only and dense-only")
     sp.add_argument("path", help="the vue_docs_zh_cn folder (src/ and derived/), e.g. ../shared/eval/vue_docs_zh_cn")
     sp.add_argument("--en", help="the vue_docs_en folder: also its internal link texts as English queries against the zh sections")
     sp.add_argument("--limit", type=counted(), help="only the first N queries of each set; only the files they target are indexed (a quick run)")
-    sp.add_argument("--work", help="keep the bench workspace here so its vector cache is reused by the next run (default: a temporary one)")
-    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/links-vue.md")
-    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    sp = bsub.add_parser("facts", help="fact extraction with supersession on fact_updates (zh / en): slots, questions, false facts",
-                         description="fact extraction with supersession on fact_updates: each case's days through the digest's stages, "
-                                     "then its current facts and the layered query scored slot by slot and question by question "
-                                     "(by kind, language, same-language vs cross-lingual), the rule path beside the chat-model path")
-    sp.set_defaults(fn=cmd_bench)
+    _add_work(sp)
+    _add_outputs(sp, "write the Markdown report here, e.g. bench/results/links-vue.md")
+    sp = _runner(bsub, "facts", "fact extraction with supersession on fact_updates (zh / en): slots, questions, false facts",
+                 "fact extraction with supersession on fact_updates: each case's days through the digest's stages, "
+                 "then its current facts and the layered query scored slot by slot and question by question "
+                 "(by kind, language, same-language vs cross-lingual), the rule path beside the chat-model path")
     sp.add_argument("path", help="the fact_updates folder (or its dev.jsonl), e.g. ../shared/eval/fact_updates")
     sp.add_argument("--limit", type=counted(), help="only the first N cases of the split (a quick run)")
     sp.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
                     help="which cases: dev (tune on these), holdout (not tuned on) or all (default; both reported apart)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also run the digest's chat-model extractor on this OpenAI-compatible endpoint, "
                     "e.g. http://127.0.0.1:8000/v1#qwen3-8b")
-    sp.add_argument("--report", help="write the Markdown report here, e.g. bench/results/facts.md")
-    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    sp = bsub.add_parser("perf", help="index build, incremental runs, query latency and memory at several sizes",
-                         description="index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
-    sp.set_defaults(fn=cmd_bench)
+    _add_outputs(sp, "write the Markdown report here, e.g. bench/results/facts.md")
+    sp = _runner(bsub, "perf", "index build, incremental runs, query latency and memory at several sizes",
+                 "index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
     sp.add_argument("--size", type=counted(), action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
     sp.add_argument("--queries", type=counted(), default=200, help="queries for the latency figures")
-    sp.add_argument("--report", help="write the Markdown report here")
-    sp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    _add_outputs(sp, "write the Markdown report here")

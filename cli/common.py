@@ -90,14 +90,16 @@ def finish_stage() -> None:
     let_ephemeral_server_drain()
 
 
-def add_command(sub, name, fn, help, *, json_flag=True, user=True, logs=False, stage=False):
-    """A top-level command with the usual flags: ``--json``, ``--user``, ``--logs DIR``, ``--quiet`` (Prefect)."""
-    sp = sub.add_parser(name, help=help, description=help)
+def add_command(sub, name, fn, help, *, json_flag=True, user=True, logs=False, stage=False, description=None,
+                user_help="user id (default: AGENTOS_USER)"):
+    """A top-level command with the usual flags: ``--json``, ``--user``, ``--logs DIR``, ``--quiet`` (Prefect).
+    ``description`` (default: ``help``) and ``user_help`` let a command say more in its own ``--help``."""
+    sp = sub.add_parser(name, help=help, description=help if description is None else description)
     sp.set_defaults(fn=fn)
     if json_flag:
         sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     if user:
-        sp.add_argument("--user", help="user id (default: AGENTOS_USER)")
+        sp.add_argument("--user", help=user_help)
     if logs:
         sp.add_argument("--logs", metavar="DIR", help="working-memory folder with YYYY-MM-DD.md/.jsonl logs")
     if stage:

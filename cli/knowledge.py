@@ -46,11 +46,8 @@ def add_parser(sub, name: str) -> None:
     """Register the command ``name`` (one of COMMANDS); cli.main decides the order of ``agentos --help``."""
     if name == "collect":
         help = "collect material (folders, clippings, feeds, tools, personal notes, memory cards) into the inbox, with provenance"
-        sp = sub.add_parser("collect", help=help, description=help + "; sources are listed in 03_knowledge/99_system/sources.yaml")
-        sp.set_defaults(fn=cmd_collect)
-        sp.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-        sp.add_argument("--user", help="user id recorded as owner (default: AGENTOS_USER)")
-        sp.add_argument("--quiet", action="store_true", help="only warnings from Prefect")
+        add_command(sub, "collect", cmd_collect, help, stage=True, description=help + "; sources are listed in 03_knowledge/99_system/sources.yaml",
+                    user_help="user id recorded as owner (default: AGENTOS_USER)")
     elif name == "refine":
         add_command(sub, "refine", cmd_refine, "run the inbox-refine flow: inbox items -> classified, reviewed, pending documents", stage=True)
     else:

@@ -26,15 +26,22 @@ def _need_logs(args, settings) -> None:
         raise CliError(f"logs folder {settings.logs_dir} ({how}) {what}")
 
 
+def _run_over_logs(args, settings, stage, render) -> int:
+    """Run ``stage(flows, logs_dir)``, a flow over the logs folder, and print its report. The folder is checked
+    before Prefect starts, and the ephemeral server drains before the report is printed."""
+    _need_logs(args, settings)
+    fl = prepare_flows(settings, args.quiet)
+    r = stage(fl, str(settings.working_dir()))
+    finish_stage()
+    emit(args, r, render)
+    return 0
+
+
 def cmd_digest(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
-    _need_logs(args, settings)
-    fl = prepare_flows(settings, args.quiet)
-    r = fl.daily.daily_digest(day=args.day, user=settings.user, logs_dir=str(settings.working_dir()))
-    finish_stage()
-    emit(args, r, _print_digest)
-    return 0
+    return _run_over_logs(args, settings, lambda fl, logs: fl.daily.daily_digest(day=args.day, user=settings.user, logs_dir=logs),
+                          _print_digest)
 
 
 def cmd_backfill(args) -> int:
@@ -42,24 +49,21 @@ def cmd_backfill(args) -> int:
     need_workspace(settings)
     if args.end < args.start:
         raise CliError(f"--to {args.end} is before --from {args.start}")
-    _need_logs(args, settings)
-    fl = prepare_flows(settings, args.quiet)
-    r = fl.daily.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=str(settings.working_dir()))
-    finish_stage()
-    emit(args, r, _print_digest)
-    return 0
+    return _run_over_logs(
+        args, settings, lambda fl, logs: fl.daily.backfill(start=args.start, end=args.end, user=settings.user, logs_dir=logs), _print_digest
+    )
 
 
 def cmd_nightly(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
-    _need_logs(args, settings)
-    fl = prepare_flows(settings, args.quiet)
-    r = fl.nightly.nightly(user=settings.user, logs_dir=str(settings.working_dir()), include_today=args.include_today or None)
-    finish_stage()
-    emit(args, r, lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_knowledge(o),
-                              _print_rebuild(o["index"])))
-    return 0
+    return _run_over_logs(
+        args,
+        settings,
+        lambda fl, logs: fl.nightly.nightly(user=settings.user, logs_dir=logs, include_today=args.include_today or None),
+        lambda o: (print("nightly chain: " + " -> ".join(o["stages"])), _print_digest(o["digest"]), _print_knowledge(o),
+                   _print_rebuild(o["index"])),
+    )
 
 
 def _print_knowledge(o: dict) -> None:

@@ -248,6 +248,19 @@ def _value_found(
     return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss, change=change)
 
 
+def _first_copula_value(sent: _Sentence, lead: int, cb: int, assistant: bool, *, cjk: bool) -> _Found | None:
+    """The value read at the first copula of clause [lead, cb) that validates (Chinese or English patterns):
+    later copulas are not tried, since a clause states at most one value."""
+    copula, subject = (_ZH_COPULA, _zh_subject) if cjk else (_EN_COPULA, _en_subject)
+    s = sent.s
+    for m in copula.finditer(s, lead, cb):
+        sa, sb, poss = subject(s, lead, m.start())
+        f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, cjk)
+        if f:
+            return f
+    return None
+
+
 def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
     """Value facts from each clause of the sentence; at most one per clause (the first copula that validates)."""
     s, out = sent.s, []
@@ -273,12 +286,9 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
                 if f:
                     out.append(f)
                     continue
-            for m in _ZH_COPULA.finditer(s, lead, cb):
-                sa, sb, poss = _zh_subject(s, lead, m.start())
-                f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, True)
-                if f:
-                    out.append(f)
-                    break
+            f = _first_copula_value(sent, lead, cb, assistant, cjk=True)
+            if f:
+                out.append(f)
             continue
         low = sent.lower[lead:cb]
         m = _EN_ACTIVE.search(s, lead, cb) if not assistant and _has_any(low, _EN_CHANGE_KEYS) else None
@@ -290,10 +300,7 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
                 continue
         if not _has_any(low, _EN_COPULA_KEYS):
             continue
-        for m in _EN_COPULA.finditer(s, lead, cb):
-            sa, sb, poss = _en_subject(s, lead, m.start())
-            f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, False)
-            if f:
-                out.append(f)
-                break
+        f = _first_copula_value(sent, lead, cb, assistant, cjk=False)
+        if f:
+            out.append(f)
     return out

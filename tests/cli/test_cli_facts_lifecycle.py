@@ -8,23 +8,12 @@ from datetime import date
 import frontmatter
 
 from digest.stages import digest_day
-from kernel.settings import Settings
-from kernel.workspace import Workspace, init_workspace
+from kernel.workspace import Workspace
 from tests.kit.cli import run_cli
+from tests.kit.digest import digested_workspace
 
 MARCH = date(2026, 3, 10)
 LOG = "[09:04] 用户: 服务器配置是 8C16G。\n[09:05] 用户: 我喜欢喝茶。\n[09:06] 用户: 数据库端口是 5432。\n"
-
-
-def workspace(tmp_path, log=LOG, day=MARCH):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    (logs / f"{day}.md").write_text(log, encoding="utf-8")
-    s = Settings(home=home, hostname="h", logs_dir=logs)
-    digest_day(s, "default", day, logs)
-    return s, logs
 
 
 def listed(home, **env) -> dict[str, dict]:
@@ -32,7 +21,7 @@ def listed(home, **env) -> dict[str, dict]:
 
 
 def test_a_fact_past_its_expiry_is_listed_stale_with_its_date(tmp_path):
-    s, _ = workspace(tmp_path)
+    s, _ = digested_workspace(tmp_path, LOG, MARCH)
     march = listed(s.home, AGENTOS_NOW="2026-03-11T10:00:00+08:00")
     assert march["8C16G"]["stale"] is False and march["8C16G"]["stale_since"] is None
 
@@ -67,7 +56,7 @@ def test_query_serves_a_stale_fact_flagged_and_below_the_fresh_ones(indexed_home
 
 
 def test_forget_closes_a_fact_and_the_same_lines_do_not_bring_it_back(tmp_path):
-    s, logs = workspace(tmp_path, day=date(2026, 11, 3), log=LOG)
+    s, logs = digested_workspace(tmp_path, LOG, date(2026, 11, 3))
     day = date(2026, 11, 3)
     port = listed(s.home)["5432"]
     out = run_cli("facts", "forget", str(port["id"]), "--reason", "wrong: never said", home=s.home)

@@ -9,20 +9,13 @@ import frontmatter
 from digest.stages import digest_day, pending_days
 from kernel.settings import Settings
 from demo import init_demo_workspace
-from kernel.workspace import Workspace, init_workspace
+from kernel.workspace import Workspace
 from storage.facts import FactStore
 from storage.raw_archive import RawArchive
+from tests.kit.digest import log_workspace
 
 DAY = date(2026, 11, 3)
 GOOD = "[09:00] 用户: 我叫林晓。\n[09:01] 助手: 你好！\n[09:02] 用户: 数据库端口是 5432。\n"
-
-
-def setup(tmp_path):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    return Settings(home=home, hostname="h", logs_dir=logs), logs
 
 
 def digests(files):
@@ -30,7 +23,7 @@ def digests(files):
 
 
 def test_bad_files_are_quarantined_and_the_rest_of_the_day_is_digested(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     (logs / "2026-11-03.md").write_text(GOOD + "[09:03] 陌生人: hello\n", encoding="utf-8")
     (logs / "2026-11-03-gbk.md").write_bytes("[09:00] 用户: 我喜欢喝茶\n".encode("gbk"))
     (logs / "2026-11-03-image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
@@ -60,7 +53,7 @@ def test_bad_files_are_quarantined_and_the_rest_of_the_day_is_digested(tmp_path)
 
 
 def test_a_changed_log_is_a_new_revision_and_refreshes_cards(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     log = logs / "2026-11-03.md"
     log.write_text("## 数据库\n\n" + GOOD, encoding="utf-8")
     first = digest_day(s, "default", DAY, logs)
@@ -78,7 +71,7 @@ def test_a_changed_log_is_a_new_revision_and_refreshes_cards(tmp_path):
 
 
 def test_card_points_to_facts_and_raw_lines(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     (logs / "2026-11-03.md").write_text("## 自我介绍\n\n" + GOOD, encoding="utf-8")
     r = digest_day(s, "default", DAY, logs)
     (card_id,) = r["card_ids"]

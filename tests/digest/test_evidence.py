@@ -10,20 +10,13 @@ import frontmatter
 
 from digest.stages import digest_day, pending_days, run_day
 from kernel.settings import Settings
-from kernel.workspace import Workspace, init_workspace
+from kernel.workspace import Workspace
 from storage.facts import FactStore
+from tests.kit.digest import log_workspace
 
 D1, D2 = date(2026, 11, 3), date(2026, 11, 4)
 LINES = ["[09:00] 用户: 我叫林晓。", "[09:01] 用户: 数据库端口是 5432。", "[09:02] 用户: 我住在杭州。", "[09:03] 用户: 我喜欢喝茶。",
          "[09:04] 用户: 服务器配置是 8C16G。", "[09:05] 用户: 我的项目代号是 Atlas。"]
-
-
-def setup(tmp_path):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    return Settings(home=home, hostname="h", logs_dir=logs), logs
 
 
 def write(logs, name, lines):
@@ -56,7 +49,7 @@ def nightly(s: Settings, logs, until=D2) -> list[date]:
 
 
 def test_a_one_line_edit_redigested_changes_only_that_lines_facts(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     write(logs, "2026-11-03.md", LINES)
     first = digest_day(s, "default", D1, logs)
     assert first["facts_added"] == 6
@@ -83,7 +76,7 @@ def test_a_one_line_edit_redigested_changes_only_that_lines_facts(tmp_path):
 
 
 def test_an_edit_that_still_says_the_fact_keeps_it_without_raising_its_confidence(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     write(logs, "2026-11-03.md", LINES)
     digest_day(s, "default", D1, logs)
     before = by_object(s)
@@ -99,7 +92,7 @@ def test_an_edit_that_still_says_the_fact_keeps_it_without_raising_its_confidenc
 
 
 def test_a_removed_log_retracts_the_facts_only_it_said_at_the_next_night(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     write(logs, "2026-11-03.md", ["[09:00] 用户: 我叫林晓。", "[09:01] 用户: 数据库端口是 5432。", "[09:02] 用户: 我的项目代号是 Atlas。"])
     write(logs, "2026-11-03-extra.md", ["[10:00] 用户: 我住在杭州。"])
     write(logs, "2026-11-04.md", ["[09:00] 用户: 我叫林晓。", "[09:01] 用户: 数据库端口改为 5433。"])
@@ -146,7 +139,7 @@ def test_a_removed_log_retracts_the_facts_only_it_said_at_the_next_night(tmp_pat
 
 
 def test_a_day_read_from_another_folder_is_not_retracted(tmp_path):
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     other = tmp_path / "other"
     other.mkdir()
     write(other, "2026-11-03.md", ["[09:00] 用户: 我叫林晓。"])
@@ -159,7 +152,7 @@ def test_a_day_read_from_another_folder_is_not_retracted(tmp_path):
 def test_legacy_observations_are_keyed_from_the_archive_on_the_next_digest(tmp_path):
     """A facts.db written before observations were keyed by content: the first digest of an edited day reads the
     archived revision its rows cite, so the unchanged lines are not applied a second time."""
-    s, logs = setup(tmp_path)
+    s, logs = log_workspace(tmp_path)
     write(logs, "2026-11-03.md", LINES)
     digest_day(s, "default", D1, logs)
     db = s.home / "agent-sync/04_memory/long_term/facts.db"

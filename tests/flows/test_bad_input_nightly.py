@@ -11,21 +11,10 @@ import pytest
 from tests.kit.bad_logs import DAYS, matching, write_corpus
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
+# ``ws``: the fresh workspace of tests/kit/knowledge.py, registered for every test folder by tests/conftest.py.
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    from kernel.workspace import init_workspace
-
-    home = tmp_path / "home"
-    init_workspace(home)
-    monkeypatch.setenv("AGENTOS_HOME", str(home))
-    monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
-    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
-    return home
-
-
-def test_the_nightly_gets_through_the_bad_input_corpus(home, tmp_path, capfd):
+def test_the_nightly_gets_through_the_bad_input_corpus(ws, tmp_path, capfd):
     from flows.nightly import nightly
     from kernel.settings import load_settings
     from storage.facts import open_facts
@@ -41,7 +30,7 @@ def test_the_nightly_gets_through_the_bad_input_corpus(home, tmp_path, capfd):
     assert all(d["extractor"] == "rules" and d["turns"] > 0 for d in r["digest"]["per_day"])
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 0  # the rebuild after the digest ran
 
-    logs = home / "agent-sync/04_memory/logs"
+    logs = ws / "agent-sync/04_memory/logs"
     entries = [json.loads(x) for x in (logs / "quarantine.jsonl").read_text(encoding="utf-8").split("\n") if x]
     errors = (logs / "errors.log").read_text(encoding="utf-8")
     for case in c.cases:
@@ -65,7 +54,7 @@ def test_the_nightly_gets_through_the_bad_input_corpus(home, tmp_path, capfd):
     assert again["digest"]["days"] == []
 
 
-def test_a_day_that_fails_outright_costs_only_itself(home, tmp_path, monkeypatch):
+def test_a_day_that_fails_outright_costs_only_itself(ws, tmp_path, monkeypatch):
     import digest.stages
     from flows.nightly import nightly
 
@@ -88,7 +77,7 @@ def test_a_day_that_fails_outright_costs_only_itself(home, tmp_path, monkeypatch
     (reason,) = per_day["2026-11-21"]["quarantined"]
     assert reason.startswith("(day 2026-11-21): the day's digest failed (RuntimeError: disk on fire)")
     assert r["index"]["status"] == "rebuilt"
-    ws_logs = home / "agent-sync/04_memory/logs"
+    ws_logs = ws / "agent-sync/04_memory/logs"
     assert "disk on fire" in (ws_logs / "errors.log").read_text(encoding="utf-8")
     assert "disk on fire" in (ws_logs / "quarantine.jsonl").read_text(encoding="utf-8")
 

@@ -6,6 +6,7 @@ The fixtures ``ws`` and ``kit_cache`` are registered for every test folder by te
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
 
@@ -23,17 +24,30 @@ RUNBOOK = ("# Backup runbook\n\n## Steps\n\nStop writes first. Export a snapshot
            "## Retention\n\nDaily snapshots are kept for 30 days. Monthly snapshots are kept for one year.\n")
 
 
+def _new_workspace(home: Path, mp: pytest.MonkeyPatch) -> Path:
+    """Create a workspace at ``home`` and select it through AGENTOS_HOME (hostname testhost, no chat model)."""
+    from kernel.workspace import init_workspace
+
+    init_workspace(home)
+    mp.setenv("AGENTOS_HOME", str(home))
+    mp.setenv("AGENTOS_HOSTNAME", "testhost")
+    mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    return home
+
+
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     """A fresh workspace, selected through AGENTOS_HOME (hostname testhost, no chat model)."""
-    from kernel.workspace import init_workspace
+    return _new_workspace(tmp_path / "home", monkeypatch)
 
-    home = tmp_path / "home"
-    init_workspace(home)
-    monkeypatch.setenv("AGENTOS_HOME", str(home))
-    monkeypatch.setenv("AGENTOS_HOSTNAME", "testhost")
-    monkeypatch.delenv("AGENTOS_LLM_BASE_URL", raising=False)
-    return home
+
+@contextmanager
+def module_ws(tmp_path_factory, name: str):
+    """``ws`` for a module-scoped fixture (documents refined once for the module): a fresh workspace under
+    ``tmp_path_factory.mktemp(name)``, selected until the block ends (the ``monkeypatch`` fixture is per test)."""
+    home = tmp_path_factory.mktemp(name) / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        yield _new_workspace(home, mp)
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +95,29 @@ def refine_all(kit_cache, today=TODAY, **kw):
 
     s = kb_settings(**kw)
     return refine(s, kit=refine_kit(s, kit_cache), today=today)
+
+
+def refine_clean(kit_cache) -> dict[str, str]:
+    """``refine_all`` for tests whose inbox must refine without quarantine or errors: the new documents' ids by title."""
+    report = refine_all(kit_cache)
+    assert not report["quarantined"] and not report["errors"], report
+    return {d["title"]: d["doc_id"] for d in report["refined"]}
+
+
+def answer_items(home: Path) -> None:
+    """The inbox of the answer tests (kb_answer, the MCP kb tools): PG and RUNBOOK, to be published; a document
+    left pending and bob's personal note, whose answers no one else may be given."""
+    clip = "knowledge/clipping"
+    item(home, clip, "pg.md", PG, title="PostgreSQL 逻辑复制", category="10_concepts/cs", source="https://example.org/pg")
+    item(home, clip, "runbook.md", RUNBOOK, title="Backup runbook", category="20_methods", source="https://example.org/runbook")
+    item(home, clip, "pending.md", "# 斑马集群\n\n斑马集群的迁移窗口是每周六凌晨两点。\n", title="斑马集群", category="10_concepts/cs")
+    item(home, "personal", "bob.md", "# Kangaroo notes\n\nThe kangaroo cluster quota is 40 GB per tenant.\n", title="Kangaroo notes",
+         scope="personal", owner="bob", category="10_concepts/cs")
+
+
+def write_selection(home: Path, name: str, text: str) -> Path:
+    """Write the knowledge selection ``name`` (YAML ``text``); returns the selections folder."""
+    sel = home / "agent-sync/03_knowledge/99_system/selections"
+    sel.mkdir(parents=True, exist_ok=True)
+    (sel / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return sel

@@ -13,9 +13,8 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 import tests.kit.mcp as mcpkit  # noqa: E402
 from digest.stages import digest_day  # noqa: E402
-from kernel.settings import Settings  # noqa: E402
-from kernel.workspace import init_workspace  # noqa: E402
 from storage.facts import FactStore  # noqa: E402
+from tests.kit.digest import digested_workspace  # noqa: E402
 from tests.kit.mcp import data, error_text, session  # noqa: E402
 
 DAY = date(2026, 3, 10)
@@ -23,13 +22,7 @@ LOG = "[09:04] 用户: 服务器配置是 8C16G。\n[09:05] 用户: 我喜欢喝
 
 
 def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
-    (logs / f"{DAY}.md").write_text(LOG, encoding="utf-8")
-    s = Settings(home=home, hostname="h", logs_dir=logs)
-    digest_day(s, "default", DAY, logs)
+    s, logs = digested_workspace(tmp_path, LOG, DAY)
 
     plain = mcpkit.server_params
 
@@ -51,7 +44,7 @@ def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_p
         out["unknown"] = await c.call_tool("fact_forget", {"fact_id": 9999})
         return out
 
-    out, stray = session(home, tmp_path / "server-stderr.txt", script)
+    out, stray = session(s.home, tmp_path / "server-stderr.txt", script)
     assert stray == []
 
     tool = out["tools"]["fact_forget"]
@@ -71,7 +64,7 @@ def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_p
 
     # the same log digested again does not bring it back
     digest_day(s, "default", DAY, logs)
-    store = FactStore(home / "agent-sync/04_memory/long_term/facts.db")
+    store = FactStore(s.home / "agent-sync/04_memory/long_term/facts.db")
     try:
         assert [(r["object"], r["status"]) for r in store.history("default", "数据库端口")] == [("5432", "forgotten")]
     finally:

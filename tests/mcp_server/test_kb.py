@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from tests.kit.knowledge import PG, RUNBOOK, item, kb_settings, refine_all  # noqa: E402
+from tests.kit.knowledge import answer_items, kb_settings, refine_all, refine_clean, write_selection  # noqa: E402
 from tests.kit.mcp import data, error_text, session  # noqa: E402
 
 TOOLS = {"kb_map": set(), "kb_search": {"query"}, "kb_outline": {"doc_id"}, "kb_read": {"doc_id", "anchor"}, "kb_answer": {"question"}}
@@ -16,23 +16,14 @@ TOOLS = {"kb_map": set(), "kb_search": {"query"}, "kb_outline": {"doc_id"}, "kb_
 def test_kb_tools_over_stdio(ws, kit_cache, tmp_path):
     from knowledge.decisions import decide
 
-    clip = "knowledge/clipping"
-    item(ws, clip, "pg.md", PG, title="PostgreSQL 逻辑复制", category="10_concepts/cs", source="https://example.org/pg")
-    item(ws, clip, "runbook.md", RUNBOOK, title="Backup runbook", category="20_methods", source="https://example.org/runbook")
-    item(ws, clip, "pending.md", "# 斑马集群\n\n斑马集群的迁移窗口是每周六凌晨两点。\n", title="斑马集群", category="10_concepts/cs")
-    item(ws, "personal", "bob.md", "# Kangaroo notes\n\nThe kangaroo cluster quota is 40 GB per tenant.\n", title="Kangaroo notes",
-          scope="personal", owner="bob", category="10_concepts/cs")
-    report = refine_all(kit_cache)
-    assert not report["quarantined"] and not report["errors"], report
-    ids = {d["title"]: d["doc_id"] for d in report["refined"]}
+    answer_items(ws)
+    ids = refine_clean(kit_cache)
     pg, runbook, pending, bobs = ids["PostgreSQL 逻辑复制"], ids["Backup runbook"], ids["斑马集群"], ids["Kangaroo notes"]
     settings = kb_settings()
     decide(settings, pg, "approve", "default")
     decide(settings, runbook, "approve", "default")
     decide(settings, bobs, "approve", "bob")
-    sel = ws / "agent-sync/03_knowledge/99_system/selections"
-    sel.mkdir(parents=True, exist_ok=True)
-    (sel / "methods.yaml").write_text("categories: [20_methods]\n", encoding="utf-8")
+    write_selection(ws, "methods", "categories: [20_methods]\n")
 
     async def script(s):
         call = s.call_tool

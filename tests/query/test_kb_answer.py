@@ -13,39 +13,24 @@ from kernel.text import count_tokens
 from query.kb import KBQueryError
 from query.kb_answer import answer, key_terms
 from tests.kit.chat_server import ChatServer
-from tests.kit.knowledge import PG, RUNBOOK, item, kb_settings, refine_all
+from tests.kit.knowledge import answer_items, item, kb_settings, module_ws, refine_clean, write_selection
 
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """Two selected documents that answer questions, and three that hold answers no one may be given."""
     from knowledge.decisions import decide
-    from kernel.workspace import init_workspace
 
-    home = tmp_path_factory.mktemp("kba") / "home"
-    init_workspace(home)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENTOS_HOME", str(home))
-        mp.setenv("AGENTOS_HOSTNAME", "testhost")
-        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
-        clip = "knowledge/clipping"
-        item(home, clip, "pg.md", PG, title="PostgreSQL 逻辑复制", category="10_concepts/cs", source="https://example.org/pg")
-        item(home, clip, "runbook.md", RUNBOOK, title="Backup runbook", category="20_methods", source="https://example.org/runbook")
-        item(home, clip, "pending.md", "# 斑马集群\n\n斑马集群的迁移窗口是每周六凌晨两点。\n", title="斑马集群", category="10_concepts/cs")
-        item(home, "personal", "bob.md", "# Kangaroo notes\n\nThe kangaroo cluster quota is 40 GB per tenant.\n", title="Kangaroo notes",
-              scope="personal", owner="bob", category="10_concepts/cs")
-        item(home, clip, "ref.md", "# Wombat reference\n\nThe wombat gateway listens on port 7443.\n", title="Wombat reference",
-              category="40_references")
-        report = refine_all(kit_cache)
-        assert not report["quarantined"] and not report["errors"], report
-        ids = {d["title"]: d["doc_id"] for d in report["refined"]}
+    with module_ws(tmp_path_factory, "kba") as home:
+        answer_items(home)
+        item(home, "knowledge/clipping", "ref.md", "# Wombat reference\n\nThe wombat gateway listens on port 7443.\n",
+             title="Wombat reference", category="40_references")
+        ids = refine_clean(kit_cache)
         settings = kb_settings()
         for title in ("PostgreSQL 逻辑复制", "Backup runbook", "Wombat reference"):
             decide(settings, ids[title], "approve", "default")
         decide(settings, ids["Kangaroo notes"], "approve", "bob")
-        sel = home / "agent-sync/03_knowledge/99_system/selections"
-        sel.mkdir(parents=True, exist_ok=True)
-        (sel / "task.yaml").write_text("categories: [10_concepts/cs, 20_methods]\n", encoding="utf-8")
+        write_selection(home, "task", "categories: [10_concepts/cs, 20_methods]\n")
         yield {"home": home, "settings": settings, "ids": ids, "pg": ids["PostgreSQL 逻辑复制"], "runbook": ids["Backup runbook"]}
 
 

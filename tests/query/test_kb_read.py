@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from query.kb import KBQueryError, doc_map, kb_terms, read_doc, read_section, search_docs
-from tests.kit.knowledge import item, kb_settings, refine_all
+from tests.kit.knowledge import item, kb_settings, module_ws, refine_all, refine_clean, write_selection
 
 # A long Chinese section: many lines, and one line longer than any page.
 LONG_LINES = [f"第{i}段：逻辑复制的订阅端按事务顺序应用变更，每个事务在提交时才对订阅者可见，冲突需要人工处理。" * 3 for i in range(1, 41)]
@@ -25,22 +25,12 @@ BACKUP = ("# 数据库备份流程\n\n## 步骤\n\n第一步停止写入，第�
           "复制槽要先删除，再做逻辑备份。\n")
 
 
-def _docs_by_title(report) -> dict[str, str]:
-    return {d["title"]: d["doc_id"] for d in report["refined"]}
-
-
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """One workspace for the module: two selected documents, and one of each kind that must never appear."""
     from knowledge.decisions import decide
-    from kernel.workspace import init_workspace
 
-    home = tmp_path_factory.mktemp("kb") / "home"
-    init_workspace(home)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENTOS_HOME", str(home))
-        mp.setenv("AGENTOS_HOSTNAME", "testhost")
-        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+    with module_ws(tmp_path_factory, "kb") as home:
         clip = "knowledge/clipping"
         item(home, clip, "pg.md", PG, title="PostgreSQL 逻辑复制", category="10_concepts/cs", source="https://www.postgresql.org/docs/pg")
         item(home, clip, "backup.md", BACKUP, title="数据库备份流程", category="20_methods", source="https://www.postgresql.org/docs/bk")
@@ -49,17 +39,13 @@ def kb(tmp_path_factory, kit_cache):
         item(home, clip, "ref.md", "# 参考手册\n\n袋熊 unselectedwombat 是参考资料。\n", title="参考手册", category="40_references")
         item(home, "personal", "bob.md", "# 鲍勃的笔记\n\n鲍勃 bobsecret 的私人笔记。\n", title="鲍勃的笔记", scope="personal",
               owner="bob", category="10_concepts/cs")
-        report = refine_all(kit_cache)
-        assert not report["quarantined"] and not report["errors"], report
-        ids = _docs_by_title(report)
+        ids = refine_clean(kit_cache)
         settings = kb_settings()
         for title in ("PostgreSQL 逻辑复制", "数据库备份流程", "参考手册"):
             decide(settings, ids[title], "approve", "default")
         decide(settings, ids["被拒文档"], "reject", "default")
         decide(settings, ids["鲍勃的笔记"], "approve", "bob")
-        sel = home / "agent-sync/03_knowledge/99_system/selections"
-        sel.mkdir(parents=True, exist_ok=True)
-        (sel / "task.yaml").write_text("categories: [10_concepts/cs, 20_methods]\n", encoding="utf-8")
+        sel = write_selection(home, "task", "categories: [10_concepts/cs, 20_methods]\n")
         yield {"home": home, "settings": settings, "ids": ids, "pg": ids["PostgreSQL 逻辑复制"], "backup": ids["数据库备份流程"],
                "sel": sel}
 

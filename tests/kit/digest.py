@@ -1,0 +1,34 @@
+"""A workspace and a logs folder for the digest stages on real files (no Prefect), in ``tmp_path``.
+
+- ``log_workspace(tmp_path)``: a fresh workspace ``tmp_path/home`` and an empty logs folder ``tmp_path/logs``,
+  with the ``Settings`` that read them (hostname ``h``); the test writes its own logs.
+- ``digested_workspace(tmp_path, log, day)``: the same with ``log`` as the day's Markdown log, already digested.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+
+def log_workspace(tmp_path: Path):
+    """``(settings, logs)``: a fresh workspace and an empty logs folder."""
+    from kernel.settings import Settings
+    from kernel.workspace import init_workspace
+
+    home = tmp_path / "home"
+    init_workspace(home)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    return Settings(home=home, hostname="h", logs_dir=logs), logs
+
+
+def digested_workspace(tmp_path: Path, log: str, day: date):
+    """``(settings, logs)`` of ``log_workspace`` with ``log`` written as ``<day>.md`` and that day digested for the
+    default user."""
+    from digest.stages import digest_day
+
+    s, logs = log_workspace(tmp_path)
+    (logs / f"{day}.md").write_text(log, encoding="utf-8")
+    digest_day(s, "default", day, logs)
+    return s, logs
