@@ -210,9 +210,11 @@ def score_case(case: dict, current: list[dict], history: list[dict], answers: li
             false_ids |= set(bad)
         slots.append(row)
     questions = []
+    # current: valid at the evaluation time, the end of the last day (a value whose successor starts later still is)
+    evaluated_at = f"{max(case['days'], default='')}T23:59:59"
     for q, ans in zip(case["questions"], answers):
         facts = [it for it in ans["items"] if it["kind"] == "fact" and it["source"].get("status") == "active"
-                 and not it["source"].get("valid_to")]
+                 and (not it["source"].get("valid_to") or it["source"]["valid_to"] > evaluated_at)]
         ftexts = [texts[it["source"]["fact"]] if it["source"].get("fact") in texts else it["text"].split(" · ", 2)[-1]
                   for it in facts]
         context = [it["text"] for it in ans["items"]]

@@ -38,8 +38,16 @@ def cmd_facts_list(args) -> int:
     need_workspace(settings)
     out = facts_as_of(settings, args.as_of, min_confidence=args.min_confidence)
     when = f"on {args.as_of}" if args.as_of else "now"
-    emit(args, out, lambda o: (print(f"facts valid {when} for {settings.user}: {len(o['facts'])}"), _facts_table(o["facts"])))
+    emit(args, out, lambda o: (print(f"facts valid {when} for {settings.user}: {len(o['facts'])}"), _facts_table(o["facts"]),
+                               _upcoming(o["upcoming"])))
     return 0
+
+
+def _upcoming(rows: list[dict]) -> None:
+    if rows:
+        print(f"starting later: {len(rows)}")
+        for r in rows:
+            print(f"#{r['id']:<4} {r['subject']} · {r['predicate']} · {r['object']}   [from {r['valid_from'][:10]}]")
 
 
 def cmd_facts_history(args) -> int:

@@ -18,13 +18,16 @@ from storage.raw_archive import ArchiveError, RawArchive
 def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence: float = 0.0) -> dict:
     """The facts valid now (or at the end of ``when``), at or above ``min_confidence``. A fact past its expiry is the
     user's last known value: it is still listed, after the fresh ones, with ``stale: true`` and ``stale_since`` (its
-    expiry's date). Retracted and forgotten facts never are."""
+    expiry's date). Retracted and forgotten facts never are. ``upcoming``: values that start later ("from April 1"),
+    not valid yet."""
     store = open_facts(settings)
     try:
         rows = store.as_of(settings.user, when, min_confidence=min_confidence, stale=True)
+        later = [r for r in store.upcoming(settings.user, when) if r["confidence"] >= min_confidence]
     finally:
         store.close()
-    return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": [masked(r) for r in rows]}
+    return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": [masked(r) for r in rows],
+            "upcoming": [masked(r) for r in later]}
 
 
 def fact_history(settings: Settings, subject: str, *, closed: bool = False) -> dict:

@@ -20,15 +20,19 @@ import json
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 import sqlite_utils
 
 from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
 from kernel.text import normalize_key, subject_key
+from kernel.valuetypes import value_type
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
+# A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing.
+STOPPED = "stopped"
 OPPOSITES = {"likes": "dislikes", "dislikes": "likes", "prefers": "prefers_not", "prefers_not": "prefers"}
 
 migrations = Migrations("facts")
@@ -201,6 +205,13 @@ def m003_evidence_lifecycle(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+class SlotMatcher(Protocol):
+    """Whether two subjects name the same slot ("服务器" / "服务器配置" / "server spec"), whatever the words. The store
+    asks it only about subjects whose values are of one type (kernel.valuetypes): the words alone never decide."""
+
+    def related(self, a: str, b: str, corrected: bool = False) -> bool: ...
+
+
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
 # ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
 SERVED = ("active", "superseded")
@@ -255,6 +266,7 @@ class FactStore:
         self.aliases = aliases or {}
         self._carry: dict[int, int] = {}  # during an apply: fact id -> retiring observations a new one may stand in for
         self._fresh: set[tuple[str, str, int]] = set()  # during an apply: (file, content, occurrence) of lines first read now
+        self._slots: SlotMatcher | None = None  # during an apply: the caller's judge of which subjects share a slot
 
     def close(self) -> None:
         self.db.close()
@@ -262,7 +274,7 @@ class FactStore:
     # -- writes ----------------------------------------------------------------------------------
     def apply(self, user: str, day: date, candidates: list[Candidate], *, file_sha: dict[str, str], raw_refs: dict[str, str],
               contradictions: str = "supersede", observations: list[tuple[str, int] | None] | None = None,
-              retire: list[tuple[str, str]] | None = None) -> ApplyReport:
+              retire: list[tuple[str, str]] | None = None, slots: SlotMatcher | None = None) -> ApplyReport:
         """Apply candidates in order, in one transaction (a concurrent writer waits its turn).
 
         ``contradictions="conflict"``: a candidate that contradicts an active fact never supersedes it but is
@@ -278,12 +290,16 @@ class FactStore:
         retracted (and the version it superseded, if any, is current again); a conflict raised only by them is
         withdrawn. A new observation of the same fact (an edited line that still says it) takes a retired one's place
         without raising the confidence again.
+
+        ``slots``: when a single-valued candidate's subject has no current value, a current fact of the same predicate
+        whose value is of the same type (a spec, a version, a clock time ...) and whose subject ``slots`` relates is the
+        same slot: the candidate supersedes it (a new value) or reinforces it (the same value said another way).
         """
         report = ApplyReport()
         conn = self.db.conn
         conn.execute("begin immediate")
         try:
-            self._carry = self._carry_over(retire or [])
+            self._carry, self._slots = self._carry_over(retire or []), slots
             for i, cand in enumerate(candidates):
                 obs = observations[i] if observations else None
                 key = self.observation_key(user, day, cand, obs) if obs else None  # from the digest's text, before masking
@@ -297,7 +313,7 @@ class FactStore:
             conn.execute("rollback")
             raise
         finally:
-            self._carry, self._fresh = {}, set()
+            self._carry, self._fresh, self._slots = {}, set(), None
         return report
 
     def observation_key(self, user: str, day: date, cand: Candidate, obs: tuple[str, int]) -> str:
@@ -434,18 +450,22 @@ class FactStore:
             report.retracted += 1
             retracted.append(f)
         for f in retracted:  # what a retracted fact superseded holds again, unless the slot has a current value since
-            if f["status"] != "active":
+            if f["status"] != "active" and f["predicate"] != STOPPED:
                 continue
-            prev = self._row("select * from facts where superseded_by=? and status='superseded' order by valid_from desc, id desc limit 1", [f["id"]])
-            if prev is None:
-                continue
-            slot = "select 1 as x from facts where user_id=? and subject_key=? and predicate=? and status='active'"
-            args = [prev["user_id"], prev["subject_key"], prev["predicate"]]
-            if prev["multi_valued"]:
-                slot, args = slot + " and object_key=?", args + [prev["object_key"]]
-            if self._row(slot, args) is None:
-                self.db.execute("update facts set status='active', valid_to=null, superseded_by=null where id=?", [prev["id"]])
-                report.restored += 1
+            order = "select * from facts where superseded_by=? and status='superseded' order by valid_from desc, id desc"
+            # a stop closed every fact that named its thing: all of them come back; a new value closed one
+            for prev in self._rows(order, [f["id"]]) if f["predicate"] == STOPPED else filter(None, [self._row(order + " limit 1", [f["id"]])]):
+                self._restore(prev, report)
+
+    def _restore(self, prev: dict, report: ApplyReport) -> None:
+        """``prev`` current again, unless its slot has a current value since."""
+        slot = "select 1 as x from facts where user_id=? and subject_key=? and predicate=? and status='active'"
+        args = [prev["user_id"], prev["subject_key"], prev["predicate"]]
+        if prev["multi_valued"]:
+            slot, args = slot + " and object_key=?", args + [prev["object_key"]]
+        if self._row(slot, args) is None:
+            self.db.execute("update facts set status='active', valid_to=null, superseded_by=null where id=?", [prev["id"]])
+            report.restored += 1
 
     def forget(self, user: str, fact_id: int, reason: str) -> dict:
         """A person closes a fact: status ``forgotten``, validity closed now, the reason kept. It is never served again
@@ -482,6 +502,40 @@ class FactStore:
                               [user, skey, predicate, okey]):
             if where in json.loads(row["sources"]):
                 return row["fact_id"]
+        return None
+
+    def _stop(self, user: str, day: date, cand: Candidate, skey: str, okey: str, raw_ref, evidence: dict, report: ApplyReport) -> int:
+        """Close the speaker's current facts that name the stopped thing (as object or subject; a name of several
+        words by any capitalised word of it: "Netflix sub" -> Netflix) and record the stop as history: it held at
+        its moment, it is not a current fact. Said again with nothing left to close, it reinforces the stop."""
+        keys = {okey} | {normalize_key(w) for w in cand.object.split() if w[:1].isupper() and len(w) >= 3}
+        keys = {k for k in keys if len(k) >= 2}
+        rows = [r for r in self._rows("select * from facts where user_id=? and status='active' and predicate != ? and valid_from <= ?"
+                                      " and (valid_to is null or valid_to > ?)", [user, STOPPED, cand.observed_at, cand.observed_at])
+                if any(k in r["object_key"] or k in r["subject_key"] for k in keys)]
+        if not rows:
+            same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? order by valid_from desc limit 1",
+                             [user, skey, STOPPED, okey])
+            if same:
+                return self._reinforce(same, cand, evidence, report)
+        fid = self._insert(user, day, cand, skey, okey, raw_ref, status="superseded", valid_to=cand.observed_at)
+        for r in rows:
+            self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where id=?", [cand.observed_at, fid, r["id"]])
+        self._evidence(evidence, "added", fid)
+        report.added += 1
+        report.superseded += len(rows)
+        return fid
+
+    def _same_slot(self, user: str, skey: str, cand: Candidate) -> dict | None:
+        """The current fact another subject holds for the slot ``cand`` fills (see ``apply``), the latest one; or None."""
+        kind = value_type(cand.object)
+        if self._slots is None or kind is None:
+            return None
+        rows = self._rows("select * from facts where user_id=? and predicate=? and status='active' and subject_key != ?"
+                          " order by valid_from desc, id desc", [user, cand.predicate, skey])
+        for row in rows:
+            if value_type(row["object"]) == kind and self._slots.related(cand.subject, row["subject"], cand.explicitness == "corrected"):
+                return row
         return None
 
     def _expiry(self, cand_nature: str, technical: bool, valid_from: str) -> str | None:
@@ -529,6 +583,8 @@ class FactStore:
             self._evidence(evidence, "forgotten", gone)
             report.forgotten += 1
             return None
+        if cand.predicate == STOPPED:
+            return self._stop(user, day, cand, skey, okey, raw_ref, evidence, report)
         if cand.multi_valued:
             same = self._row(
                 "select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active' order by valid_from desc limit 1",
@@ -546,6 +602,7 @@ class FactStore:
                 "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' order by valid_from desc limit 1",
                 [user, skey, cand.predicate],
             )
+            old = old or self._same_slot(user, skey, cand)
             if old and old["object_key"] == okey:
                 return self._reinforce(old, cand, evidence, report)
         if not old:
@@ -566,7 +623,10 @@ class FactStore:
             return self._conflict(user, day, cand, old, raw_ref, evidence, report,
                                   f"an inference does not overrule a {old['explicitness']} fact ({old['predicate']} {old['object']})")
         fid = self._insert(user, day, cand, skey, okey, raw_ref, version=old["version"] + 1, previous_version=old["id"])
-        self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where id=?", [cand.observed_at, fid, old["id"]])
+        # A value that starts later ("from April 1") closes the old one at its start: until then the old one is current.
+        later = cand.observed_at > clock.wall_iso(self.tz)
+        self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
+                        ["active" if later else "superseded", cand.observed_at, fid, old["id"]])
         self._evidence(evidence, "superseded", fid)
         report.superseded += 1
         return fid
@@ -676,6 +736,12 @@ class FactStore:
             [user, at, at, *([] if stale else [at]), min_confidence, at],
         )
         return [mark_stale(r, at) for r in rows]
+
+    def upcoming(self, user: str, when: date | datetime | str | None = None) -> list[dict]:
+        """Values that start after ``when`` (default: now): "from April 1 I take line 14", stored with that start and
+        not current before it. Soonest first."""
+        at = _end_of(when) if when is not None else clock.wall_iso(self.tz)
+        return self._rows("select * from facts where user_id=? and status='active' and valid_from > ? order by valid_from, id", [user, at])
 
     def current(self, user: str, **kw) -> list[dict]:
         return self.as_of(user, None, **kw)

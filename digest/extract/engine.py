@@ -43,6 +43,8 @@ from digest.extract.rule import (
     _Found,
     _overlaps,
 )
+from digest.extract.anchored import _anchored
+from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
 from digest.extract.values import _values
 from digest.extract.vocab import _asks, _hedged, _hypothetical
@@ -68,12 +70,14 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_apply_rules(sent, _RULES_AXIOM, subject))
     take(_owned(_not_but(sent), subject))
     take(_apply_rules(sent, _DECISIONS, subject))
+    take(_stops(sent, subject))
     take(_apply_rules(sent, _PLANS, subject))
     dated = find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():
         take(_apply_rules(sent, _FUTURE_PLANS, subject))
     take(_owned(_values(sent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
+    take(_anchored(sent, subject, day))
 
     weak = _weak_correction(sent)
     for f in found:
@@ -120,7 +124,8 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
         source_file=turn.source_file,
         line_start=turn.line_start,
         line_end=turn.line_end,
-        observed_at=turn.at(day),
+        # A value that starts after the day holds from its start (midnight); before it, the old value is current.
+        observed_at=f"{f.starts}T00:00:00" if f.starts and f.starts > day.isoformat() else turn.at(day),
         speaker=turn.speaker,
         technical=f.technical,
         multi_valued=multi,
@@ -148,6 +153,8 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
             if correction or _weak_correction(sent):
                 # "我记错了，是 M1 Pro，内存倒确实是 32G": a bare fix beside a value of its own
                 fix = _bare_correction(sent, anchors, pos)
+                if fix:  # the fix knows which value it corrects; a value read by its shape alone does not
+                    found = [f for f in found if not (f.anchored and _overlaps(f.span, [fix.span]))]
                 if fix and not _overlaps(fix.span, [f.span for f in found if f.predicate in _CORRECTABLE]):
                     found.append(fix)
         evidence = _evidence(sent)

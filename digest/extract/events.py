@@ -65,9 +65,10 @@ def _dated_events(sent: _Sentence, found: list[_Found], subject: str, dated: tup
             f.event_date = f.event_date or iso
         # The clauses that state a value ("测试机升级到8C16G") are that value, not an event as well: the whole
         # sentence would keep the old value of a change ("从9点改成10点") current beside the new one.
-        # A change ("主集群已经迁到X，Y那边的机器上周释放了") is the whole story of its sentence: no event at all.
+        # A change ("主集群已经迁到X，Y那边的机器上周释放了") or a stop ("cancelled Netflix last night") is the whole story
+        # of its sentence: no event at all.
         taken = [f.span for f in found if f.predicate in _CORRECTABLE]
-        changed = any(f.change for f in found if f.predicate in _CORRECTABLE)
+        changed = any(f.change for f in found if f.predicate in _CORRECTABLE) or any(f.predicate == "stopped" for f in found)
         if not plans and not changed:
             obj = _event_object(sent, taken)
             if obj and len(obj) >= (5 if sent.cjk else 12) and not _CHAT_BOILERPLATE.search(obj) and not _NOTHING.match(obj):

@@ -14,6 +14,12 @@ _REL = (
     r"同事|女儿|儿子|老婆|妻子|老公|丈夫|媳妇|妈妈|老妈|我妈|妈|爸爸|老爸|爸|哥哥|姐姐|弟弟|妹妹|朋友|经理|老板|领导|室友|同学|"
     r"男朋友|女朋友|对象|爷爷|奶奶|外公|外婆|表哥|表姐|表弟|表妹|堂哥|堂姐|舅舅|叔叔|阿姨|哥|姐|弟|妹"
 )
+# The relation words of both languages, for the families that ask whose value a sentence states.
+ZH_RELATIONS = _REL
+EN_RELATIONS = (
+    r"wife|husband|partner|girlfriend|boyfriend|brother|sister|mom|mum|mother|dad|father|son|daughter|kid|child|"
+    r"colleague|coworker|co-worker|manager|boss|friend|roommate|teammate|uncle|aunt|cousin|grandma|grandpa"
+)
 # A short name: 小李 / 老王 / 阿强, or a doubled name (朵朵).
 _NAME = r"(?:[小老阿][\u4e00-\u9fff])(?![\u4e00-\u9fff]{{0,1}}(?:时|点|会|分))|(?P<{g}>[\u4e00-\u9fff])(?P={g})"
 _NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")

@@ -33,6 +33,7 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "plans": ("event", True, 0.8),
     "decided": ("fact", True, 0.85),
     "event": ("event", True, 0.8),
+    "stopped": ("event", True, 0.85),  # the store closes the facts naming the thing; the stop itself is history
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }
@@ -90,6 +91,8 @@ class _Found:
     event_date: str | None = None
     possessive: bool = False  # a value read from "my X" / "我的X"
     change: bool = False  # a value read from a change ("升级到", "moved to"): its sentence also names the old value
+    anchored: bool = False  # read by its shape alone (family ``anchored``): a sentence pattern's reading of the span wins
+    starts: str | None = None  # ISO date a value holds from, when the sentence puts it after the day ("4月1号起", "from next Monday")
 
 
 def _overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:

@@ -56,6 +56,18 @@ def test_a_third_persons_value_is_theirs_by_slot_key_and_skipped_case_wide():
     assert q_wife["answer_hit"] is False and q_wife["ok"] is False and q_mine["ok"] is False
 
 
+def test_a_returned_value_is_current_until_its_validity_ends_not_by_having_an_end():
+    case = {"id": "tq-1", "lang": "zh", "kind": "time_qualified", "days": {"2026-03-12": []},
+            "expect": [{"slot": "通勤地铁线路", "current": ["2号线"], "past": ["14号线"]}],
+            "questions": [{"q": "我现在坐几号线？", "lang": "zh", "answer": ["2号线"], "not": ["14号线"]}] * 2}
+
+    def line(valid_to):
+        return {"status": "ok", "items": [{"kind": "fact", "text": "坐 · value · 2号线", "source": {"status": "active", "valid_to": valid_to}}]}
+
+    rec = score_case(case, [_fact(1, "坐", "value", "2号线")], [], [line("2026-04-01T00:00:00"), line("2026-03-10T08:00:00")])
+    assert [q["answer_hit"] for q in rec["questions"]] == [True, False]  # the line-14 move starts later; an ended value is not current
+
+
 def test_values_match_ignoring_case_and_width_and_additive_needs_every_value():
     case = {"id": "a-1", "lang": "en", "kind": "additive", "days": {},
             "expect": [{"slot": "instruments played", "current": ["guitar", "cello"], "past": []}],

@@ -578,3 +578,69 @@ def test_events_the_clauses_of_a_stated_value_leave_the_event():
     events = [o for _s, p, o, _e in got if p == "event"]
     assert ("站会", "value", "每天早上九点", "stated") in got
     assert events and "二楼小会议室" in events[0] and "九点" not in events[0]
+
+
+# -- anchored (values found by their shape) ------------------------------------------------------------------
+
+
+def values(*texts: str) -> list[tuple[str, str]]:
+    return [(s, o) for s, p, o, _e in facts(*texts) if p == "value"]
+
+
+def test_anchored_a_value_whatever_verb_carries_it():
+    assert ("测试机", "8C16G") in values("扩容批下来了！测试机升级到8C16G，顺便系统盘也从40G加到了100G")
+    assert ("系统盘", "100G") in values("扩容批下来了！测试机升级到8C16G，顺便系统盘也从40G加到了100G")
+    assert ("baseline", "190ms") in values("baseline 写现在的 190ms 吧")
+    assert [o for _s, o in values("那台现在还是4C8G的，一跑e2e就OOM")] == ["4C8G"]
+
+
+def test_anchored_the_old_value_of_a_change_and_a_denied_one_are_not_read():
+    assert "40G" not in [o for _s, o in values("系统盘也从40G加到了100G")]
+    got = facts("周会是每周二下午三点", "等下，说错了，是周三不是周二")
+    assert [(p, o) for _s, p, o, e in got if e == "corrected"] == [("value", "周三")]
+
+
+def test_anchored_whose_value_it_is():
+    got = dict((o, s) for s, o in values("给我妈买了台 iPhone 15，教了一上午怎么视频通话。我自己还是用 Pixel 8，暂时没打算换"))
+    assert "妈" in got["iPhone 15"] and "妈" not in got["Pixel 8"]
+    assert "brother" in dict((o, s) for s, o in values("My brother now runs Postgres 16 at home"))["Postgres 16"]
+    assert "wife" not in dict((o, s) for s, o in values("My wife got me a new laptop with 32GB"))["32GB"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["周末想开我那台 Model 3 去千岛湖", "我试试七点四十出门", "maybe we move it to 9:30am", "要不要把测试机升到8C16G？",
+     "今天是星期日。", "下周三要开评审会", "I adopted a puppy 3 days ago."],
+)
+def test_anchored_nothing_from_wishes_tries_questions_or_dates(text):
+    assert values(text) == []
+
+
+def test_anchored_a_value_that_starts_later_holds_from_its_start():
+    turns = [turn("我现在每天坐2号线上班，公司说4月1号起整体搬到新园区，到时候我得改坐14号线了")]
+    got = {c.object: c.observed_at for c in extract_candidates(turns, dt.date(2026, 3, 12)) if c.predicate == "value"}
+    assert got["2号线"].startswith("2026-03-12T10:15")
+    assert got["14号线"] == "2026-04-01T00:00:00"
+
+
+# -- stops ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "thing"),
+    [("唉，infosec 出了新规，Copilot 全员停用，license 已经 cancel 了", "Copilot"), ("算了不折腾了，Notion不用了，改用Obsidian", "Notion"),
+     ("所以夜跑彻底停了", "夜跑"), ("Done, cancelled the Netflix sub last night.", "Netflix"), ("I quit Duolingo last month", "Duolingo"),
+     ("I no longer use Evernote", "Evernote"), ("I stopped using Google Photos in May", "Google Photos"), ("上个月取消了Spotify", "Spotify")],
+)
+def test_stops_the_thing_a_cessation_verb_ends(text, thing):
+    assert thing in objects(text, "stopped")
+
+
+@pytest.mark.parametrize("text", ["要不要取消Netflix？", "我想把健身卡退了", "I didn't cancel Netflix", "thinking of dropping Spotify",
+                                  "Should I quit Duolingo?"])
+def test_stops_not_a_plan_a_question_or_a_denial(text):
+    assert objects(text, "stopped") == []
+
+
+def test_stops_a_stop_is_no_event_of_its_sentence():
+    assert [p for _s, p, _o, _e in facts("Done, cancelled the Netflix sub last night.")] == ["stopped"]

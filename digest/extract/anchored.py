@@ -1,0 +1,176 @@
+"""Family: values found by their shape. A spec, a version, a clock time, weekdays, a quantity with its unit or a
+counted number (kernel.valuetypes.find_values) stated by the speaker is a value whatever verb carries it: "测试机
+升级到8C16G", "那台现在还是4C8G的", "我自己还是用 Pixel 8", "baseline 写现在的 190ms 吧", "we moved it to Postgres 16".
+
+The attribute is the noun the clause names before the value (jieba's parts of speech for Chinese, the last content
+words for English), or the verb when no noun does ("每天坐2号线" -> 坐); with neither, the value's type. A relation
+word before it in the sentence (我妈, my brother) makes it that person's slot. The fact store then matches slots by
+the value's type and related attribute words, so neither wording nor verb has to repeat for a change to supersede.
+Runs after the sentence patterns: it only reads values they left unread.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from digest.extract.normalize import _Sentence
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.rule import _Found
+from digest.extract.subjects import _NOT_MINE
+from digest.extract.vocab import _hedged, _is_question, _technical
+from kernel.dates import find_date
+from kernel.valuetypes import find_values
+
+_ZH_PERSON = re.compile(rf"(?:我的|我|给我)?(?P<p>{ZH_RELATIONS})")
+_EN_PERSON = re.compile(rf"\bmy\s+(?P<p>{EN_RELATIONS})\b", re.I)
+# The speaker back after the person ("我自己还是用", "跟我这边北京总部", "my wife got me into F1"): the value is the
+# speaker's own, not the person's.
+_SELF = re.compile(r"我|\b(?:I|me|my|mine|myself)\b", re.I)
+# Parts of speech (jieba) that name a thing: nouns, foreign words, nominal verbs, place and organisation names.
+_NOUNISH = ("n", "eng", "vn", "nz", "ns", "nt", "nr", "j", "l")
+_ZH_WEAK = frozenset("那台 这台 那个 这个 它 这 那 现在 目前 还是 就是 今天 每天".split())
+_EN_SKIP = frozenset(
+    """a an the my our your his her their its this that these those it i we you he she they is are was were be been am
+    to on at in for of with by from into as now still currently already just also really then so and or but not
+    use uses used using run runs running ran have has had get got getting set moved switched upgraded changed went
+    keep keeping kept pay paying paid bought buy me him us them 's s""".split()
+)
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]*")
+# A value right after these is not the speaker's value: denied ("是周三不是周二", "not 5432", "instead of X") or the old
+# one of a change ("从40G加到了100G", "from 4C8G to 8C16G"), which the change itself supersedes.
+_NOT_THE_VALUE = re.compile(
+    r"(?:不是|并非|而不是|而非|不|没|从|由|原来的?|之前的?|以前的?|"
+    r"\b(?:not|isn't|wasn't|aren't|instead\s+of|rather\s+than|than|from|used\s+to\s+be|was\s+previously))\s*(?:the\s+|a\s+|an\s+)?$",
+    re.I,
+)
+
+
+def _person(sent: _Sentence, end: int) -> str | None:
+    """The relation word nearest before ``end`` in the sentence (我妈, my brother), unless the speaker names
+    themself after it ("我自己还是用")."""
+    text = sent.s[:end]
+    best = None
+    for rx in (_ZH_PERSON, _EN_PERSON):
+        for m in rx.finditer(text):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), m.end(), m.group("p"))
+    if best is None or _SELF.search(text, best[1]):
+        return None
+    return best[2]
+
+
+def _zh_attribute(prefix: str, after: bool = False) -> str:
+    import jieba.posseg as pseg  # lazy: only a sentence with a typed value pays for the tagger
+
+    words = [(w, f) for w, f in pseg.lcut(prefix) if w.strip()]
+    if after:  # "七点四十的闹钟": 的 then a noun
+        nouns = [w for w, f in words[:3] if f.startswith(_NOUNISH) and not f.startswith("nr")]
+        return nouns[0] if nouns and words[0][0] == "的" else ""
+    nouns: list[str] = []
+    verb = ""
+    for w, f in reversed(words):
+        if re.fullmatch(ZH_RELATIONS, w) or w in _ZH_WEAK:
+            if nouns:
+                break
+            continue
+        if f.startswith(_NOUNISH) and not f.startswith("nr"):
+            nouns.insert(0, w)
+            continue
+        if nouns:
+            break
+        if f.startswith("v") and not verb:
+            verb = w
+    if nouns:
+        return "".join(nouns)[-12:]
+    return verb
+
+
+def _attribute(text: str, after: bool = False) -> str:
+    """The attribute a value is of: named before it ("测试机升级到", "Our staging DB runs"), or, when nothing is,
+    right after it ("our Sunday 9pm call", "七点四十的闹钟")."""
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return _zh_attribute(text, after)
+    return _en_attribute(text, after)
+
+
+def _en_attribute(prefix: str, after: bool = False) -> str:
+    words = _EN_WORD.findall(prefix)
+    out: list[str] = []
+    if after:  # the noun the value modifies: the first words that are not function words
+        for w in words:
+            if w.lower() in _EN_SKIP:
+                break
+            out.append(w)
+            if len(out) == 2:
+                break
+        return " ".join(out)
+    for w in reversed(words):
+        if w.lower() in _EN_SKIP:
+            if out:
+                break
+            continue
+        out.insert(0, w)
+        if len(out) == 3:
+            break
+    return " ".join(out)
+
+
+# A value only wished for, tried or weighed ("想开 Model 3 去", "我试试七点四十出门", "thinking of 9am"): read by its shape
+# alone it would be a guess, so it is not read at all.
+_TENTATIVE = re.compile(
+    r"想|打算|准备|试试|试一下|考虑|要不要|要不|或者|如果|假如|万一|是否|"
+    r"\b(?:want|wanna|plan(?:ning)?|thinking|consider(?:ing)?|try(?:ing)?|would|could|should|if|whether|or)\b",
+    re.I,
+)
+
+
+def _date_spans(s: str, day: date) -> list[tuple[int, int]]:
+    """Every date phrase of ``s`` ("下周三", "3 days ago", "2026年12月5日"): a date is when, not a value."""
+    out, pos = [], 0
+    while pos < len(s) and (found := find_date(s[pos:], day)):
+        _iso, a, b = found
+        out.append((pos + a, pos + b))
+        pos += max(b, a + 1)
+    return out
+
+
+def _names_the_day(clause_prefix: str, day: date) -> bool:
+    """"今天是星期日", "tomorrow is Friday": a day word and a copula before a weekday make it a date."""
+    found = find_date(clause_prefix, day)
+    return bool(found) and clause_prefix[found[2]:].strip().lower() in ("", "是", "就是", "is", "was", "will be")
+
+
+def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
+    """Values by their shape in each clause that is not a question and not about the listener's things. A date
+    after ``day`` earlier in the sentence ("4月1号起……到时候改坐14号线", "from next Monday it's 9:30") is when the value
+    starts."""
+    out: list[_Found] = []
+    s = sent.s
+    dates = _date_spans(s, day)
+    values = find_values(s)
+    for ci, (ca, cb) in enumerate(sent.clauses):
+        if _is_question(sent, ci, values=True) or _NOT_MINE.match(s[ca:cb]):
+            continue
+        start = ca
+        # read over the whole sentence: a clause ends at a colon, and "KR1：" is a label by the colon after it
+        for a, b, kind in [v for v in values if ca <= v[0] and v[1] <= cb]:
+            if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or any(a < y and x < b for x, y in dates)
+                    or (kind == "weekday" and _names_the_day(s[ca:a], day))):
+                start = b
+                continue
+            if _TENTATIVE.search(s, ca, a) or _hedged(sent, a, b):
+                start = b
+                continue
+            attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True) or kind.split(":")[-1]
+            who = _person(sent, a)
+            if who:
+                subj = f"{who}的{attr}" if re.search(r"[\u4e00-\u9fff]", who + attr) else f"{who}'s {attr}"
+            else:
+                subj = attr if subject == "user" else f"{subject}'s {attr}"
+            value = sent.orig(a, b)
+            dated = find_date(s[:a], day)
+            starts = dated[0] if dated and dated[0] > day.isoformat() else None
+            out.append(_Found(subj, "value", value, (a, b), technical=_technical(attr, value), starts=starts, anchored=True))
+            start = b
+    return out

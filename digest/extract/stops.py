@@ -1,0 +1,68 @@
+"""Family: the speaker stops something and nothing replaces it. "Copilot 全员停用", "Notion不用了", "夜跑彻底停了",
+"cancelled the Netflix sub", "I quit Duolingo", "no longer use Evernote" -> (user, "stopped", Copilot).
+
+The thing is what the cessation verb acts on: the noun (or Latin-script name) right before a Chinese verb that
+ends something, or the words after an English one. The fact store closes the speaker's current facts that name it
+(history keeps them) and records the stop itself as history: a stop is not a current fact.
+Verbs are the cessation class of each language (stop, quit, cancel, sell, give up, no longer), not topics.
+"""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.normalize import _Sentence
+from digest.extract.rule import _Found
+from digest.extract.vocab import _is_question
+
+# Chinese: the thing, then what ends it ("Copilot 全员停用", "车卖了", "夜跑彻底停了", "Notion不用了").
+_ZH_STOP = re.compile(
+    r"(?P<obj>[A-Za-z][\w+#.\- ]{0,30}?|[\u4e00-\u9fff]{2,8}?)\s*(?:也|都|就|已经|全员|全部|彻底|正式|直接|果断|终于|暂时)*\s*"
+    r"(?:停用了?|停掉了?|停了|停止了|戒了|戒掉了|卖了|卖掉了|退了|退掉了|取消了|退订了|注销了|不用了|不再用了|弃坑了|放弃了|"
+    r"cancel(?:led|ed)?\s*了|unsubscribe\s*了)"
+)
+# Chinese: what ends it, then the thing ("取消了Netflix", "停掉了夜跑", "不再用Evernote").
+_ZH_STOP_BEFORE = re.compile(
+    r"(?:取消了?|退订了?|停掉了?|停用了?|戒掉了?|卖掉了?|放弃了?|不再用|不再使用)\s*(?:我的|我们的|了)?\s*"
+    r"(?P<obj>[A-Za-z][\w+#.\-]*(?:\s+(?-i:[A-Z])[\w+#.\-]*)*|[\u4e00-\u9fff]{2,8})"
+)
+_EN_STOP = re.compile(
+    r"\b(?:cancel(?:l)?ed|quit|stopped(?:\s+using)?|sold|dropped|ditched|gave\s+up(?:\s+on)?|got\s+rid\s+of|unsubscribed\s+from|"
+    r"(?:no\s+longer|don't|do\s+not)\s+(?:use|have|do|play|run|pay\s+for)(?:\s+any\s+more|\s+anymore)?)\s+"
+    r"(?:using\s+|my\s+|our\s+|the\s+|on\s+)*(?P<obj>[A-Za-z][\w+#\-]*(?:\s+(?-i:[A-Z])[\w+#\-]*)*)",
+    re.I,
+)
+# Not a stop: a plan or a wish to stop, a question, a negation of the stop ("没停", "didn't cancel").
+_NOT_DONE = re.compile(r"(?:想|打算|准备|要不要|是否|考虑|没有?|别|不要|should|would|might|thinking\s+(?:of|about)|plan(?:ning)?\s+to|"
+                       r"going\s+to|want\s+to|didn't|did\s+not|never)\s*\S{0,6}$", re.I)
+# Words that open a clause before its thing ("所以夜跑彻底停了"): not part of the thing.
+_ZH_LEAD = re.compile(r"^(?:所以|然后|但是|不过|而且|其实|反正|总之|现在|目前|已经|最近|就|也|都|把|我们的?|我的?|咱们的?)+")
+# A wish or a plan anywhere before the verb ("我想把健身卡退了", "打算下个月停掉"): not done yet.
+_WISH = re.compile(r"想|打算|准备|计划|考虑|要不要|是否|\b(?:thinking|planning|plan\s+to|want\s+to|going\s+to|should|might|may)\b", re.I)
+_ZH_OBJ_BAD = re.compile(r"^(?:你|他|她|它|这|那|所有|一切|什么)")
+_EN_OBJ_BAD = frozenset("it that this them him her me us you everything anything something all".split())
+
+
+def _stops(sent: _Sentence, subject: str) -> list[_Found]:
+    out: list[_Found] = []
+    s = sent.s
+    for ci, (ca, cb) in enumerate(sent.clauses):
+        if _is_question(sent, ci):
+            continue
+        for rx in (_ZH_STOP_BEFORE, _ZH_STOP, _EN_STOP):
+            for m in rx.finditer(s, ca, cb):
+                if (_NOT_DONE.search(s[ca : m.start()]) or _NOT_DONE.search(s[max(ca, m.start("obj") - 8) : m.start("obj")])
+                        or _WISH.search(s, ca, m.end())):
+                    continue
+                a, b = m.span("obj")
+                lead = _ZH_LEAD.match(s, a, b)
+                if lead and lead.end() < b:
+                    a = lead.end()
+                thing = sent.orig(a, b).strip()
+                low = thing.lower()
+                if not thing or _ZH_OBJ_BAD.match(thing) or low in _EN_OBJ_BAD or len(low) < 2:
+                    continue
+                if any(a < y and x < b for x, y in (f.span for f in out)):
+                    continue
+                out.append(_Found(subject, "stopped", thing, (a, b)))
+    return out

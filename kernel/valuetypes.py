@@ -1,0 +1,127 @@
+"""The type of a fact's value: what kind of thing "8C16G", "Postgres 16", "5433", "周二" or "凌晨两点" is.
+
+The fact store uses it to tell one slot from another when the words naming the attribute differ: "服务器配置 4C8G"
+and "测试机 8C16G" hold the same kind of value, "系统盘 100G" does not. A type is read from the value's shape alone
+(digits, units, calendar words), never from a list of topics, so it holds for any attribute in either language.
+``None`` is free text (a name, a place, a phrase): the type then says nothing and the store asks for more.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kernel.text import nfkc
+
+# Units by family: a value "150ms" and a value "2s" are both durations, "100G" and "512MB" both sizes.
+_UNITS = {
+    "duration": r"ms|毫秒|秒钟?|sec(?:ond)?s?|s|min(?:ute)?s?|分钟|小时|hours?|hrs?|h|天|days?|周|weeks?|个?月|months?|年|years?",
+    "size": r"[kmgtp]i?b|[kmgt]|bytes?|字节|兆|g盘",
+    "distance": r"km|公里|千米|m|米|miles?|mi|ft|feet",
+    "money": r"元|块钱?|rmb|cny|usd|\$|美元|欧元|eur|€|¥|k/月|万",
+    "weight": r"kg|公斤|斤|克|g|lbs?|pounds?",
+    "percent": r"%|percent|个点",
+    "rate": r"qps|tps|rps|fps|hz|mhz|ghz|mbps|gbps|次/秒|/s",
+    "temperature": r"°c|°f|℃|度",
+}
+_NUM = r"\d+(?:[.,]\d+)?"
+_QUANTITY = [(family, re.compile(rf"(?:^|(?<=[^\w.]))(?:[$¥€])?{_NUM}\s*(?:{units})(?![a-z])", re.I))
+             for family, units in _UNITS.items()]
+_MONEY_PREFIX = re.compile(rf"[$¥€]\s*{_NUM}")
+_SPEC = re.compile(r"\d+\s*(?:c|核|vcpus?|cores?)\s*[/xX×]?\s*\d+\s*(?:g|gb|gib)(?![a-z])|\d+\s*核\s*\d+\s*g", re.I)
+# Clock times in every shape people write them: 7:40, 9:30am, 10 a.m., 9 o'clock, half past 9, noon; 九点半, 7点40,
+# 凌晨两点, 下午三点一刻, 十点钟. A Chinese numeral hour needs 点/点钟 after it and is not 几点 (a question).
+_ZH_HOUR = r"(?:[零〇一二两三四五六七八九十]{1,3}|\d{1,2})"
+_CLOCK_SRC = (
+    r"(?<![0-9A-Za-z:])\d{1,2}[:：]\d{2}(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|(?<![0-9A-Za-z])\d{1,2}\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}\s*o'clock\b|"
+    r"\b(?:half\s+past|quarter\s+(?:past|to))\s+(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|"
+    r"\b(?:noon|midnight)\b|"
+    # "一点" alone is "a little" (一点点, 有一点): a day part before it or 钟/半/分 after it makes it a time
+    rf"(?:凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜){_ZH_HOUR}\s*点(?:钟|半|一刻|三刻|过?{_ZH_HOUR}分?|\d{{1,2}}分?)?|"
+    rf"(?<![有一])(?:[零〇两三四五六七八九十]{{1,3}}|[一二]?十[一二]?|\d{{1,2}})\s*点(?:钟|半|一刻|三刻|过?{_ZH_HOUR}分?|\d{{1,2}}分?)?(?![点儿])|"
+    r"(?<![有一])一点(?:钟|半|一刻|过?[零〇一二两三四五六七八九十\d]{1,3}分)"
+)
+_CLOCK = re.compile(_CLOCK_SRC, re.I)
+_WEEKDAY = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天末]|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.I)
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}月\d{1,2}[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.I)
+_VERSION = re.compile(r"\bv?\d+(?:\.\d+){1,3}\b|[A-Za-z][A-Za-z+#.\-]*\s?v?\d+(?:\.\d+)*\b")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_URL = re.compile(r"https?://\S+|\b[\w-]+(?:\.[\w-]+)+/\S*")
+_NUMBER = re.compile(rf"^\s*{_NUM}\s*$")
+# A number counted by a Chinese measure word: 2号线, 14号线, 二年级, 3楼, 5期. The measure word is the type: line 2 and
+# line 14 are one kind of value, a grade another.
+_ZH_NUMERAL = r"[零〇一二两三四五六七八九十百]+"
+_MEASURES = ("号线", "号楼", "年级", "楼", "层", "期", "届", "班", "路", "区", "座", "栋", "室", "线")
+_COUNTED = re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?P<unit>{'|'.join(_MEASURES)})")
+
+
+def value_type(text: str) -> str | None:
+    """The kind of value ``text`` is, by its shape: ``spec`` (4C8G, 8核16G), ``clock`` (7:40, 凌晨两点, 2am),
+    ``weekday``, ``date``, ``email``, ``url``, ``quantity:<family>`` (150ms, 100G, 3000元, 5km, 80%),
+    ``version`` (Postgres 16, 3.12.1, iOS 17), ``number``; ``None`` for free text."""
+    s = nfkc(text or "").strip()
+    if not s:
+        return None
+    if _SPEC.search(s):
+        return "spec"
+    if _EMAIL.search(s):
+        return "email"
+    if _URL.search(s):
+        return "url"
+    if _DATE.search(s):
+        return "date"
+    if _WEEKDAY.search(s):
+        return "weekday"
+    if _CLOCK.search(s):
+        return "clock"
+    if _MONEY_PREFIX.search(s):
+        return "quantity:money"
+    for family, rx in _QUANTITY:
+        if rx.search(s):
+            return f"quantity:{family}"
+    if _NUMBER.match(s):
+        return "number"
+    if (m := _COUNTED.search(s)):
+        return f"counted:{m.group('unit')}"
+    if _VERSION.search(s):
+        return "version"
+    return None
+
+
+# Spans worth reading a value from wherever they stand in a sentence: shapes that are values and nothing else.
+# Bare numbers, dates and free text are left to the sentence patterns: "跑了三次", "the 2015 run" are no values.
+_ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
+    ("date", _DATE),  # found first so that "4月1号" is not read as a duration; dates are not returned
+    ("spec", _SPEC),
+    ("clock", _CLOCK),
+    ("weekday", re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天](?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
+                           r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s*(?:,|and|&|/)\s*\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)*", re.I)),
+    (None, re.compile(rf"(?<![A-Za-z0-9.])(?:[$¥€]\s*)?{_NUM}\s*(?:{'|'.join(_UNITS.values())})(?![a-z])", re.I)),
+    # a product and its version: "Postgres 16", "iPhone 15", "Python 3.12", "M1 Pro"; a dotted version "3.12.1". Codes
+    # glued to their number ("KR1", "Q2", "EJ16") are names of things, not versions of one.
+    ("version", re.compile(r"(?<![A-Za-z0-9.-])(?:(?:[A-Z]|i[A-Z])[A-Za-z+#]+\s(?:v?\d+(?:\.\d+)*)(?:\s?(?:Pro|Max|Plus|Ultra|Mini|Lite))?\b"
+                           r"|[A-Z]\d+\s(?:Pro|Max|Plus|Ultra|Mini|Lite)\b|\bv?\d+\.\d+(?:\.\d+)+\b|\bv\d+\.\d+\b)")),
+    # a short code of capitals and digits ("N2", "F1", "P30"): a level, a series, a model; not before a colon (a label)
+    ("code", re.compile(r"(?<![A-Za-z0-9.-])[A-Z]{1,2}\d{1,3}(?![A-Za-z0-9.\-]|\s*[:：])")),
+    # counted ranks only (line 2, grade 2, the 3rd cohort): 楼/层/室/路 are parts of a place, read whole with it
+    ("counted", re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?:号线|年级|届)")),
+)
+
+
+# The words a value's type is called by: a subject that is only one of them names no attribute of its own.
+TYPE_WORDS = frozenset(["spec", "clock", "weekday", "date", "email", "url", "number", "version", *_UNITS, *_MEASURES])
+
+
+def find_values(text: str) -> list[tuple[int, int, str]]:
+    """The typed values in ``text`` as (start, end, type), in order, none overlapping: "测试机升级到8C16G" ->
+    [(6, 11, "spec")]; "staging is now on Postgres 16" -> [(18, 29, "version")]. Offsets index ``text`` as given
+    (NFKC is not applied: a caller's offsets stay valid)."""
+    out: list[tuple[int, int, str]] = []
+    for kind, rx in _ANCHORS:
+        for m in rx.finditer(text):
+            a, b = m.span()
+            while b > a and text[b - 1].isspace():
+                b -= 1
+            if b <= a or any(a < y and x < b for x, y, _ in out):
+                continue
+            out.append((a, b, value_type(text[a:b]) if kind in (None, "counted") else kind))
+    return sorted(x for x in out if x[2] != "date")

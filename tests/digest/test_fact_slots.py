@@ -1,0 +1,80 @@
+"""Slots, not strings (issue 15), through the digest on real log files and a real fact store: a new value of the same
+type for a related attribute supersedes whatever words name it; another person's slot never does; a stop closes the
+facts that name its thing and a removed stop brings them back; a value that starts later is not current before it."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from digest.stages import digest_day
+from query.facts import facts_as_of
+from tests.kit.cli import run_cli
+from tests.kit.digest import log_workspace
+
+
+def night(s, logs, day: date, *lines: str) -> None:
+    (logs / f"{day}.md").write_text("".join(f"[10:0{i}] 用户: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
+    digest_day(s, "default", day, logs)
+
+
+def current(s, when: date | None = None) -> list[str]:
+    return sorted(f["object"] for f in facts_as_of(s, when)["facts"])
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-31T12:00:00+08:00")
+    return log_workspace(tmp_path)
+
+
+def test_a_new_value_of_the_same_type_supersedes_under_other_words(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), "今天得把集成测试那台机器的问题解决掉，那台现在还是4C8G的，一跑e2e就OOM")
+    night(s, logs, date(2026, 3, 5), "扩容批下来了！测试机升级到8C16G，顺便系统盘也从40G加到了100G")
+    now = current(s)
+    assert "8C16G" in now and "100G" in now
+    assert not any("4C8G" in o for o in now)  # the old spec is history, not a second current value
+    history = run_cli("facts", "history", "spec", "--json", home=s.home)
+    assert [v["object"] for v in json.loads(history.stdout)["versions"]] == ["4C8G"]
+
+
+def test_the_same_value_in_other_words_is_one_fact(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), "测试机现在是8C16G")
+    night(s, logs, date(2026, 3, 9), "对，那台测试机配置还是8C16G")
+    rows = facts_as_of(s)["facts"]
+    assert [f["object"] for f in rows] == ["8C16G"] and rows[0]["reinforcements"] == 1
+
+
+def test_another_persons_slot_is_never_superseded(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 13), "我自己用的是 Pixel 8")
+    night(s, logs, date(2026, 3, 22), "给我妈买了台 iPhone 15，教了一上午怎么视频通话")
+    assert current(s) == ["Pixel 8", "iPhone 15"]
+
+
+def test_a_stop_closes_what_names_its_thing_and_its_removal_restores_it(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 3), "我们组上个月买了 GitHub Copilot Business，现在写 unit test 基本全靠它 autocomplete")
+    assert any("Copilot" in o for o in current(s))
+    night(s, logs, date(2026, 3, 26), "唉，infosec 出了新规，Copilot 全员停用，以后 IDE 里不许装任何 AI completion 插件")
+    assert not any("Copilot" in o for o in current(s))
+    assert any("Copilot" in o for o in current(s, date(2026, 3, 20)))  # history: it held before the stop
+    (logs / "2026-03-26.md").unlink()  # the user removes the day that said it
+    digest_day(s, "default", date(2026, 3, 26), logs)
+    assert any("Copilot" in o for o in current(s))
+
+
+def test_a_value_that_starts_later_is_not_current_before_its_start(ws, monkeypatch):
+    s, logs = ws
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-12T20:00:00+08:00")
+    night(s, logs, date(2026, 3, 12), "我现在每天坐2号线上班，公司说4月1号起整体搬到新园区，到时候我得改坐14号线了")
+    out = facts_as_of(s)
+    assert [f["object"] for f in out["facts"] if f["predicate"] == "value"] == ["2号线"]
+    assert [(f["object"], f["valid_from"][:10]) for f in out["upcoming"]] == [("14号线", "2026-04-01")]
+    assert [f["object"] for f in facts_as_of(s, date(2026, 4, 2))["facts"] if f["predicate"] == "value"] == ["14号线"]
+    listing = run_cli("facts", "list", home=s.home).stdout
+    assert "starting later: 1" in listing and "14号线" in listing and "[from 2026-04-01]" in listing

@@ -1,0 +1,53 @@
+"""A value's type by its shape (kernel.valuetypes): the fact store tells slots apart by it, the digest reads values
+found by it. Shapes in both languages; what only looks like a value (a date, "一点点", a label "KR1：") is none."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernel.valuetypes import find_values, value_type
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("8C16G", "spec"), ("4c8g", "spec"), ("8核16G", "spec"), ("16 vCPU / 64 GB", "spec"),
+        ("7:40", "clock"), ("9:30am", "clock"), ("10 a.m.", "clock"), ("half past six", "clock"), ("凌晨两点", "clock"),
+        ("九点半", "clock"), ("7点40", "clock"), ("下午三点一刻", "clock"), ("十二点半", "clock"),
+        ("周二、周四", "weekday"), ("Mondays and Thursdays", "weekday"), ("星期天", "weekday"),
+        ("150ms", "quantity:duration"), ("2 hours", "quantity:duration"), ("100G", "quantity:size"), ("512MB", "quantity:size"),
+        ("3000元", "quantity:money"), ("$22.99", "quantity:money"), ("5km", "quantity:distance"), ("80%", "quantity:percent"),
+        ("Postgres 16", "version"), ("Python 3.12", "version"), ("3.12.1", "version"),
+        ("5433", "number"), ("2号线", "counted:号线"), ("二年级", "counted:年级"), ("a@b.com", "email"),
+        ("Obsidian", None), ("北京", None), ("search infra", None), ("", None),
+    ],
+)
+def test_value_type_by_shape(text, kind):
+    assert value_type(text) == kind
+
+
+def test_one_kind_of_value_whatever_its_words():
+    # the store's rule: same type, related attribute -> one slot; a size is not a spec
+    assert value_type("4C8G") == value_type("8核16G") == "spec"
+    assert value_type("100G") != value_type("8C16G")
+    assert value_type("2号线") == value_type("14号线") != value_type("二年级")
+
+
+def spans(text: str) -> list[tuple[str, str]]:
+    return [(text[a:b], kind) for a, b, kind in find_values(text)]
+
+
+def test_find_values_reads_every_value_of_a_sentence():
+    assert spans("测试机升级到8C16G，顺便系统盘也从40G加到了100G") == [
+        ("8C16G", "spec"), ("40G", "quantity:size"), ("100G", "quantity:size")]
+    assert spans("staging is now on Postgres 16, and we moved it to 5433") == [("Postgres 16", "version")]
+    assert spans("给我妈买了台 iPhone 15，我自己还是用 Pixel 8") == [("iPhone 15", "version"), ("Pixel 8", "version")]
+    assert spans("JLPT 考过了 N2") == [("N2", "code")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我们4月1号起搬到新园区", "跑了三次", "the 2015 run", "一点点", "有一点累", "几点开始？", "KR1：降到", "Q2OKR"],
+)
+def test_what_only_looks_like_a_value_is_none(text):
+    assert spans(text) == []
