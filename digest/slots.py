@@ -46,14 +46,14 @@ def _contains(a: str, b: str) -> bool:
 
 class SubjectSlots:
     """``related(a, b)``: the same person (or none), and one subject unnamed (``_unnamed``) or containing the other.
-    ``corrected``: a correction ("说错了，是周三", "sorry, I meant 5433") takes back the last value of its type whatever
-    names it, so only the person must agree.
+    ``loose``: only the person must agree; the store asks so for a correction ("说错了，是周三", "sorry, I meant 5433"
+    takes back the last value of its type whatever names it) and for a value that names its own thing ("3 cups").
 
     Not by embeddings: multilingual-e5-small scores unrelated attribute phrases as alike as related ones ("测试机" /
     "系统盘" 0.87, "server spec" / "服务器配置" 0.84; README, fact slots), so a cosine floor would merge slots. Subjects
     across languages meet through the subject aliases (kernel.text, and the workspace's own list)."""
 
-    def related(self, a: str, b: str, corrected: bool = False) -> bool:
+    def related(self, a: str, b: str, loose: bool = False) -> bool:
         if _persons(a) != _persons(b):
             return False
-        return corrected or _unnamed(a) or _unnamed(b) or _contains(a, b)
+        return loose or _unnamed(a) or _unnamed(b) or _contains(a, b)

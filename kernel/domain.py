@@ -69,6 +69,7 @@ class Candidate:
     event_date: str | None = None  # ISO date an event happens on, when stated
     extractor: str = "rules"
     evidence: str = ""  # the sentence the fact was read from (short)
+    replaces: str | None = None  # the old value a change names: the store continues the slot of the current fact holding it
 
     def key(self, user: str, source_sha: str) -> str:
         """Identity of this observation: the same candidate from the same source is applied once."""

@@ -19,7 +19,8 @@ CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 CJK_SCRIPTS = CJK + "\u3040-\u30ff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{CJK}]")
 _PUNCT_OR_SPACE = re.compile(r"[\s\W_]+", re.UNICODE)
-_LEADING_ARTICLES = re.compile(r"^(?:the|my|our|your|a|an|我的|我们的|咱们的|你的)\s*", re.IGNORECASE)
+# Articles, possessives and "new / current" ("my new manager", "现在的主力编辑器"): the slot is the same.
+_LEADING_ARTICLES = re.compile(r"^(?:the|my|our|your|a|an|new|current|present|我的|我们的|咱们的|你的|现在的|目前的|现任)\s*", re.IGNORECASE)
 _WORDISH = re.compile(rf"[{CJK}]|[^\W_]+", re.UNICODE)
 
 STOPWORDS = frozenset(

@@ -50,6 +50,42 @@ _NUMBER = re.compile(rf"^\s*{_NUM}\s*$")
 # A number counted by a Chinese measure word: 2号线, 14号线, 二年级, 3楼, 5期. The measure word is the type: line 2 and
 # line 14 are one kind of value, a grade another.
 _ZH_NUMERAL = r"[零〇一二两三四五六七八九十百]+"
+# Counted things: a number and the noun it counts ("3 cups", "1 cup", "三杯", "两次"). The noun is part of the type: cups
+# of coffee a day and runs a week are different slots, and one count of cups replaces another whatever verb says it.
+# (not 个/位/名: they count anything, so "3个项目" and "2个孩子" would look like one kind of value)
+_ZH_COUNTERS = "杯|次|本|只|台|辆|张|瓶|顿|节|篇|首|部|条|套|双|件|片|趟|圈|遍|盒|包|支|根|门"
+_ZH_COUNT = re.compile(rf"(?:\d+|[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
+_EN_NOT_COUNTED = frozenset(
+    "of to and or in on at for the a an more less than percent per times_ am pm years year old days day weeks week months month "
+    "hours hour minutes minute mins min seconds second secs sec".split()
+)
+# a plural noun after a number, or a singular one after 1 ("3 cups", "1 cup"); not "5432 kept clashing"
+_EN_COUNT_SRC = r"(?<![\w.])(?:\d+\s+(?P<unit>[a-z]{2,}s)|1\s+(?P<one>[a-z]{3,}))\b"
+_EN_COUNT = re.compile(_EN_COUNT_SRC, re.I)
+
+
+def _singular(word: str) -> str:
+    w = word.lower()
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("ses", "xes", "ches", "shes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def _count(text: str) -> str | None:
+    m = _ZH_COUNT.search(text)
+    if m:
+        return f"count:{m.group('unit')}"
+    for m in _EN_COUNT.finditer(text):
+        unit = (m.group("unit") or m.group("one")).lower()
+        if unit not in _EN_NOT_COUNTED:
+            return f"count:{_singular(unit)}"
+    return None
+
+
 _MEASURES = ("号线", "号楼", "年级", "楼", "层", "期", "届", "班", "路", "区", "座", "栋", "室", "线")
 _COUNTED = re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?P<unit>{'|'.join(_MEASURES)})")
 
@@ -82,6 +118,8 @@ def value_type(text: str) -> str | None:
         return "number"
     if (m := _COUNTED.search(s)):
         return f"counted:{m.group('unit')}"
+    if (kind := _count(s)):
+        return kind
     if _VERSION.search(s):
         return "version"
     return None
@@ -92,6 +130,8 @@ def value_type(text: str) -> str | None:
 _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("date", _DATE),  # found first so that "4月1号" is not read as a duration; dates are not returned
     ("spec", _SPEC),
+    # a port named as one ("port 5432", "端口 5433", ":8080" after a host): the number is the value
+    ("port", re.compile(r"(?:\bports?|端口(?:号)?)\s*(?:is\s+|是|为|:|：|=)?\s*(?P<v>\d{2,5})\b", re.I)),
     ("clock", _CLOCK),
     ("weekday", re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天](?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
                            r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s*(?:,|and|&|/)\s*\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)*", re.I)),
@@ -104,11 +144,16 @@ _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("code", re.compile(r"(?<![A-Za-z0-9.-])[A-Z]{1,2}\d{1,3}(?![A-Za-z0-9.\-]|\s*[:：])")),
     # counted ranks only (line 2, grade 2, the 3rd cohort): 楼/层/室/路 are parts of a place, read whole with it
     ("counted", re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?:号线|年级|届)")),
+    ("counted", _ZH_COUNT),
+    ("counted", re.compile(rf"(?!\S*\s+(?:{'|'.join(sorted(_EN_NOT_COUNTED))})\b){_EN_COUNT_SRC}", re.I)),
 )
+# Types whose value names its own thing ("3 cups", "2号线"): one count of the same thing replaces another whatever
+# attribute words come with it.
+SELF_NAMED = ("count:", "counted:")
 
 
 # The words a value's type is called by: a subject that is only one of them names no attribute of its own.
-TYPE_WORDS = frozenset(["spec", "clock", "weekday", "date", "email", "url", "number", "version", *_UNITS, *_MEASURES])
+TYPE_WORDS = frozenset(["spec", "port", "clock", "weekday", "date", "email", "url", "number", "version", *_UNITS, *_MEASURES])
 
 
 def find_values(text: str) -> list[tuple[int, int, str]]:
@@ -118,10 +163,31 @@ def find_values(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     for kind, rx in _ANCHORS:
         for m in rx.finditer(text):
-            a, b = m.span()
+            a, b = m.span("v") if "v" in rx.groupindex else m.span()
             while b > a and text[b - 1].isspace():
                 b -= 1
             if b <= a or any(a < y and x < b for x, y, _ in out):
                 continue
             out.append((a, b, value_type(text[a:b]) if kind in (None, "counted") else kind))
     return sorted(x for x in out if x[2] != "date")
+
+
+# What may stand between two values of one statement: "周四晚上七点", "Sundays at 4pm", "周二、周四", "8C16G 100G".
+_JOIN = re.compile(r"\s*(?:at|on|,|、|和|及|与|的|/)?\s*", re.I)
+
+
+def typed_extent(text: str) -> int | None:
+    """Where a value that opens ``text`` with a typed value ends: after that value and any typed values joined to it
+    ("6:45了" -> 4, "10am starting today" -> 4, "周四晚上七点了" -> 6, "Sundays at 4pm" -> 14); None when ``text`` does
+    not open with one (free text: its own rules decide where it ends)."""
+    found = find_values(text)
+    if not found or found[0][0] > 1:
+        return None
+    end = found[0][1]
+    for a, b, _kind in found[1:]:
+        gap = _JOIN.match(text, end)
+        if gap is None or gap.end() != a:
+            break
+        end = b
+    tail = re.match(r"\s*[A-Z][A-Z0-9]{1,5}\b", text[end:])  # "16GB RAM", "512G SSD": the thing it measures stays
+    return end + tail.end() if tail else end

@@ -281,9 +281,10 @@ def _clean(text: str, settings: Settings, notices: list[str]) -> str:
 
 
 def _fact_ok(row: dict | None, user: str, min_conf: float, now: str) -> bool:
-    # past its expiry a fact still answers, flagged stale (``_fact_item``); a retracted or forgotten one never does
-    return bool(row) and row["user_id"] == user and row["status"] == "active" and row["valid_to"] is None \
-        and row["confidence"] >= min_conf
+    # past its expiry a fact still answers, flagged stale (``_fact_item``); a retracted or forgotten one never does; a
+    # value answers while it holds: not before its start ("from April 1"), still until its successor starts
+    return bool(row) and row["user_id"] == user and row["status"] == "active" and row["valid_from"] <= now \
+        and (row["valid_to"] is None or row["valid_to"] > now) and row["confidence"] >= min_conf
 
 
 def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | None = None) -> Item:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
@@ -26,8 +26,8 @@ import sqlite_utils
 
 from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
-from kernel.text import normalize_key, subject_key
-from kernel.valuetypes import value_type
+from kernel.text import has_cjk, normalize_key, subject_key
+from kernel.valuetypes import SELF_NAMED, value_type
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
@@ -130,8 +130,6 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
     """``cand`` with any secret in its subject, object or evidence masked (the store never holds one in clear,
     whichever extractor proposed it); the marker names the raw reference (or file) and line of the original."""
-    from dataclasses import replace
-
     from kernel.secrets import locate_markers, mask_lines, mask_value, repair_markers
 
     where, line = raw_ref or cand.source_file, cand.line_start
@@ -140,8 +138,9 @@ def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
     evidence = mask_lines(cand.evidence, where, line, last_line=cand.line_end)[0]
     # the digest's bare markers now name the raw line; half a marker an extractor cut is made whole
     subject, obj, evidence = (locate_markers(repair_markers(x, where, line), where, line) for x in (subject, obj, evidence))
-    changed = (subject, obj, evidence) != (cand.subject, cand.object, cand.evidence)
-    return replace(cand, subject=subject, object=obj, evidence=evidence) if changed else cand
+    old = mask_value(subject, cand.replaces, where, line)[0] if cand.replaces else cand.replaces
+    changed = (subject, obj, evidence, old) != (cand.subject, cand.object, cand.evidence, cand.replaces)
+    return replace(cand, subject=subject, object=obj, evidence=evidence, replaces=old) if changed else cand
 
 
 @migrations
@@ -209,7 +208,7 @@ class SlotMatcher(Protocol):
     """Whether two subjects name the same slot ("服务器" / "服务器配置" / "server spec"), whatever the words. The store
     asks it only about subjects whose values are of one type (kernel.valuetypes): the words alone never decide."""
 
-    def related(self, a: str, b: str, corrected: bool = False) -> bool: ...
+    def related(self, a: str, b: str, loose: bool = False) -> bool: ...
 
 
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
@@ -510,9 +509,11 @@ class FactStore:
         its moment, it is not a current fact. Said again with nothing left to close, it reinforces the stop."""
         keys = {okey} | {normalize_key(w) for w in cand.object.split() if w[:1].isupper() and len(w) >= 3}
         keys = {k for k in keys if len(k) >= 2}
+        # a Chinese compound names its kind last: stopping 夜跑 (night runs) stops what was said of 跑 (running)
         rows = [r for r in self._rows("select * from facts where user_id=? and status='active' and predicate != ? and valid_from <= ?"
                                       " and (valid_to is null or valid_to > ?)", [user, STOPPED, cand.observed_at, cand.observed_at])
-                if any(k in r["object_key"] or k in r["subject_key"] for k in keys)]
+                if any(k in r["object_key"] or k in r["subject_key"] for k in keys)
+                or (r["subject_key"] and has_cjk(r["subject_key"]) and okey.endswith(r["subject_key"]) and okey != r["subject_key"])]
         if not rows:
             same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? order by valid_from desc limit 1",
                              [user, skey, STOPPED, okey])
@@ -526,6 +527,34 @@ class FactStore:
         report.superseded += len(rows)
         return fid
 
+    def _holding(self, user: str, cand: Candidate) -> dict | None:
+        """The current fact that holds the old value ``cand.replaces`` names (the latest), of the same person."""
+        rkey = normalize_key(cand.replaces or "")
+        if len(rkey) < 2:
+            return None
+        rows = self._rows("select * from facts where user_id=? and status='active' and predicate != ? and object_key like ?"
+                          " order by valid_from desc, id desc", [user, STOPPED, f"%{rkey}%"])
+        for row in rows:
+            if self._slots is None or self._slots.related(cand.subject, row["subject"], True):
+                return row
+        return None
+
+    def _change_alone(self, user: str, day: date, cand: Candidate, skey: str, okey: str, raw_ref, evidence: dict,
+                      report: ApplyReport) -> int:
+        """A change whose old value no current fact holds: the new value is added (it supersedes nothing on words
+        alone) and the old one is recorded as history, held until the change."""
+        same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active'",
+                         [user, skey, cand.predicate, okey])
+        if same:
+            return self._reinforce(same, cand, evidence, report)
+        fid = self._insert(user, day, cand, skey, okey, raw_ref)
+        old = replace(cand, object=cand.replaces)
+        self._insert(user, day, old, skey, normalize_key(cand.replaces), raw_ref, status="superseded", valid_to=cand.observed_at,
+                     superseded_by=fid)
+        self._evidence(evidence, "added", fid)
+        report.added += 1
+        return fid
+
     def _same_slot(self, user: str, skey: str, cand: Candidate) -> dict | None:
         """The current fact another subject holds for the slot ``cand`` fills (see ``apply``), the latest one; or None."""
         kind = value_type(cand.object)
@@ -534,7 +563,9 @@ class FactStore:
         rows = self._rows("select * from facts where user_id=? and predicate=? and status='active' and subject_key != ?"
                           " order by valid_from desc, id desc", [user, cand.predicate, skey])
         for row in rows:
-            if value_type(row["object"]) == kind and self._slots.related(cand.subject, row["subject"], cand.explicitness == "corrected"):
+            # a correction takes back the last value of its type; a value that names its own thing ("3 cups") is its slot
+            loose = cand.explicitness == "corrected" or kind.startswith(SELF_NAMED)
+            if value_type(row["object"]) == kind and self._slots.related(cand.subject, row["subject"], loose):
                 return row
         return None
 
@@ -585,6 +616,14 @@ class FactStore:
             return None
         if cand.predicate == STOPPED:
             return self._stop(user, day, cand, skey, okey, raw_ref, evidence, report)
+        if cand.replaces and not cand.multi_valued:
+            holder = self._holding(user, cand)
+            if holder is None:  # nothing holds the old value: the new one stands alone, the old one is history
+                return self._change_alone(user, day, cand, skey, okey, raw_ref, evidence, report)
+            if holder["object_key"] != okey:  # the change continues the slot that held the old value
+                cand = replace(cand, subject=holder["subject"], predicate=holder["predicate"], nature=holder["nature"],
+                               multi_valued=bool(holder["multi_valued"]))
+                skey = holder["subject_key"]
         if cand.multi_valued:
             same = self._row(
                 "select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active' order by valid_from desc limit 1",

@@ -20,7 +20,7 @@ from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE
 from digest.extract.vocab import _hedged, _is_question, _technical
 from kernel.dates import find_date
-from kernel.valuetypes import find_values
+from kernel.valuetypes import find_values, typed_extent
 
 _ZH_PERSON = re.compile(rf"(?:我的|我|给我)?(?P<p>{ZH_RELATIONS})")
 _EN_PERSON = re.compile(rf"\bmy\s+(?P<p>{EN_RELATIONS})\b", re.I)
@@ -34,7 +34,8 @@ _EN_SKIP = frozenset(
     """a an the my our your his her their its this that these those it i we you he she they is are was were be been am
     to on at in for of with by from into as now still currently already just also really then so and or but not
     use uses used using run runs running ran have has had get got getting set moved switched upgraded changed went
-    keep keeping kept pay paying paid bought buy me him us them 's s""".split()
+    keep keeping kept pay paying paid bought buy me him us them about around roughly approximately nearly almost instead
+    ll ve re d m 's s""".split()
 )
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]*")
 # A value right after these is not the speaker's value: denied ("是周三不是周二", "not 5432", "instead of X") or the old
@@ -155,11 +156,15 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
         start = ca
         # read over the whole sentence: a clause ends at a colon, and "KR1：" is a label by the colon after it
         for a, b, kind in [v for v in values if ca <= v[0] and v[1] <= cb]:
+            if a < start:  # joined to the value before ("周一上午十点", "Sundays at 4pm"): read with it
+                continue
+            b = a + (typed_extent(s[a:cb]) or b - a)
             if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or any(a < y and x < b for x, y in dates)
                     or (kind == "weekday" and _names_the_day(s[ca:a], day))):
                 start = b
                 continue
-            if _TENTATIVE.search(s, ca, a) or _hedged(sent, a, b):
+            # a count after a perfective 了 is how often something happened ("今天跑了三次"), not a habit's value
+            if _TENTATIVE.search(s, ca, a) or _hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了")):
                 start = b
                 continue
             attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True) or kind.split(":")[-1]

@@ -44,6 +44,7 @@ from digest.extract.rule import (
     _overlaps,
 )
 from digest.extract.anchored import _anchored
+from digest.extract.changes import _changes
 from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
 from digest.extract.values import _values
@@ -70,6 +71,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_apply_rules(sent, _RULES_AXIOM, subject))
     take(_owned(_not_but(sent), subject))
     take(_apply_rules(sent, _DECISIONS, subject))
+    take(_changes(sent, subject))
     take(_stops(sent, subject))
     take(_apply_rules(sent, _PLANS, subject))
     dated = find_date(sent.s, day)
@@ -132,6 +134,7 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
         event_date=f.event_date,
         extractor="rules",
         evidence=evidence,
+        replaces=f.replaces,
     )
 
 

@@ -17,7 +17,7 @@ from digest.extract.vocab import _is_question
 
 # Chinese: the thing, then what ends it ("Copilot 全员停用", "车卖了", "夜跑彻底停了", "Notion不用了").
 _ZH_STOP = re.compile(
-    r"(?P<obj>[A-Za-z][\w+#.\- ]{0,30}?|[\u4e00-\u9fff]{2,8}?)\s*(?:也|都|就|已经|全员|全部|彻底|正式|直接|果断|终于|暂时)*\s*"
+    r"(?P<obj>[A-Za-z][\w+#.\- ]{0,30}?|[\u4e00-\u9fff]{2,8}?)\s*(?:也|都|就|先|已经|全员|全部|彻底|正式|直接|果断|终于|暂时)*\s*"
     r"(?:停用了?|停掉了?|停了|停止了|戒了|戒掉了|卖了|卖掉了|退了|退掉了|取消了|退订了|注销了|不用了|不再用了|弃坑了|放弃了|"
     r"cancel(?:led|ed)?\s*了|unsubscribe\s*了)"
 )

@@ -14,6 +14,7 @@ from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE, _YOUR
 from digest.extract.vocab import _ATTRIBUTE, _PRONOUN_SUBJECTS, _is_question, _technical
 from kernel.dates import find_date
+from kernel.valuetypes import typed_extent
 
 _ANY_DAY = date(2000, 1, 1)  # only where a date phrase is matters here, not which day it names
 
@@ -32,7 +33,8 @@ _ZH_SUBJ_LEAD = re.compile(
     r"我想|好像|可能|大概|也许|应该|告诉你|跟你说)[,:\s]*)+"
 )
 _ZH_SUBJ_SINCE = re.compile(r"\s*(?:从|自|由)[^,;:!?。从]{1,12}?(?:起|开始)[,\s]*")
-_ZH_SUBJ_WHOSE = re.compile(r".*[我你您他她它们]的\s*")
+# "他们给我们的 rate limit", "我用的输入法", "我开的车": the head noun after a pronoun's (or its verb's) 的
+_ZH_SUBJ_WHOSE = re.compile(r".*[我你您他她它们](?:用|开|住|带|买|租|养|骑|穿|戴|听|看|玩|读|学|坐)?的\s*")
 _ZH_SUBJ_POSS = re.compile(r"(?:我们公司的|我们家的|我们的|咱们的|我家的|我的|我们|咱们|我)\s*")
 # 会 after a thing is will ("服务器会升级到"), except where it ends a noun (周会, 站会, 年会)
 _ZH_SUBJ_TAIL = re.compile(r"(?:倒是|倒|确实|的确|真的|已经|现在|目前|如今|都|也|就|又|还|已|刚刚|刚|终于|正式|将|(?<![周例站晨年班大聚茶舞晚早夜约工学协议展博庙商社运机酒宴])会|要|被|应该|其实|实际上|今天|昨天|最近|可能|大概|也许|或许|好像|似乎|估计|\s)+$")
@@ -215,6 +217,7 @@ def _value_found(
     ``poss``: the subject had 我的/my)."""
     s = sent.s
     oa, ob = _trim(s, oa, ob)
+    typed = typed_extent(s[oa:ob])  # "闹钟改到6:45了", "moved to 10am starting today": the value is its typed part
     if cjk:
         ob = min(ob, _cut(sent, oa, ob))
     else:
@@ -223,7 +226,9 @@ def _value_found(
         if m:
             ob = m.start()
     oa, ob = _trim(s, oa, ob)
-    ob = _untimed(s, oa, ob)
+    ob = _untimed(s, oa, ob) if typed is None else oa + typed
+    if not cjk and (art := re.match(r"(?:a|an|the)\s+(?=\S)", s[oa:ob], re.I)):  # "a ThinkPad X1": the value is the name
+        oa += art.end()
     found = find_date(s[sa:sb], _ANY_DAY)  # "主集群上周迁到X": the subject is 主集群
     if found and found[1] > 0 and not s[sa + found[2] : sb].strip():
         sb = sa + found[1]

@@ -628,7 +628,7 @@ def test_anchored_a_value_that_starts_later_holds_from_its_start():
 
 @pytest.mark.parametrize(
     ("text", "thing"),
-    [("唉，infosec 出了新规，Copilot 全员停用，license 已经 cancel 了", "Copilot"), ("算了不折腾了，Notion不用了，改用Obsidian", "Notion"),
+    [("唉，infosec 出了新规，Copilot 全员停用，license 已经 cancel 了", "Copilot"), ("算了不折腾了，Notion不用了", "Notion"),
      ("所以夜跑彻底停了", "夜跑"), ("Done, cancelled the Netflix sub last night.", "Netflix"), ("I quit Duolingo last month", "Duolingo"),
      ("I no longer use Evernote", "Evernote"), ("I stopped using Google Photos in May", "Google Photos"), ("上个月取消了Spotify", "Spotify")],
 )
@@ -644,3 +644,29 @@ def test_stops_not_a_plan_a_question_or_a_denial(text):
 
 def test_stops_a_stop_is_no_event_of_its_sentence():
     assert [p for _s, p, _o, _e in facts("Done, cancelled the Netflix sub last night.")] == ["stopped"]
+
+
+# -- changes (both values named, no attribute) ---------------------------------------------------------------
+
+
+def changed(text: str) -> list[tuple[str, str, str | None]]:
+    return [(c.subject, c.object, c.replaces) for c in extract_candidates([turn(text)], DAY) if c.predicate == "value"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("算了不折腾了，Notion不用了，改用Obsidian", ("user", "Obsidian", "Notion")),
+     ("Actually, I switched from Vim to Helix last week", ("user", "Helix", "Vim")),
+     ("I switched my editor from Vim to Helix", ("editor", "Helix", "Vim")),
+     ("We replaced Jenkins with GitHub Actions", ("user", "GitHub Actions", "Jenkins")),
+     ("站会从周一改到周三", ("站会", "周三", "周一")),
+     ("我从字节跳槽到了网易", ("user", "网易", "字节")),
+     ("my brother moved from Munich to Berlin", ("brother", "Berlin", "Munich"))],
+)
+def test_changes_the_new_value_carries_the_old_one(text, expected):
+    assert changed(text) == [expected]
+
+
+@pytest.mark.parametrize("text", ["thinking of switching from Vim to Helix", "要不要从Notion换到Obsidian？", "我打算从字节跳槽到网易"])
+def test_changes_not_from_plans_or_questions(text):
+    assert changed(text) == []

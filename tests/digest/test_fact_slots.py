@@ -78,3 +78,38 @@ def test_a_value_that_starts_later_is_not_current_before_its_start(ws, monkeypat
     assert [f["object"] for f in facts_as_of(s, date(2026, 4, 2))["facts"] if f["predicate"] == "value"] == ["14号线"]
     listing = run_cli("facts", "list", home=s.home).stdout
     assert "starting later: 1" in listing and "14号线" in listing and "[from 2026-04-01]" in listing
+
+
+def test_a_change_naming_both_values_continues_the_slot_that_held_the_old_one(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 4), "我的笔记软件是Notion")
+    night(s, logs, date(2026, 3, 9), "算了不折腾了，Notion不用了，改用Obsidian，打开速度快太多")
+    rows = [f for f in facts_as_of(s)["facts"] if f["predicate"] == "value"]
+    assert [(f["subject"], f["object"]) for f in rows] == [("笔记软件", "Obsidian")] and rows[0]["version"] == 2
+
+
+def test_a_change_whose_old_value_nothing_held_keeps_it_as_history(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 9), "Actually, I switched from Vim to Helix last week")
+    assert current(s) == ["Helix"]
+    assert current(s, date(2026, 3, 8)) == []  # the old value is history of the change, not a fact of an earlier day
+    versions = json.loads(run_cli("facts", "history", "user", "--json", home=s.home).stdout)["versions"]
+    assert sorted((v["object"], v["status"]) for v in versions) == [("Helix", "active"), ("Vim", "superseded")]
+
+
+def test_a_question_gets_the_value_that_holds_now_not_the_one_that_starts_later(ws, monkeypatch):
+    from index.stages import rebuild
+    from query.ask import ask
+
+    s, logs = ws
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-12T20:00:00+08:00")
+    night(s, logs, date(2026, 3, 12), "我现在每天坐2号线上班，公司说4月1号起整体搬到新园区，到时候我得改坐14号线了")
+    rebuild(s)
+
+    def lines():
+        return " | ".join(i.text for i in ask("我现在坐几号线上班？", settings=s).items if i.kind == "fact")
+
+    assert "2号线" in lines() and "14号线" not in lines()
+    monkeypatch.setenv("AGENTOS_NOW", "2026-04-02T08:00:00+08:00")  # the move has started; the night rebuilds
+    rebuild(s)
+    assert "14号线" in lines() and "2号线" not in lines().replace("14号线", "")

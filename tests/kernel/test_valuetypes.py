@@ -19,6 +19,7 @@ from kernel.valuetypes import find_values, value_type
         ("3000元", "quantity:money"), ("$22.99", "quantity:money"), ("5km", "quantity:distance"), ("80%", "quantity:percent"),
         ("Postgres 16", "version"), ("Python 3.12", "version"), ("3.12.1", "version"),
         ("5433", "number"), ("2号线", "counted:号线"), ("二年级", "counted:年级"), ("a@b.com", "email"),
+        ("3 cups", "count:cup"), ("1 cup", "count:cup"), ("三杯", "count:杯"), ("3 times", "count:time"), ("3个项目", None),
         ("Obsidian", None), ("北京", None), ("search infra", None), ("", None),
     ],
 )
@@ -47,7 +48,7 @@ def test_find_values_reads_every_value_of_a_sentence():
 
 @pytest.mark.parametrize(
     "text",
-    ["我们4月1号起搬到新园区", "跑了三次", "the 2015 run", "一点点", "有一点累", "几点开始？", "KR1：降到", "Q2OKR"],
+    ["我们4月1号起搬到新园区", "the 2015 run", "since 5432 kept clashing", "一点点", "有一点累", "几点开始？", "KR1：降到", "Q2OKR"],
 )
 def test_what_only_looks_like_a_value_is_none(text):
     assert spans(text) == []

@@ -62,7 +62,7 @@ def test_the_floor_of_the_pair_is_what_lets_it_through(two_logs, monkeypatch):
     assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
 
 
-@pytest.mark.parametrize("question, value", [("周会是什么时候？", "Wednesday 3 pm"), ("数据库备份几点执行？", "2 am every night"),
+@pytest.mark.parametrize("question, value", [("周会是什么时候？", "Wednesday 3 pm"), ("数据库备份几点执行？", "2 am"),
                                              ("测试服务器是什么配置？", "8C16G")])
 def test_a_chinese_question_finds_the_fact_of_an_english_log(two_logs, question, value):
     a = ask(question, user="amy", settings=two_logs)
