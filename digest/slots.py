@@ -32,16 +32,23 @@ def _unnamed(subject: str) -> bool:
 
 
 def _contains(a: str, b: str) -> bool:
-    """One subject is the other with words added: 服务器 / 服务器配置, "Postgres port" / "staging Postgres port"."""
+    """One subject is the other with words added: 服务器 / 服务器配置, 项目数据库 / 项目用的数据库, "Postgres port" /
+    "staging Postgres port"."""
     ka, kb = normalize_key(a), normalize_key(b)
     if not ka or not kb:
         return False
     short, long_ = sorted((ka, kb), key=len)
     if has_cjk(short):
-        return len(short) >= 2 and short in long_
+        # with words set between ("项目数据库" / "项目用的数据库"): the shorter, in order, most of the longer
+        return len(short) >= 2 and (short in long_ or (_in_order(short, long_) and len(short) >= 0.6 * len(long_)))
     ws, wl = set(_WORD.findall(a.casefold())), set(_WORD.findall(b.casefold()))
     small, large = sorted((ws, wl), key=len)
     return bool(small) and small <= large
+
+
+def _in_order(short: str, long_: str) -> bool:
+    rest = iter(long_)
+    return all(ch in rest for ch in short)
 
 
 class SubjectSlots:

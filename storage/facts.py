@@ -527,13 +527,22 @@ class FactStore:
         report.superseded += len(rows)
         return fid
 
+    def _close_events(self, user: str, old_key: str, at: str, by: int) -> None:
+        """Events that tell of a value now replaced ("那台现在还是4C8G的，一跑e2e就OOM") are how things were: history, closed
+        by the change, not current facts beside the new value. Short values are left alone (too many sentences hold them)."""
+        if len(old_key) < 3 and not (has_cjk(old_key) and len(old_key) >= 2):
+            return
+        self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where user_id=? and predicate='event'"
+                        " and status='active' and valid_from <= ? and object_key like ?", [at, by, user, at, f"%{old_key}%"])
+
     def _holding(self, user: str, cand: Candidate) -> dict | None:
         """The current fact that holds the old value ``cand.replaces`` names (the latest), of the same person."""
         rkey = normalize_key(cand.replaces or "")
         if len(rkey) < 2:
             return None
-        rows = self._rows("select * from facts where user_id=? and status='active' and predicate != ? and object_key like ?"
-                          " order by valid_from desc, id desc", [user, STOPPED, f"%{rkey}%"])
+        # a slot holds it, not a story: events and plans that mention it are closed by the change, never continued
+        rows = self._rows("select * from facts where user_id=? and status='active' and predicate not in (?, 'event', 'plans')"
+                          " and object_key like ? order by valid_from desc, id desc", [user, STOPPED, f"%{rkey}%"])
         for row in rows:
             if self._slots is None or self._slots.related(cand.subject, row["subject"], True):
                 return row
@@ -548,6 +557,7 @@ class FactStore:
         if same:
             return self._reinforce(same, cand, evidence, report)
         fid = self._insert(user, day, cand, skey, okey, raw_ref)
+        self._close_events(user, normalize_key(cand.replaces), cand.observed_at, fid)
         old = replace(cand, object=cand.replaces)
         self._insert(user, day, old, skey, normalize_key(cand.replaces), raw_ref, status="superseded", valid_to=cand.observed_at,
                      superseded_by=fid)
@@ -666,6 +676,8 @@ class FactStore:
         later = cand.observed_at > clock.wall_iso(self.tz)
         self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
                         ["active" if later else "superseded", cand.observed_at, fid, old["id"]])
+        if not later:
+            self._close_events(user, old["object_key"], cand.observed_at, fid)
         self._evidence(evidence, "superseded", fid)
         report.superseded += 1
         return fid

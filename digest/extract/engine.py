@@ -25,10 +25,11 @@ from digest.extract.identity import _IDENTITY
 from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
 from digest.extract.objects import _evidence
 from digest.extract.opinions import _OPINIONS
-from digest.extract.people import _people_places
+from digest.extract.people import _people_en, _people_places
 from digest.extract.plans import _FUTURE_PLANS, _PLANS
 from digest.extract.preferences import (
     _PREFERENCES,
+    _favorites,
     _RATHER,
     _USE_PREFIX,
     _rejected_alternative,
@@ -67,6 +68,8 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
 
     take(_apply_rules(sent, _IDENTITY, subject))
     take(_people_places(sent))
+    take(_people_en(sent))
+    take(_favorites(sent, subject))
     take(_apply_rules(sent, _PREFERENCES, subject))
     take(_apply_rules(sent, _RULES_AXIOM, subject))
     take(_owned(_not_but(sent), subject))

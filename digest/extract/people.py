@@ -72,3 +72,45 @@ def _people_places(sent: _Sentence) -> list[_Found]:
             a, b = rest_at + at.start(g), rest_at + at.end(g)
         out.append(_Found(who, "lives_in", sent.orig(a, b), (a, b)))
     return out
+
+
+# English: "my sister lives in Chengdu", "my brother's in Munich working at BMW", "my wife works at Google", "my manager
+# is Sarah", "my daughter goes to Lincoln Elementary", "my son is in 3rd grade", "my mom just moved to Florida". The fact
+# lands on the relation word (brother, wife): a later sentence about the same relation supersedes it.
+_EN_WHO = re.compile(rf"\bmy\s+(?P<rel>{EN_RELATIONS})\b(?:\s*,\s*(?P<name>(?-i:[A-Z][a-z]+))\s*,)?", re.I)
+_EN_ADVS = r"(?:(?:now|still|just|recently|currently|finally|also|actually|already)\s+)*"
+_EN_OBJ = r"(?P<obj>[A-Z0-9][\w&.'\-]*(?:\s+(?:of\s+|&\s+)?[A-Z0-9][\w&.'\-]*){0,4})"
+_EN_PEOPLE = (
+    ("lives_in", re.compile(rf"(?:'s|\s+is)?\s+{_EN_ADVS}(?:lives?\s+in|living\s+in|moved\s+to|relocated\s+to|is\s+based\s+in|'s\s+based\s+in|is\s+in|'s\s+in|"
+                            rf"lives\s+over\s+in|moved\s+back\s+to|in(?=\s+[A-Z]))\s+(?:the\s+)?{_EN_OBJ}")),
+    ("works_at", re.compile(rf"(?:'s|\s+is)?\s+{_EN_ADVS}(?:works?\s+(?:at|for)|working\s+(?:at|for)|is\s+working\s+(?:at|for)|joined|started\s+at|"
+                            rf"got\s+a\s+job\s+at|is\s+employed\s+(?:at|by)|goes\s+to|studies\s+at|is\s+studying\s+at)\s+(?:the\s+)?{_EN_OBJ}")),
+    ("role", re.compile(r"(?:'s|\s+is)?\s+" + _EN_ADVS + r"(?:works\s+as|is\s+(?:now\s+)?(?:a|an)|became\s+(?:a|an)|'s\s+(?:a|an))\s+(?:(?:a|an)\s+)?"
+                        r"(?P<obj>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}?)(?=\s*(?:$|[,;.!?]|\s+(?:at|in|for|and|but|now|since)\b))")),
+)
+
+
+def _people_en(sent: _Sentence) -> list[_Found]:
+    """Where someone else lives and works, and what they do, from "my <relation> ..." in English."""
+    if not sent.latin:
+        return []
+    s, out = sent.s, []
+    for m in _EN_WHO.finditer(s):
+        who = m.group("rel").lower()
+        at, done = m.end(), set()
+        while True:  # "lives in Chengdu and works as a nurse", "in Munich working at BMW": one person, several facts
+            hit = next(((p, h) for p, rx in _EN_PEOPLE if p not in done and (h := rx.match(s, at))), None)
+            if hit is None:
+                break
+            pred, h = hit
+            a, b = h.span("obj")
+            out.append(_Found(who, pred, sent.orig(a, b).rstrip(".,"), (m.start(), b)))
+            done.add(pred)
+            more = _EN_AND.match(s, b)
+            if not more:
+                break
+            at = more.end() - 1  # the patterns open on white space
+    return out
+
+
+_EN_AND = re.compile(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+(?=working|living))")

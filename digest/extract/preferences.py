@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.rule import _en, _indexed, _Rule, _zh
+from digest.extract.rule import _en, _Found, _indexed, _Rule, _zh
 from digest.extract.vocab import _EN_ADV, _EN_I, _EN_IS, _ZH_ADV, _ZH_I
 
 _PREF_BAD_START = re.compile(
@@ -17,6 +17,30 @@ _PREF_BAD_START = re.compile(
 
 def _pref_ok(o: str) -> bool:
     return 1 <= len(o) <= 60 and not _PREF_BAD_START.search(o) and not re.search(r"\byou(?:r)?\b|你|您", o, re.I)
+
+
+# "My favorite editor is Vim", "我最喜欢的乐队是Radiohead": one favorite of a kind at a time, so a single-valued slot
+# ("favorite editor") that a later favorite supersedes, not one more like. Plural lists ("my favorite foods are ...")
+# stay likes, below.
+_FAVORITE = (
+    re.compile(rf"我{_ZH_ADV}{{0,2}}最(?:喜欢|爱)的(?P<cat>[^,;:!?。是的]{{1,10}})(?:现在|目前)?是(?P<obj>[^,;:!?。]{{1,40}})"),
+    re.compile(r"\bmy\s+(?:absolute\s+|all[\s-]time\s+|current\s+|new\s+)?(?:favou?rite|fav)\s+(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)"
+               r"\s+(?:these\s+days\s+|now\s+|right\s+now\s+|at\s+the\s+moment\s+)?(?:is|has\s+to\s+be|would\s+be)\s+(?P<obj>[^,;:!?]{1,40}?)"
+               r"\s*(?=$|[,;:!?]|\.(?:\s|$)|\s+(?:and|but|because|since|though)\b)", re.I),
+)
+
+
+def _favorites(sent, subject: str) -> list[_Found]:
+    out = []
+    for rx in _FAVORITE:
+        for m in rx.finditer(sent.s):
+            cat, obj = sent.orig(*m.span("cat")).strip(), sent.orig(*m.span("obj")).strip().rstrip(".")
+            if not cat or not obj or not _pref_ok(obj):
+                continue
+            slot = f"最喜欢的{cat}" if rx is _FAVORITE[0] else f"favorite {cat.lower()}"
+            who = slot if subject == "user" else f"{subject}'s {slot}"
+            out.append(_Found(who, "value", obj, m.span()))
+    return out
 
 
 _PREFERENCES = _indexed(

@@ -166,7 +166,7 @@ def test_identity_progressive_zai_is_not_a_workplace():
     "text, expected",
     [
         ("我的爱好是爬山和游泳。", [("likes", "爬山"), ("likes", "游泳")]),
-        ("My favorite color is blue.", [("likes", "blue")]),
+        ("My favorite foods are sushi, ramen and tacos.", [("likes", "sushi"), ("likes", "ramen"), ("likes", "tacos")]),
         ("我对摄影很感兴趣。", [("likes", "摄影")]),
         ("I'm into photography.", [("likes", "photography")]),
         ("我不太喜欢香菜。", [("dislikes", "香菜")]),
@@ -177,6 +177,17 @@ def test_identity_progressive_zai_is_not_a_workplace():
 )
 def test_preferences_likes_and_dislikes(text, expected):
     assert [(p, o) for _s, p, o, _e in facts(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "texts, expected",
+    [(("My favorite color is blue.",), [("favorite color", "value", "blue")]),
+     (("我最喜欢的乐队是五月天",), [("最喜欢的乐队", "value", "五月天")]),
+     (("My favorite editor is Vim", "Actually, I switched my favorite editor to Helix last week"),
+      [("favorite editor", "value", "Vim"), ("favorite editor", "value", "Helix")])],
+)
+def test_preferences_one_favorite_of_a_kind_is_a_slot_a_later_one_supersedes(texts, expected):
+    assert [(s, p, o) for s, p, o, _e in facts(*texts)] == expected
 
 
 def test_preferences_a_later_clause_likes_too():
@@ -670,3 +681,19 @@ def test_changes_the_new_value_carries_the_old_one(text, expected):
 @pytest.mark.parametrize("text", ["thinking of switching from Vim to Helix", "要不要从Notion换到Obsidian？", "我打算从字节跳槽到网易"])
 def test_changes_not_from_plans_or_questions(text):
     assert changed(text) == []
+
+
+# -- people (English) ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("My sister lives in Chengdu and works as a nurse", [("sister", "lives_in", "Chengdu"), ("sister", "role", "nurse")]),
+     ("My brother's in Munich working at BMW, and we're trying to find a call time",
+      [("brother", "lives_in", "Munich"), ("brother", "works_at", "BMW")]),
+     ("My wife works at Google", [("wife", "works_at", "Google")]),
+     ("I live in Shanghai and my wife is in Beijing this week", [("user", "lives_in", "Shanghai"), ("wife", "lives_in", "Beijing")]),
+     ("my wife is in a meeting", [])],
+)
+def test_people_en_what_lands_on_someone_else(text, expected):
+    assert [(s, p, o) for s, p, o, _e in facts(text)] == expected

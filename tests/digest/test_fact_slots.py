@@ -113,3 +113,12 @@ def test_a_question_gets_the_value_that_holds_now_not_the_one_that_starts_later(
     monkeypatch.setenv("AGENTOS_NOW", "2026-04-02T08:00:00+08:00")  # the move has started; the night rebuilds
     rebuild(s)
     assert "14号线" in lines() and "2号线" not in lines().replace("14号线", "")
+
+
+def test_an_event_that_tells_of_a_replaced_value_is_history(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), "今天又在Notion里整理了一晚上读书笔记")
+    assert any("Notion" in f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "event")
+    night(s, logs, date(2026, 3, 5), "算了不折腾了，不用Notion了，改用Obsidian")
+    assert [f["object"] for f in facts_as_of(s)["facts"]] == ["Obsidian"]
+    assert any("Notion" in f["object"] for f in facts_as_of(s, date(2026, 3, 3))["facts"])  # it held then
