@@ -25,10 +25,14 @@ def _persons(text: str) -> frozenset[str]:
 
 
 def _unnamed(subject: str) -> bool:
-    """A subject that names no attribute: only the value's type ("spec", "weekday") or a single character left by a
-    bare statement ("是周三", "还是用 Pixel 8"). Such a value belongs to the slot of its type that was last spoken of."""
+    """A subject that names no attribute: only the value's type ("spec", "weekday") or the copula left by a bare
+    statement ("是周三"). Such a value belongs to the slot of its type that was last spoken of."""
     key = normalize_key(subject)
-    return key in TYPE_WORDS or (len(key) == 1 and has_cjk(key))
+    return key in TYPE_WORDS or key in _COPULAS
+
+
+# What is left of a bare statement's subject when it names nothing ("是周三", "为8C16G"): a copula, not a verb (睡, 起).
+_COPULAS = frozenset("是 为 在 有 叫".split())
 
 
 def _contains(a: str, b: str) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from kernel.text import nfkc
+from kernel.dates import zh_number
+from kernel.text import nfkc, normalize_key
 
 # Units by family: a value "150ms" and a value "2s" are both durations, "100G" and "512MB" both sizes.
 _UNITS = {
@@ -191,3 +192,31 @@ def typed_extent(text: str) -> int | None:
         end = b
     tail = re.match(r"\s*[A-Z][A-Z0-9]{1,5}\b", text[end:])  # "16GB RAM", "512G SSD": the thing it measures stays
     return end + tail.end() if tail else end
+
+
+_CLOCK_PARTS = re.compile(
+    r"(?P<part>凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)?\s*(?P<h>\d{1,2}|[零〇一二两三四五六七八九十]{1,3})\s*(?:[:：点時时]|o'clock)?\s*"
+    r"(?P<m>半|一刻|三刻|\d{2}|[零〇一二两三四五六七八九十]{1,3}(?=分|$))?\s*分?\s*(?P<ap>am|pm|a\.m\.|p\.m\.)?",
+    re.I,
+)
+_LATER_PARTS = ("下午", "傍晚", "晚上", "夜里")
+
+
+def value_key(text: str) -> str:
+    """The key two values are compared by: one clock time however it is written ("7点" / "七点" / "7:00" / "7am" ->
+    "clock:07:00"; "晚上11点" / "11pm" -> "clock:23:00"), everything else ``normalize_key`` (case, width, punctuation).
+    The same value said again in other words is then the same fact, not a change."""
+    if value_type(text) == "clock":
+        m = _CLOCK_PARTS.search(nfkc(text))
+        hour = zh_number(m.group("h")) if m else None
+        if m and hour is not None and hour <= 24:
+            mins = {"半": 30, "一刻": 15, "三刻": 45}.get(m.group("m") or "", None)
+            if mins is None:
+                mins = zh_number(m.group("m")) if m.group("m") else 0
+            ap = (m.group("ap") or "").lower().replace(".", "")
+            if (ap == "pm" or m.group("part") in _LATER_PARTS) and hour < 12:
+                hour += 12
+            if ap == "am" and hour == 12:
+                hour = 0
+            return f"clock:{hour:02d}:{(mins or 0):02d}"
+    return normalize_key(text)

@@ -27,7 +27,7 @@ import sqlite_utils
 from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
 from kernel.text import has_cjk, normalize_key, subject_key
-from kernel.valuetypes import SELF_NAMED, value_type
+from kernel.valuetypes import SELF_NAMED, value_key, value_type
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
@@ -537,7 +537,7 @@ class FactStore:
 
     def _holding(self, user: str, cand: Candidate) -> dict | None:
         """The current fact that holds the old value ``cand.replaces`` names (the latest), of the same person."""
-        rkey = normalize_key(cand.replaces or "")
+        rkey = value_key(cand.replaces or "")
         if len(rkey) < 2:
             return None
         # a slot holds it, not a story: events and plans that mention it are closed by the change, never continued
@@ -557,9 +557,9 @@ class FactStore:
         if same:
             return self._reinforce(same, cand, evidence, report)
         fid = self._insert(user, day, cand, skey, okey, raw_ref)
-        self._close_events(user, normalize_key(cand.replaces), cand.observed_at, fid)
+        self._close_events(user, value_key(cand.replaces), cand.observed_at, fid)
         old = replace(cand, object=cand.replaces)
-        self._insert(user, day, old, skey, normalize_key(cand.replaces), raw_ref, status="superseded", valid_to=cand.observed_at,
+        self._insert(user, day, old, skey, value_key(cand.replaces), raw_ref, status="superseded", valid_to=cand.observed_at,
                      superseded_by=fid)
         self._evidence(evidence, "added", fid)
         report.added += 1
@@ -572,6 +572,10 @@ class FactStore:
             return None
         rows = self._rows("select * from facts where user_id=? and predicate=? and status='active' and subject_key != ?"
                           " order by valid_from desc, id desc", [user, cand.predicate, skey])
+        okey = value_key(cand.object)
+        for row in rows:  # the same typed value said again in other words ("每晚七点上床" / "7点睡"): the same fact
+            if row["object_key"] == okey and self._slots.related(cand.subject, row["subject"], True):
+                return row
         for row in rows:
             # a correction takes back the last value of its type; a value that names its own thing ("3 cups") is its slot
             loose = cand.explicitness == "corrected" or kind.startswith(SELF_NAMED)
@@ -613,7 +617,7 @@ class FactStore:
                 return self._live_id(same["fact_id"])
         if obs is not None:
             self._fresh.add((cand.source_file, *obs))  # lines new to the store: every candidate they give applies
-        skey, okey = subject_key(cand.subject, self.aliases), normalize_key(cand.object)
+        skey, okey = subject_key(cand.subject, self.aliases), value_key(cand.object)  # one clock time however written
         if not skey or not okey:
             return None
         evidence = dict(candidate_key=ckey, user_id=user, source_day=day.isoformat(), source_file=cand.source_file,

@@ -65,9 +65,11 @@ def _zh_attribute(prefix: str, after: bool = False) -> str:
     import jieba.posseg as pseg  # lazy: only a sentence with a typed value pays for the tagger
 
     words = [(w, f) for w, f in pseg.lcut(prefix) if w.strip()]
-    if after:  # "七点四十的闹钟": 的 then a noun
+    if after:  # "七点四十的闹钟": 的 then a noun; "12点睡，7点起": the verb the time is of
         nouns = [w for w, f in words[:3] if f.startswith(_NOUNISH) and not f.startswith("nr")]
-        return nouns[0] if nouns and words[0][0] == "的" else ""
+        if nouns and words[0][0] == "的":
+            return nouns[0]
+        return words[0][0] if words and words[0][1].startswith("v") and words[0][0] not in ("是", "有", "了") else ""
     nouns: list[str] = []
     verb = ""
     for w, f in reversed(words):
@@ -126,6 +128,16 @@ _TENTATIVE = re.compile(
 )
 
 
+# Values that are not the speaker's: quoted words (someone else's, a line of a film), examples and test data
+# ("比如 8C16G", "e.g. port 8080", "测试数据用 9:30"), jokes marked as such.
+_QUOTES = re.compile(r"[“「『\"'‘][^”」』\"'’]{0,200}[”」』\"'’]")
+_NOT_REAL = re.compile(
+    r"比如|例如|举个例子|举例|打个比方|测试数据|假数据|示例|样例|开玩笑|玩笑话|哈哈哈|"
+    r"\b(?:e\.g\.|for\s+example|for\s+instance|example|sample|dummy|fake|mock|test\s+data|just\s+kidding|jk|lol|haha)\b",
+    re.I,
+)
+
+
 def _date_spans(s: str, day: date) -> list[tuple[int, int]]:
     """Every date phrase of ``s`` ("下周三", "3 days ago", "2026年12月5日"): a date is when, not a value."""
     out, pos = [], 0
@@ -148,7 +160,9 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
     starts."""
     out: list[_Found] = []
     s = sent.s
-    dates = _date_spans(s, day)
+    if _NOT_REAL.search(s):
+        return []
+    dates = _date_spans(s, day) + [m.span() for m in _QUOTES.finditer(s)]  # neither a date nor a quote is a value
     values = find_values(s)
     for ci, (ca, cb) in enumerate(sent.clauses):
         if _is_question(sent, ci, values=True) or _NOT_MINE.match(s[ca:cb]):

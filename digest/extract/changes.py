@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.anchored import _person
+from digest.extract.anchored import _NOT_REAL, _person
 from digest.extract.normalize import _Sentence
 from digest.extract.rule import _Found
 from digest.extract.values import _zh_subject, _zh_subject_ok
@@ -62,6 +62,8 @@ def _attr(s: str, ca: int, m: re.Match[str]) -> str:
 def _changes(sent: _Sentence, subject: str) -> list[_Found]:
     out: list[_Found] = []
     s = sent.s
+    if _NOT_REAL.search(s):  # an example, test data or a joke changes nothing
+        return out
     for ci, (ca, cb) in enumerate(sent.clauses):
         if _is_question(sent, ci):
             continue

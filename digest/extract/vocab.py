@@ -140,12 +140,11 @@ _CLAUSE_OTHER = re.compile(r"\s*(?:你|您|他|她|它|大家|别人|朋友|家�
 
 
 def _inherits_i(sent: _Sentence, pos: int) -> bool:
-    """"我是工程师，在腾讯工作，住在深圳": walk back over subjectless clauses to one that starts with 我. Back at the
-    sentence's start with no one else named ("上个月搬家了，现在住在上海"), the speaker is who Chinese drops."""
+    """"我是工程师，在腾讯工作，住在深圳": walk back over subjectless clauses to one that starts with 我."""
     for j in range(sent.clause_at(pos) - 1, -1, -1):
         a, b = sent.clauses[j]
         if _CLAUSE_I.match(sent.s, a, b):
             return True
         if _CLAUSE_OTHER.match(sent.s, a, b):
             return False
-    return sent.clause_at(pos) > 0
+    return False

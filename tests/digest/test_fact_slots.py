@@ -122,3 +122,19 @@ def test_an_event_that_tells_of_a_replaced_value_is_history(ws):
     night(s, logs, date(2026, 3, 5), "算了不折腾了，不用Notion了，改用Obsidian")
     assert [f["object"] for f in facts_as_of(s)["facts"]] == ["Obsidian"]
     assert any("Notion" in f["object"] for f in facts_as_of(s, date(2026, 3, 3))["facts"])  # it held then
+
+
+def test_the_same_time_said_again_in_other_words_is_one_fact_and_two_times_of_a_sentence_are_two(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), "我一般12点睡，7点起")
+    night(s, logs, date(2026, 3, 9), "老规矩，还是十二点睡，七点起床")
+    rows = facts_as_of(s)["facts"]
+    assert sorted(f["object"] for f in rows) == ["12点", "7点"]
+    assert all(f["reinforcements"] == 1 for f in rows)
+
+
+@pytest.mark.parametrize("line", ["比如测试机可以配成8C16G，随便举个例子", "他那句“周会改到周三”是电影台词", "e.g. set the port to 5433 in the sample config"])
+def test_examples_quotes_and_test_data_write_no_value(ws, line):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), line)
+    assert not [f for f in facts_as_of(s)["facts"] if f["predicate"] == "value"]

@@ -52,3 +52,20 @@ def test_find_values_reads_every_value_of_a_sentence():
 )
 def test_what_only_looks_like_a_value_is_none(text):
     assert spans(text) == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("7点", "七点"), ("7点", "7:00"), ("7点", "7am"), ("晚上11点", "11pm"), ("十二点", "12点"), ("九点半", "9:30am"), ("凌晨两点", "2 am"),
+     ("8C16G", "８ｃ１６ｇ")],
+)
+def test_value_key_one_value_however_written(a, b):
+    from kernel.valuetypes import value_key
+
+    assert value_key(a) == value_key(b)
+
+
+def test_value_key_keeps_different_times_apart():
+    from kernel.valuetypes import value_key
+
+    assert value_key("7点") != value_key("晚上7点") and value_key("9:30") != value_key("9点")
