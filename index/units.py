@@ -104,12 +104,31 @@ def card_unit(path: Path, turns: TurnReader) -> Unit:
 # -- facts -----------------------------------------------------------------------------------------------
 
 
+_SHORT_CJK = re.compile(r"^[\u4e00-\u9fff]{2,3}$")
+
+
+def romanized(*names: str) -> str:
+    """Pinyin of the short Chinese names among ``names`` (a person's key 朵朵 / 小李, a city 深圳), joined and by syllable
+    ("duoduo duo duo"), so an English question that writes the name as it is said ("Duoduo", "Xiao Li", "Shenzhen")
+    meets the fact. Longer phrases are left alone: they are not names, and their pinyin would only add noise."""
+    from pypinyin import lazy_pinyin  # lazy: a rebuild with no Chinese fact never loads its dictionary
+
+    out = []
+    for name in names:
+        if _SHORT_CJK.match(name or ""):
+            syllables = lazy_pinyin(name)
+            out += ["".join(syllables), *syllables]
+    return " ".join(dict.fromkeys(out))
+
+
 def fact_unit(row: dict) -> Unit:
     where = row.get("raw_ref") or row["source_file"]
     obj = mask_value(row["subject"], row["object"], where, row["line_start"])[0]
     row = {**row, "object": obj, "evidence": mask_lines(row.get("evidence") or "", where, row["line_start"])[0]}
     pred = row["predicate"]
     what = f"{row['subject']} {PREDICATE_WORDS.get(pred, pred)} {row['object']}"
+    if spoken := romanized(row["subject"], row["object"]):
+        what += f" ({spoken})"
     when = (row.get("event_date") or row.get("valid_from") or "")[:16].replace("T", " ")
     where = f"{row['source_file']}:{row['line_start']}-{row['line_end']}"
     text = short_markers("\n".join(x for x in (f"{what} · {when} · {where}", _one_line(row.get("evidence") or "", MAX_TURN_CHARS)) if x))

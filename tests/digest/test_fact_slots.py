@@ -138,3 +138,16 @@ def test_examples_quotes_and_test_data_write_no_value(ws, line):
     s, logs = ws
     night(s, logs, date(2026, 3, 2), line)
     assert not [f for f in facts_as_of(s)["facts"] if f["predicate"] == "value"]
+
+
+def test_an_english_question_names_a_chinese_person_as_it_is_said(ws):
+    from index.stages import rebuild
+    from query.ask import ask
+
+    s, logs = ws
+    night(s, logs, date(2026, 3, 10), "我同事小李在广州分部，跟我这边北京总部远程协作")
+    night(s, logs, date(2026, 3, 27), "小李调去深圳了，加入新成立的硬件团队")
+    rebuild(s)
+    a = ask("Which city is my colleague Xiao Li based in now?", settings=s)
+    facts = " | ".join(i.text for i in a.items if i.kind == "fact")
+    assert a.status == "ok" and "深圳" in facts and "广州" not in facts
