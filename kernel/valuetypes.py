@@ -55,7 +55,8 @@ _ZH_NUMERAL = r"[零〇一二两三四五六七八九十百]+"
 # of coffee a day and runs a week are different slots, and one count of cups replaces another whatever verb says it.
 # (not 个/位/名: they count anything, so "3个项目" and "2个孩子" would look like one kind of value)
 _ZH_COUNTERS = "杯|次|本|只|台|辆|张|瓶|顿|节|篇|首|部|条|套|双|件|片|趟|圈|遍|盒|包|支|根|门"
-_ZH_COUNT = re.compile(rf"(?:\d+|[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
+# (一 alone is "a": "一只猫" is a cat, not a count of one)
+_ZH_COUNT = re.compile(rf"(?:\d+|(?!一[{_ZH_COUNTERS}])[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
 _EN_NOT_COUNTED = frozenset(
     "of to and or in on at for the a an more less than percent per times_ am pm years year old days day weeks week months month "
     "hours hour minutes minute mins min seconds second secs sec".split()

@@ -44,6 +44,7 @@ from digest.extract.rule import (
     _Found,
     _overlaps,
 )
+from digest.extract.activities import _ACTIVITIES
 from digest.extract.anchored import _anchored
 from digest.extract.changes import _changes
 from digest.extract.stops import _stops
@@ -76,6 +77,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_apply_rules(sent, _DECISIONS, subject))
     take(_changes(sent, subject))
     take(_stops(sent, subject))
+    take(_apply_rules(sent, _ACTIVITIES, subject))
     take(_apply_rules(sent, _PLANS, subject))
     dated = find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():

@@ -34,6 +34,7 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "decided": ("fact", True, 0.85),
     "event": ("event", True, 0.8),
     "stopped": ("event", True, 0.85),  # the store closes the facts naming the thing; the stop itself is history
+    "does": ("fact", True, 0.85),  # what one practises, learns or has taken up: several at once
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }

@@ -18,7 +18,8 @@ from digest.extract.vocab import _is_question
 # Chinese: the thing, then what ends it ("Copilot 全员停用", "车卖了", "夜跑彻底停了", "Notion不用了").
 _ZH_STOP = re.compile(
     r"(?P<obj>[A-Za-z][\w+#.\- ]{0,30}?|[\u4e00-\u9fff]{2,8}?)\s*(?:也|都|就|先|已经|全员|全部|彻底|正式|直接|果断|终于|暂时)*\s*"
-    r"(?:停用了?|停掉了?|停了|停止了|戒了|戒掉了|卖了|卖掉了|退了|退掉了|取消了|退订了|注销了|不用了|不再用了|弃坑了|放弃了|"
+    r"(?:停用了?|停掉了?|停了|停止了|戒了|戒掉了|卖了|卖掉了|退了|退掉了|取消了|退订了|注销了|弃坑了|放弃了|"
+    r"不(?:再)?(?:用|玩|跑|去|学|练|打|喝|抽|看|做|弹|骑|开|写)了|"
     r"cancel(?:led|ed)?\s*了|unsubscribe\s*了)"
 )
 # Chinese: what ends it, then the thing ("取消了Netflix", "停掉了夜跑", "不再用Evernote").

@@ -697,3 +697,31 @@ def test_changes_not_from_plans_or_questions(text):
 )
 def test_people_en_what_lands_on_someone_else(text, expected):
     assert [(s, p, o) for s, p, o, _e in facts(text)] == expected
+
+
+# -- activities ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("I'm learning Spanish on Duolingo", ["Spanish"]), ("I also started learning Japanese this month", ["Japanese"]),
+     ("Picked up the ukulele last month, still playing guitar though", ["ukulele"]), ("最近又迷上了飞盘，羽毛球也还在打", ["飞盘"]),
+     ("我会说英语和日语", ["英语", "日语"]), ("最近在学西班牙语", ["西班牙语"]),
+     ("Should I start learning Rust?", []), ("如果有空我想学吉他", [])],
+)
+def test_activities_several_at_once(text, expected):
+    assert objects(text, "does") == expected
+
+
+def test_activities_a_new_one_adds_and_a_stop_closes_one(tmp_path, monkeypatch):
+    from digest.stages import digest_day
+    from query.facts import facts_as_of
+    from tests.kit.digest import log_workspace
+
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-30T12:00:00+08:00")
+    s, logs = log_workspace(tmp_path)
+    for d, line in ((dt.date(2026, 3, 2), "我会说英语和日语"), (dt.date(2026, 3, 9), "最近又迷上了飞盘"), (dt.date(2026, 3, 16), "飞盘不玩了，膝盖受不了")):
+        (logs / f"{d}.md").write_text(f"[10:00] 用户: {line}\n", encoding="utf-8")
+        digest_day(s, "default", d, logs)
+    assert sorted(f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "does") == ["日语", "英语"]
+    assert "飞盘" in [f["object"] for f in facts_as_of(s, dt.date(2026, 3, 10))["facts"]]
