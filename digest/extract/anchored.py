@@ -41,8 +41,8 @@ _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]*")
 # A value right after these is not the speaker's value: denied ("是周三不是周二", "not 5432", "instead of X") or the old
 # one of a change ("从40G加到了100G", "from 4C8G to 8C16G"), which the change itself supersedes.
 _NOT_THE_VALUE = re.compile(
-    r"(?:不是|并非|而不是|而非|不|没|从|由|原来的?|之前的?|以前的?|"
-    r"\b(?:not|isn't|wasn't|aren't|instead\s+of|rather\s+than|than|from|used\s+to\s+be|was\s+previously))\s*(?:the\s+|a\s+|an\s+)?$",
+    r"(?:不是|并非|而不是|而非|不|没|从|由|原来的?|之前的?|以前的?|直到|截至|截止到?|"
+    r"\b(?:not|isn't|wasn't|aren't|instead\s+of|rather\s+than|than|from|used\s+to\s+be|was\s+previously|until|till|through))\s*(?:the\s+|a\s+|an\s+)?$",
     re.I,
 )
 

@@ -55,7 +55,7 @@ from kernel.dates import find_date
 from kernel.domain import Candidate, Turn
 
 
-def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool) -> list[_Found]:
+def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool, recent: list[str] | None = None) -> list[_Found]:
     """Everything a user or a named participant says in one sentence."""
     if _hypothetical(sent):
         return []
@@ -68,7 +68,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         claimed.extend(f.span for f in fresh)
 
     take(_apply_rules(sent, _IDENTITY, subject))
-    take(_people_places(sent))
+    take(_people_places(sent, recent))
     take(_people_en(sent))
     take(_favorites(sent, subject))
     take(_apply_rules(sent, _PREFERENCES, subject))
@@ -143,7 +143,7 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
     )
 
 
-def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Candidate]]) -> list[Candidate]:
+def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Candidate]], people: list[str] | None = None) -> list[Candidate]:
     text = turn.text or ""
     if not text.strip():
         return []
@@ -157,7 +157,7 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
         if assistant:
             found = _assistant_sentence(sent)
         else:
-            found = _speaker_sentence(sent, subject, day, correction)
+            found = _speaker_sentence(sent, subject, day, correction, people)
             if correction or _weak_correction(sent):
                 # "我记错了，是 M1 Pro，内存倒确实是 32G": a bare fix beside a value of its own
                 fix = _bare_correction(sent, anchors, pos)
@@ -203,6 +203,7 @@ def extract_candidates(turns: list[Turn], day: date) -> list[Candidate]:
     """
     out: list[Candidate] = []
     anchors: list[tuple[int, Candidate]] = []  # single-valued candidates so far, with their turn position
+    people: list[str] = []  # the third persons spoken of so far (a later 她 / 他 is the last of them)
     for pos, turn in enumerate(turns):
-        out.extend(_extract_turn(turn, day, pos, anchors))
+        out.extend(_extract_turn(turn, day, pos, anchors, people if turn.role == "user" else None))
     return out

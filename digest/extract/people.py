@@ -30,7 +30,7 @@ _WHO = re.compile(
 _TAIL = r"(?:已经|刚刚|刚|也|还|现在|目前|这周|最近|就)*"
 # Moves name the new place directly; 在 needs a workplace or school: a place word, or work/study after it.
 _MOVE = re.compile(
-    rf"^{_TAIL}(?:调去|调到|搬去|搬到|转去|转到|转学到|转学去|跳槽到|跳槽去|去了)(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{{2,12}}?)"
+    rf"^{_TAIL}(?:调去|调到|搬去|搬到|转去|转到|转学到|转学去|跳槽到|跳槽去|去了)了?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{{2,12}}?)"
     r"(?:分部|总部|分公司|办公室)?(?:工作|上班|上学|读书)?了?\s*$"
 )
 _PLACE_WORDS = r"小学|中学|高中|大学|学校|幼儿园|学院|医院|公司"
@@ -44,7 +44,14 @@ def _person(m: re.Match[str]) -> str:
     return m.group("name") or m.group("name2") or m.group("rel")
 
 
-def _people_places(sent: _Sentence) -> list[_Found]:
+# "她上周跳槽去了阿里": he or she opening a clause is the person last spoken of (the caller's ``recent``).
+_ZH_PRONOUN = re.compile(r"^\s*(?:她|他)(?!们)(?:今年|已经|刚刚|刚|也|还|现在|目前|这周|最近|上周|上个月|下个月|马上|就)*")
+# Work, not where one is: "在腾讯上班", "跳槽去了阿里", "入职字节".
+_WORK = re.compile(r"上班|工作|跳槽|入职|加入|实习")
+
+
+def _people_places(sent: _Sentence, recent: list[str] | None = None) -> list[_Found]:
+    """``recent``: the people spoken of before this sentence in the day, latest last; it gains this sentence's."""
     if not sent.cjk:
         return []
     s, out = sent.s, []
@@ -53,8 +60,13 @@ def _people_places(sent: _Sentence) -> list[_Found]:
         clause = s[ca:cb]
         m = _WHO.match(clause)
         rest_at = ca
+        pro = _ZH_PRONOUN.match(clause)
         if m and m.end() > m.start() and _person(m):
             who, rest_at = _person(m), ca + m.end()
+            if recent is not None:
+                recent.append(who)
+        elif pro and recent:
+            who, rest_at = recent[-1], ca + pro.end()
         elif not clause.lstrip().startswith(("在", "已经", "这周", "现在", "目前")):
             who = None if re.match(r"\s*(?:我|我们|你|他|她)", clause) else who
             continue
@@ -70,7 +82,7 @@ def _people_places(sent: _Sentence) -> list[_Found]:
                 continue
             g = "obj" if at.group("obj") else "obj2"
             a, b = rest_at + at.start(g), rest_at + at.end(g)
-        out.append(_Found(who, "lives_in", sent.orig(a, b), (a, b)))
+        out.append(_Found(who, "works_at" if _WORK.search(rest) else "lives_in", sent.orig(a, b), (a, b)))
     return out
 
 

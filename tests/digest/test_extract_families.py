@@ -725,3 +725,11 @@ def test_activities_a_new_one_adds_and_a_stop_closes_one(tmp_path, monkeypatch):
         digest_day(s, "default", d, logs)
     assert sorted(f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "does") == ["日语", "英语"]
     assert "飞盘" in [f["object"] for f in facts_as_of(s, dt.date(2026, 3, 10))["facts"]]
+
+
+def test_people_he_or_she_is_the_person_last_spoken_of_and_work_is_work():
+    assert [(s, p, o) for s, p, o, _e in facts("我老婆在腾讯上班，她上周跳槽去了阿里") if p != "event"] == [
+        ("老婆", "works_at", "腾讯"), ("老婆", "works_at", "阿里")]
+    assert [(s, p, o) for s, p, o, _e in facts("我同事小李在广州分部", "他下个月调去深圳") if p == "lives_in"] == [
+        ("小李", "lives_in", "广州"), ("小李", "lives_in", "深圳")]
+    assert [p for _s, p, _o, _e in facts("她上周跳槽去了阿里")] != ["works_at"]  # nobody spoken of before: not guessed
