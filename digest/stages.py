@@ -34,6 +34,7 @@ class DayInput:
     day: date
     folder: str
     logs: list[DayLog] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)  # others the user's current facts are about, latest last: who a 她 / he is
 
     @property
     def turns(self) -> list[Turn]:
@@ -68,6 +69,12 @@ def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput
         if not log.sha256:
             log.sha256 = file_signature(path, settings.max_log_bytes)
         inp.logs.append(log)
+    if inp.logs:
+        store = open_facts(settings)
+        try:
+            inp.people = store.people(user, day)
+        finally:
+            store.close()
     return inp
 
 
@@ -111,7 +118,7 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
     out: list[Candidate] = []
     for log in inp.logs:
-        out.extend(extract_candidates(log.turns, inp.day))
+        out.extend(extract_candidates(log.turns, inp.day, people=list(inp.people)))
     return out
 
 

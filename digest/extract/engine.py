@@ -69,7 +69,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
 
     take(_apply_rules(sent, _IDENTITY, subject))
     take(_people_places(sent, recent))
-    take(_people_en(sent))
+    take(_people_en(sent, recent))
     take(_favorites(sent, subject))
     take(_apply_rules(sent, _PREFERENCES, subject))
     take(_apply_rules(sent, _RULES_AXIOM, subject))
@@ -194,16 +194,17 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
     return out
 
 
-def extract_candidates(turns: list[Turn], day: date) -> list[Candidate]:
+def extract_candidates(turns: list[Turn], day: date, *, people: list[str] | None = None) -> list[Candidate]:
     """Candidate facts from one day's turns, in turn and sentence order.
 
     ``day`` dates the turns (``observed_at``) and resolves relative dates ("昨天", "next week").
     A subjectless correction ("不对，是5433") applies to the latest single-valued candidate of the
-    preceding few turns of this same list.
+    preceding few turns of this same list. ``people``: the others earlier days spoke of, latest last.
     """
     out: list[Candidate] = []
     anchors: list[tuple[int, Candidate]] = []  # single-valued candidates so far, with their turn position
-    people: list[str] = []  # the third persons spoken of so far (a later 她 / 他 is the last of them)
+    # the third persons spoken of so far, from earlier days (``people``) and these turns: a later 她 / 他 is the last
+    people = list(people or [])
     for pos, turn in enumerate(turns):
         out.extend(_extract_turn(turn, day, pos, anchors, people if turn.role == "user" else None))
     return out

@@ -98,17 +98,26 @@ _EN_PEOPLE = (
     ("works_at", re.compile(rf"(?:'s|\s+is)?\s+{_EN_ADVS}(?:works?\s+(?:at|for)|working\s+(?:at|for)|is\s+working\s+(?:at|for)|joined|started\s+at|"
                             rf"got\s+a\s+job\s+at|is\s+employed\s+(?:at|by)|goes\s+to|studies\s+at|is\s+studying\s+at)\s+(?:the\s+)?{_EN_OBJ}")),
     ("role", re.compile(r"(?:'s|\s+is)?\s+" + _EN_ADVS + r"(?:works\s+as|is\s+(?:now\s+)?(?:a|an)|became\s+(?:a|an)|'s\s+(?:a|an))\s+(?:(?:a|an)\s+)?"
-                        r"(?P<obj>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}?)(?=\s*(?:$|[,;.!?]|\s+(?:at|in|for|and|but|now|since)\b))")),
+                        r"(?P<obj>[a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}?)(?=\s*(?:$|[,;.!?]|\s+(?:at|in|for|and|but|now|since|this|last|next|recently|already)\b))")),
 )
 
 
-def _people_en(sent: _Sentence) -> list[_Found]:
-    """Where someone else lives and works, and what they do, from "my <relation> ..." in English."""
+_EN_PRONOUN = re.compile(r"(?:^|(?<=[,;:—-])\s*|\band\s+|\bso\s+)(?:he|she)\b(?!\s+(?:said|says|thinks|thought|told|asked))", re.I)
+
+
+def _people_en(sent: _Sentence, recent: list[str] | None = None) -> list[_Found]:
+    """Where someone else lives and works, and what they do, from "my <relation> ..." in English; a "he" or "she"
+    is the person last spoken of (``recent``, which gains this sentence's)."""
     if not sent.latin:
         return []
     s, out = sent.s, []
-    for m in _EN_WHO.finditer(s):
-        who = m.group("rel").lower()
+    named = [(m, m.group("rel").lower()) for m in _EN_WHO.finditer(s)]
+    if recent is not None:
+        recent.extend(who for _m, who in named)
+        last = named[-1][1] if named else (recent[-1] if recent else None)
+        if last:
+            named += [(m, last) for m in _EN_PRONOUN.finditer(s) if not any(a <= m.start() < b for a, b in (x.span() for x, _w in named))]
+    for m, who in sorted(named, key=lambda x: x[0].start()):
         at, done = m.end(), set()
         while True:  # "lives in Chengdu and works as a nurse", "in Munich working at BMW": one person, several facts
             hit = next(((p, h) for p, rx in _EN_PEOPLE if p not in done and (h := rx.match(s, at))), None)

@@ -151,3 +151,16 @@ def test_an_english_question_names_a_chinese_person_as_it_is_said(ws):
     a = ask("Which city is my colleague Xiao Li based in now?", settings=s)
     facts = " | ".join(i.text for i in a.items if i.kind == "fact")
     assert a.status == "ok" and "深圳" in facts and "广州" not in facts
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "now", "before"),
+    [("我老婆在腾讯上班", "她上周跳槽去了阿里", "阿里", "腾讯"),
+     ("My brother works at BMW in Munich", "He just moved to Berlin and works at Voltaro now", "Voltaro", "BMW")],
+)
+def test_he_or_she_on_a_later_day_is_the_person_spoken_of_before(ws, first, later, now, before):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), first)
+    night(s, logs, date(2026, 3, 9), later)
+    works = {f["object"]: f["subject"] for f in facts_as_of(s)["facts"] if f["predicate"] == "works_at"}
+    assert now in works and before not in works and works[now] != "user"
