@@ -103,7 +103,7 @@ _ROLES_AND_PLACES = _indexed(
     # "I work at/for X", "I'm a student at MIT", "I'm employed by X".
     _Rule(
         "works_at",
-        _en(rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+)"),
+        _en(rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+?)(?=\s+as\s+an?\s|$)"),
         check=_short(50),
         keys="work",
     ),
@@ -131,6 +131,27 @@ _ROLES_AND_PLACES = _indexed(
         _en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"),
         check=_short(50),
         keys="live|reside|based",
+    ),
+    # Moving or staying says where one lives now: "我搬到杭州了", "我还是留在北京", "我人在深圳", "I moved to Lisbon last year".
+    _Rule(
+        "lives_in",
+        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:人在|留在|待在|呆在|搬到了?|搬去了?|搬家到|搬回了?|回到了?)(?P<obj>[\u4e00-\u9fffA-Za-z]{{2,10}}?)"
+            r"(?:了|啦|工作|上班|生活|住)?\s*(?=$|[,;:!?。])"),
+        check=_zh_place_ok,
+        keys="在|搬|回到",
+    ),
+    _Rule(
+        "lives_in",
+        _en(rf"{_EN_IS}(?:'ve|\s*have)?\s*{_EN_ADV}{{0,3}}(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+"
+            r"(?P<obj>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?)(?=\s*(?:$|[,;.!?]|\s+(?:last|this|in|a|two|three|recently|for|with|because)\b))"),
+        keys="moved|relocat|moving",
+    ),
+    # "我现在在字节做后端": where one does one's work.
+    _Rule(
+        "works_at",
+        _zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。\s]{{2,12}}?)(?:做|干|写|负责)[\u4e00-\u9fffA-Za-z]{{1,8}}(?=$|[,;:!?。])"),
+        check=_zh_place_ok,
+        keys="在",
     ),
     # "I'm in Lisbon." said of oneself, with nothing after the place (not "I'm in Paris for a week"): where one lives.
     _Rule(

@@ -733,3 +733,18 @@ def test_people_he_or_she_is_the_person_last_spoken_of_and_work_is_work():
     assert [(s, p, o) for s, p, o, _e in facts("我同事小李在广州分部", "他下个月调去深圳") if p == "lives_in"] == [
         ("小李", "lives_in", "广州"), ("小李", "lives_in", "深圳")]
     assert [p for _s, p, _o, _e in facts("她上周跳槽去了阿里")] != ["works_at"]  # nobody spoken of before: not guessed
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("我还是留在北京", ("lives_in", "北京")), ("我人在深圳", ("lives_in", "深圳")), ("我搬到杭州了", ("lives_in", "杭州")),
+     ("I moved to Lisbon last year", ("lives_in", "Lisbon")), ("我现在在字节做后端", ("works_at", "字节")),
+     ("I work at Stripe as a backend engineer", ("works_at", "Stripe"))],
+)
+def test_identity_moving_staying_and_where_one_works(text, expected):
+    assert expected in [(p, o) for _s, p, o, _e in facts(text)]
+
+
+@pytest.mark.parametrize("text", ["我想搬到杭州", "要不要留在北京？", "I might move to Lisbon"])
+def test_identity_not_a_wish_or_a_question(text):
+    assert [p for _s, p, _o, _e in facts(text) if p == "lives_in"] == []
