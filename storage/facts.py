@@ -651,7 +651,12 @@ class FactStore:
                 [user, skey, opposite, okey],
             )
         else:
+            # the value holding when this was said (before a change that starts later, the old one), else the latest
             old = self._row(
+                "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' and valid_from <= ?"
+                " and (valid_to is null or valid_to > ?) order by valid_from desc limit 1",
+                [user, skey, cand.predicate, cand.observed_at, cand.observed_at],
+            ) or self._row(
                 "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' order by valid_from desc limit 1",
                 [user, skey, cand.predicate],
             )

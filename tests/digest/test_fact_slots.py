@@ -164,3 +164,12 @@ def test_he_or_she_on_a_later_day_is_the_person_spoken_of_before(ws, first, late
     night(s, logs, date(2026, 3, 9), later)
     works = {f["object"]: f["subject"] for f in facts_as_of(s)["facts"] if f["predicate"] == "works_at"}
     assert now in works and before not in works and works[now] != "user"
+
+
+def test_the_old_value_said_again_before_a_later_start_does_not_cancel_the_change(ws, monkeypatch):
+    s, logs = ws
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-20T20:00:00+08:00")
+    night(s, logs, date(2026, 3, 12), "我现在每天坐2号线上班，公司说4月1号起整体搬到新园区，到时候我得改坐14号线了")
+    night(s, logs, date(2026, 3, 19), "今天2号线又挤爆了，我还是每天坐2号线")
+    assert [f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "value"] == ["2号线"]
+    assert [f["object"] for f in facts_as_of(s)["upcoming"]] == ["14号线"]
