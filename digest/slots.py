@@ -64,6 +64,10 @@ class SubjectSlots:
     "系统盘" 0.87, "server spec" / "服务器配置" 0.84; README, fact slots), so a cosine floor would merge slots. Subjects
     across languages meet through the subject aliases (kernel.text, and the workspace's own list)."""
 
+    def slot_name(self, old: str, new: str) -> str:
+        """The old name of a slot, unless it names nothing ("spec", "是") and the new one does."""
+        return new if _unnamed(old) and not _unnamed(new) else old
+
     def related(self, a: str, b: str, loose: bool = False) -> bool:
         if _persons(a) != _persons(b):
             return False

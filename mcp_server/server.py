@@ -123,7 +123,8 @@ def build_server(settings: Settings, *, warm: bool = False):
         each fact with subject, predicate, object, status, valid_from, valid_to, confidence, version and its
         source (source_file, line_start, line_end, raw_ref for raw_read). A fact past its expiry (technical facts
         expire after 180 days) is still the user's last known value: it comes after the fresh ones with
-        stale=true and stale_since (the date it may have become outdated); say so when you use it.
+        stale=true and stale_since (the date it may have become outdated); say so when you use it. `upcoming`: values
+        that start later ("from April 1"), with their valid_from: not true yet.
         With history=true: {user, subject, versions}, every version with status `active` or `superseded`
         and how they link (previous_version, superseded_by).
         """
@@ -148,8 +149,9 @@ def build_server(settings: Settings, *, warm: bool = False):
                 return _error(f"as_of must be a date in the form YYYY-MM-DD, got {as_of!r}")
         out = facts_as_of(settings, when)
         aliases = load_aliases(Workspace(settings.home).knowledge / "99_system" / "subject_aliases.txt")
-        rows = _matching(out["facts"], subject_key(subject, aliases))
-        return {"user": out["user"], "subject": subject, "as_of": out["as_of"], "facts": rows}
+        key = subject_key(subject, aliases)
+        return {"user": out["user"], "subject": subject, "as_of": out["as_of"], "facts": _matching(out["facts"], key),
+                "upcoming": _matching(out["upcoming"], key)}
 
     @server.tool(name="fact_forget", title="Forget a fact",
                  annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))

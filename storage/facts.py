@@ -210,6 +210,10 @@ class SlotMatcher(Protocol):
 
     def related(self, a: str, b: str, loose: bool = False) -> bool: ...
 
+    def slot_name(self, old: str, new: str) -> str:
+        """The subject a slot's new version is stored under (the old name, unless it names no attribute)."""
+        ...
+
 
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
 # ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
@@ -660,7 +664,10 @@ class FactStore:
                 "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' order by valid_from desc limit 1",
                 [user, skey, cand.predicate],
             )
-            old = old or self._same_slot(user, skey, cand)
+            if old is None and (old := self._same_slot(user, skey, cand)) is not None and old["object_key"] != okey:
+                # the slot keeps one name across its versions (its history and lookups read as one), the better one
+                cand = replace(cand, subject=self._slots.slot_name(old["subject"], cand.subject))
+                skey = subject_key(cand.subject, self.aliases)
             if old and old["object_key"] == okey:
                 return self._reinforce(old, cand, evidence, report)
         if not old:

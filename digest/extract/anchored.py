@@ -155,9 +155,7 @@ def _names_the_day(clause_prefix: str, day: date) -> bool:
 
 
 def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
-    """Values by their shape in each clause that is not a question and not about the listener's things. A date
-    after ``day`` earlier in the sentence ("4月1号起……到时候改坐14号线", "from next Monday it's 9:30") is when the value
-    starts."""
+    """Values by their shape in each clause that is not a question and not about the listener's things."""
     out: list[_Found] = []
     s = sent.s
     if _NOT_REAL.search(s):
@@ -187,9 +185,7 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
                 subj = f"{who}的{attr}" if re.search(r"[\u4e00-\u9fff]", who + attr) else f"{who}'s {attr}"
             else:
                 subj = attr if subject == "user" else f"{subject}'s {attr}"
-            value = sent.orig(a, b)
-            dated = find_date(s[:a], day)
-            starts = dated[0] if dated and dated[0] > day.isoformat() else None
-            out.append(_Found(subj, "value", value, (a, b), technical=_technical(attr, value), starts=starts, anchored=True))
+            value = sent.orig(a, b)  # a later date before it is its start (the engine reads it for every value)
+            out.append(_Found(subj, "value", value, (a, b), technical=_technical(attr, value), anchored=True))
             start = b
     return out

@@ -95,6 +95,12 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         if nature not in ("opinion", "axiom") and _hedged(sent, f.span[0], f.span[1]):
             f.explicitness, f.confidence = "inferred", CONF_INFERRED
 
+    # A value said after a later date ("4月1号起……改坐14号线", "from next Monday the standup is at 10am", "明天服务器
+    # 升级到8C16G") holds from that date: until then the value before it is current.
+    for f in found:
+        if f.predicate in _CORRECTABLE and f.starts is None and (before := find_date(sent.s[: f.span[0]], day)):
+            if before[0] > day.isoformat():
+                f.starts = before[0]
     _dated_events(sent, found, subject, dated)
     return found
 

@@ -234,6 +234,13 @@ def _value_found(
         sb = sa + found[1]
         while sb > sa and s[sb - 1].isspace():
             sb -= 1
+    elif found and found[1] == 0 and s[sa + found[2] : sb].strip():  # "下周一服务器会升级到X": when, then the subject
+        sa += found[2]
+        while sa < sb and s[sa].isspace():
+            sa += 1
+        tail = _ZH_SUBJ_TAIL.search(s[sa:sb]) if cjk else None
+        if tail:
+            sb = sa + tail.start()
     subj_n, obj_n = s[sa:sb].strip(), s[oa:ob]
     if not (1 <= len(obj_n) <= 60):
         return None

@@ -69,3 +69,27 @@ def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_p
         assert [(r["object"], r["status"]) for r in store.history("default", "数据库端口")] == [("5432", "forgotten")]
     finally:
         store.close()
+
+
+def test_fact_lookup_shows_a_value_that_starts_later_apart_from_the_current_one(tmp_path, monkeypatch):
+    now = "2026-03-12T20:00:00+08:00"
+    monkeypatch.setenv("AGENTOS_NOW", now)  # the digest's clock: the change starts after it
+    log = "[09:00] 用户: 我的服务器配置是4C8G。\n[09:01] 用户: 下周一服务器会升级到8C16G。\n"
+    s, logs = digested_workspace(tmp_path, log, date(2026, 3, 12))
+
+    plain = mcpkit.server_params
+
+    def pinned(h):
+        p = plain(h)
+        return StdioServerParameters(command=p.command, args=p.args, env={**p.env, "AGENTOS_NOW": now})
+
+    monkeypatch.setattr(mcpkit, "server_params", pinned)
+
+    async def script(c: ClientSession):
+        return {"lookup": await c.call_tool("fact_lookup", {"subject": "服务器配置"})}
+
+    out, stray = session(s.home, tmp_path / "server-stderr.txt", script)
+    assert stray == []
+    got = data(out["lookup"])
+    assert [f["object"] for f in got["facts"]] == ["4C8G"]
+    assert [(f["object"], f["valid_from"][:10]) for f in got["upcoming"]] == [("8C16G", "2026-03-16")]
