@@ -92,6 +92,12 @@ _MEASURES = ("号线", "号楼", "年级", "楼", "层", "期", "届", "班", "�
 _COUNTED = re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?P<unit>{'|'.join(_MEASURES)})")
 
 
+_BY_SHAPE: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("spec", _SPEC), ("email", _EMAIL), ("url", _URL), ("date", _DATE), ("weekday", _WEEKDAY), ("clock", _CLOCK),
+    ("quantity:money", _MONEY_PREFIX), *((f"quantity:{family}", rx) for family, rx in _QUANTITY),
+)
+
+
 def value_type(text: str) -> str | None:
     """The kind of value ``text`` is, by its shape: ``spec`` (4C8G, 8核16G), ``clock`` (7:40, 凌晨两点, 2am),
     ``weekday``, ``date``, ``email``, ``url``, ``quantity:<family>`` (150ms, 100G, 3000元, 5km, 80%),
@@ -99,23 +105,9 @@ def value_type(text: str) -> str | None:
     s = nfkc(text or "").strip()
     if not s:
         return None
-    if _SPEC.search(s):
-        return "spec"
-    if _EMAIL.search(s):
-        return "email"
-    if _URL.search(s):
-        return "url"
-    if _DATE.search(s):
-        return "date"
-    if _WEEKDAY.search(s):
-        return "weekday"
-    if _CLOCK.search(s):
-        return "clock"
-    if _MONEY_PREFIX.search(s):
-        return "quantity:money"
-    for family, rx in _QUANTITY:
+    for kind, rx in _BY_SHAPE:  # first match wins: "周二下午三点" is a weekday, "$22.99" money before any number
         if rx.search(s):
-            return f"quantity:{family}"
+            return kind
     if _NUMBER.match(s):
         return "number"
     if (m := _COUNTED.search(s)):
