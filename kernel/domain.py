@@ -70,6 +70,7 @@ class Candidate:
     extractor: str = "rules"
     evidence: str = ""  # the sentence the fact was read from (short)
     replaces: str | None = None  # the old value a change names: the store continues the slot of the current fact holding it
+    ended: bool = False  # what used to hold ("I used to ..."): the store keeps it as history, never current
 
     def key(self, user: str, source_sha: str) -> str:
         """Identity of this observation: the same candidate from the same source is applied once."""

@@ -634,6 +634,15 @@ class FactStore:
             return None
         if cand.predicate == STOPPED:
             return self._stop(user, day, cand, skey, okey, raw_ref, evidence, report)
+        if cand.ended:  # "I used to live in Boston": it held before the day it was said, and is history now
+            same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and valid_to is not null",
+                             [user, skey, cand.predicate, okey])
+            if same:
+                return self._reinforce(same, cand, evidence, report)
+            fid = self._insert(user, day, cand, skey, okey, raw_ref, status="superseded", valid_to=cand.observed_at)
+            self._evidence(evidence, "historical", fid)
+            report.added += 1
+            return fid
         if cand.replaces and not cand.multi_valued:
             holder = self._holding(user, cand)
             if holder is None:  # nothing holds the old value: the new one stands alone, the old one is history

@@ -25,6 +25,7 @@ from digest.extract.identity import _IDENTITY
 from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
 from digest.extract.objects import _evidence
 from digest.extract.opinions import _OPINIONS
+from digest.extract.pasts import _pasts
 from digest.extract.people import _people_en, _people_places
 from digest.extract.plans import _FUTURE_PLANS, _PLANS
 from digest.extract.preferences import (
@@ -67,6 +68,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         found.extend(fresh)
         claimed.extend(f.span for f in fresh)
 
+    take(_pasts(sent, subject))
     take(_apply_rules(sent, _IDENTITY, subject))
     take(_people_places(sent, recent))
     take(_people_en(sent, recent))
@@ -146,6 +148,7 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
         extractor="rules",
         evidence=evidence,
         replaces=f.replaces,
+        ended=f.ended,
     )
 
 

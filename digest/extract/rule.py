@@ -93,6 +93,7 @@ class _Found:
     possessive: bool = False  # a value read from "my X" / "我的X"
     change: bool = False  # a value read from a change ("升级到", "moved to"): its sentence also names the old value
     replaces: str | None = None  # the old value a change names ("从Vim换到Helix"): the store continues the slot that holds it
+    ended: bool = False  # held before and holds no more ("I used to live in Boston"): stored as history
     anchored: bool = False  # read by its shape alone (family ``anchored``): a sentence pattern's reading of the span wins
     starts: str | None = None  # ISO date a value holds from, when the sentence puts it after the day ("4月1号起", "from next Monday")
 

@@ -173,3 +173,15 @@ def test_the_old_value_said_again_before_a_later_start_does_not_cancel_the_chang
     night(s, logs, date(2026, 3, 19), "今天2号线又挤爆了，我还是每天坐2号线")
     assert [f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "value"] == ["2号线"]
     assert [f["object"] for f in facts_as_of(s)["upcoming"]] == ["14号线"]
+
+
+@pytest.mark.parametrize(("line", "past", "now"), [("I used to live in Boston, now I live in Austin", "Boston", "Austin"),
+                                                   ("我以前住在北京，现在住在上海", "北京", "上海"),
+                                                   ("I used to play tennis every weekend", "tennis", None)])
+def test_what_used_to_hold_is_history_never_current(ws, line, past, now):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), line)
+    current = [f["object"] for f in facts_as_of(s)["facts"]]
+    assert past not in current and (now is None or now in current)
+    versions = json.loads(run_cli("facts", "history", "user", "--json", home=s.home).stdout)["versions"]
+    assert [(v["object"], v["status"]) for v in versions if v["object"] == past] == [(past, "superseded")]
