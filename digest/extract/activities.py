@@ -6,17 +6,24 @@ taking up in each language, not topics; a stop ("飞盘不玩了", "quit the uku
 
 from __future__ import annotations
 
+import re
+
 from digest.extract.rule import _en, _indexed, _Rule, _zh
 from digest.extract.vocab import _EN_ADV, _EN_IS, _ZH_ADV, _ZH_I
 
 
+# Not a thing one does: an amount ("a ton", "so much"), a companion ("with them"), a question word, a pronoun.
+_NOT_AN_ACTIVITY = re.compile(r"^(?:it|that|this|these|those|them|to|a|an|more|lots?|tons?|so|such|much|with|from|about|how|what|"
+                              r"why|where|you|the\s+hang|new\s+things|things|stuff|everything|something|anything)\b", re.I)
+
+
 def _activity_ok(o: str) -> bool:
-    low = o.lower()
-    return 1 <= len(o) <= 40 and not low.startswith(("it", "that", "this", "to ", "a lot", "more", "you", "how", "what", "the hang"))
+    return 1 <= len(o) <= 40 and not _NOT_AN_ACTIVITY.match(o)
 
 
 # The thing, without where, when or how it is done ("Spanish on Duolingo", "the ukulele last month").
-_EN_OBJ = (r"(?P<obj>[^,;:!?.]{1,40}?)(?=\s+(?:on|at|in|with|for|this|last|every|since|from|because|now|again|too|though|"
+_EN_OBJ = (r"(?P<obj>[^,;:!?.]{1,40}?)(?=\s+(?:on|at|in|with|for|this|last|every|since|from|because|now|again|too|though|about|"
+           r"ago|when|while|after|before|\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
            r"and\s+(?:it|I|we|my))\b|\s*$|\s*[,;:!?.])")
 
 _ACTIVITIES = _indexed(

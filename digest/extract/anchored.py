@@ -138,6 +138,9 @@ _NOT_REAL = re.compile(
 )
 
 
+_FOR = re.compile(r"(?:\bfor|\bover|了|已经|足足|整整)\s*$", re.I)
+
+
 def _date_spans(s: str, day: date) -> list[tuple[int, int]]:
     """Every date phrase of ``s`` ("下周三", "3 days ago", "2026年12月5日"): a date is when, not a value."""
     out, pos = [], 0
@@ -175,8 +178,11 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
                     or (kind == "weekday" and _names_the_day(s[ca:a], day))):
                 start = b
                 continue
-            # a count after a perfective 了 is how often something happened ("今天跑了三次"), not a habit's value
-            if _TENTATIVE.search(s, ca, a) or _hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了")):
+            # a count after a perfective 了 is how often something happened ("今天跑了三次"), not a habit's value; a
+            # duration after "for" / 了 is how long something went on ("known them for 4 years"); "100%" is certainty
+            if (_TENTATIVE.search(s, ca, a) or _hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了"))
+                    or (kind == "quantity:duration" and _FOR.search(s[ca:a]))
+                    or (kind == "quantity:percent" and s[a:b].strip().startswith("100"))):
                 start = b
                 continue
             attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True) or kind.split(":")[-1]

@@ -27,15 +27,17 @@ _ZH_STOP_BEFORE = re.compile(
     r"(?:取消了?|退订了?|停掉了?|停用了?|戒掉了?|卖掉了?|放弃了?|不再用|不再使用)\s*(?:我的|我们的|了)?\s*"
     r"(?P<obj>[A-Za-z][\w+#.\-]*(?:\s+(?-i:[A-Z])[\w+#.\-]*)*|[\u4e00-\u9fff]{2,8})"
 )
+# (not "don't have X": that denies, it ends nothing; not "dropped off / by": those are other verbs)
 _EN_STOP = re.compile(
-    r"\b(?:cancel(?:l)?ed|quit|stopped(?:\s+using)?|sold|dropped|ditched|gave\s+up(?:\s+on)?|got\s+rid\s+of|unsubscribed\s+from|"
-    r"(?:no\s+longer|don't|do\s+not)\s+(?:use|have|do|play|run|pay\s+for)(?:\s+any\s+more|\s+anymore)?)\s+"
-    r"(?:using\s+|my\s+|our\s+|the\s+|on\s+)*(?P<obj>[A-Za-z][\w+#\-]*(?:\s+(?-i:[A-Z])[\w+#\-]*)*)",
+    r"\b(?:cancel(?:l)?ed|quit|stopped(?:\s+using)?|sold|dropped(?!\s+(?:off|by|in|out|over|down|me|him|her|them|us)\b)|ditched|"
+    r"gave\s+up(?:\s+on)?|got\s+rid\s+of|unsubscribed\s+from|no\s+longer\s+(?:use|have|do|play|run|pay\s+for))\s+"
+    r"(?:using\s+|my\s+|our\s+|the\s+)*(?P<obj>[A-Za-z][\w+#\-]*(?:\s+(?-i:[A-Z])[\w+#\-]*)*)",
     re.I,
 )
 # Not a stop: a plan or a wish to stop, a question, a negation of the stop ("没停", "didn't cancel").
-_NOT_DONE = re.compile(r"(?:想|打算|准备|要不要|是否|考虑|没有?|别|不要|should|would|might|thinking\s+(?:of|about)|plan(?:ning)?\s+to|"
-                       r"going\s+to|want\s+to|didn't|did\s+not|never)\s*\S{0,6}$", re.I)
+_NOT_DONE = re.compile(r"(?:想|打算|准备|要不要|是否|考虑|没有?|别|不要|不会|\b(?:should|would|might|thinking\s+(?:of|about)|plan(?:ning)?\s+to|"
+                       r"going\s+to|want\s+to|didn't|did\s+not|never|won't|will\s+not|wouldn't|can't|cannot|couldn't|don't|"
+                       r"do\s+not|not|if|when|whether))\s*\S{0,6}$", re.I)
 # Words that open a clause before its thing ("所以夜跑彻底停了"): not part of the thing.
 _ZH_LEAD = re.compile(r"^(?:所以|然后|但是|不过|而且|其实|反正|总之|现在|目前|已经|最近|就|也|都|把|我们的?|我的?|咱们的?)+")
 # A wish or a plan anywhere before the verb ("我想把健身卡退了", "打算下个月停掉"): not done yet.

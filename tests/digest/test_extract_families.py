@@ -748,3 +748,12 @@ def test_identity_moving_staying_and_where_one_works(text, expected):
 @pytest.mark.parametrize("text", ["我想搬到杭州", "要不要留在北京？", "I might move to Lisbon"])
 def test_identity_not_a_wish_or_a_question(text):
     assert [p for _s, p, _o, _e in facts(text) if p == "lives_in"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I won't quit on my dreams", "I don't have faith in that", "our kids don't have the proper stuff", "I dropped off that stuff I baked",
+     "I 100% agree", "I've known these friends for 4 years", "I'm learning a ton", "learning with them is fun"],
+)
+def test_what_only_sounds_like_a_stop_a_value_or_an_activity_writes_nothing(text):
+    assert [(p, o) for _s, p, o, _e in facts(text) if p in ("stopped", "value", "does")] == []
