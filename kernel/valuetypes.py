@@ -16,7 +16,7 @@ from kernel.text import nfkc, normalize_key
 # Units by family: a value "150ms" and a value "2s" are both durations, "100G" and "512MB" both sizes.
 _UNITS = {
     "duration": r"ms|毫秒|秒钟?|sec(?:ond)?s?|s|min(?:ute)?s?|分钟|小时|hours?|hrs?|h|天|days?|周|weeks?|个?月|months?|年|years?",
-    "size": r"[kmgtp]i?b|[kmgt]|bytes?|字节|兆|g盘",
+    "size": r"[kmgtp]i?b|[mgt]|bytes?|字节|兆|g盘",  # not a bare k: "5K run", "10k steps" count thousands
     "distance": r"km|公里|千米|m|米|miles?|mi|ft|feet",
     "money": r"元|块钱?|rmb|cny|usd|\$|美元|欧元|eur|€|¥|k/月|万",
     "weight": r"kg|公斤|斤|克|g|lbs?|pounds?",

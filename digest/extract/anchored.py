@@ -185,7 +185,11 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
                     or (kind == "quantity:percent" and s[a:b].strip().startswith("100"))):
                 start = b
                 continue
-            attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True) or kind.split(":")[-1]
+            attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True)
+            if not attr and kind.startswith("quantity:"):  # "5 years", "3000元" naming nothing: an amount of what?
+                start = b
+                continue
+            attr = attr or kind.split(":")[-1]
             who = _person(sent, a)
             if who:
                 subj = f"{who}的{attr}" if re.search(r"[\u4e00-\u9fff]", who + attr) else f"{who}'s {attr}"
