@@ -138,14 +138,23 @@ _NOT_REAL = re.compile(
 )
 
 
+# A clause about what someone else said or wants ("Someone asked to ship a hotfix on Friday", "有人说周五发布"): not
+# the speaker's value.
+_OTHERS = re.compile(r"\s*(?:(?:someone|somebody|people|everyone|nobody)\b|有人|别人|大家)", re.I)
 _FOR = re.compile(r"(?:\bfor|\bover|了|已经|足足|整整)\s*$", re.I)
 
 
+# The weekday a date names beside it ("12月2日（周三）", "Dec 2, Wednesday"): part of the date.
+_DATE_WEEKDAY = re.compile(r"\s*[（(,，]?\s*(?:周|星期|礼拜)[一二三四五六日天][)）]?|\s*[(,]?\s*(?:mon|tues|wednes|thurs|fri|satur|sun)day\)?", re.I)
+
+
 def _date_spans(s: str, day: date) -> list[tuple[int, int]]:
-    """Every date phrase of ``s`` ("下周三", "3 days ago", "2026年12月5日"): a date is when, not a value."""
+    """Every date phrase of ``s`` ("下周三", "3 days ago", "2026年12月5日（周三）"): a date is when, not a value."""
     out, pos = [], 0
     while pos < len(s) and (found := find_date(s[pos:], day)):
         _iso, a, b = found
+        if (wd := _DATE_WEEKDAY.match(s, pos + b)) is not None:
+            b = wd.end() - pos
         out.append((pos + a, pos + b))
         pos += max(b, a + 1)
     return out
@@ -166,7 +175,7 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
     dates = _date_spans(s, day) + [m.span() for m in _QUOTES.finditer(s)]  # neither a date nor a quote is a value
     values = find_values(s)
     for ci, (ca, cb) in enumerate(sent.clauses):
-        if _is_question(sent, ci, values=True) or _NOT_MINE.match(s[ca:cb]):
+        if _is_question(sent, ci, values=True) or _NOT_MINE.match(s[ca:cb]) or _OTHERS.match(s[ca:cb]):
             continue
         start = ca
         # read over the whole sentence: a clause ends at a colon, and "KR1：" is a label by the colon after it

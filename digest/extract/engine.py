@@ -46,7 +46,7 @@ from digest.extract.rule import (
     _overlaps,
 )
 from digest.extract.activities import _ACTIVITIES
-from digest.extract.anchored import _anchored
+from digest.extract.anchored import _OTHERS, _anchored
 from digest.extract.changes import _changes
 from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
@@ -97,6 +97,8 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         if nature not in ("opinion", "axiom") and _hedged(sent, f.span[0], f.span[1]):
             f.explicitness, f.confidence = "inferred", CONF_INFERRED
 
+    # what someone unnamed says or wants ("有人说周会改到周五", "someone asked to ship on Friday") is not the speaker's
+    found = [f for f in found if not _OTHERS.match(sent.s, sent.clauses[sent.clause_at(f.span[0])][0])]
     # A value said after a later date ("4月1号起……改坐14号线", "from next Monday the standup is at 10am", "明天服务器
     # 升级到8C16G") holds from that date: until then the value before it is current.
     for f in found:

@@ -757,3 +757,8 @@ def test_identity_not_a_wish_or_a_question(text):
 )
 def test_what_only_sounds_like_a_stop_a_value_or_an_activity_writes_nothing(text):
     assert [(p, o) for _s, p, o, _e in facts(text) if p in ("stopped", "value", "does")] == []
+
+
+@pytest.mark.parametrize("text", ["青鸟的上线日期定在12月2日（周三）。", "Someone asked to ship a hotfix on Friday.", "有人说周会改到周五"])
+def test_anchored_not_a_dates_weekday_or_someone_elses_word(text):
+    assert values(text) == []
