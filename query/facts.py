@@ -18,12 +18,13 @@ from storage.raw_archive import ArchiveError, RawArchive
 def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence: float = 0.0) -> dict:
     """The facts valid now (or at the end of ``when``), at or above ``min_confidence``. A fact past its expiry is the
     user's last known value: it is still listed, after the fresh ones, with ``stale: true`` and ``stale_since`` (its
-    expiry's date). Retracted and forgotten facts never are. ``upcoming``: values that start later ("from April 1"),
-    not valid yet."""
+    expiry's date). Retracted and forgotten facts never are. ``upcoming``: values that start after now ("from April
+    1"), not valid yet."""
     store = open_facts(settings)
     try:
         rows = store.as_of(settings.user, when, min_confidence=min_confidence, stale=True)
-        later = [r for r in store.upcoming(settings.user, when) if r["confidence"] >= min_confidence]
+        # still to come, seen from now (a past as-of view does not list what was learnt after that day)
+        later = [r for r in store.upcoming(settings.user) if r["confidence"] >= min_confidence]
     finally:
         store.close()
     return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": [masked(r) for r in rows],

@@ -185,3 +185,11 @@ def test_what_used_to_hold_is_history_never_current(ws, line, past, now):
     assert past not in current and (now is None or now in current)
     versions = json.loads(run_cli("facts", "history", "user", "--json", home=s.home).stdout)["versions"]
     assert [(v["object"], v["status"]) for v in versions if v["object"] == past] == [(past, "superseded")]
+
+
+def test_a_past_as_of_view_does_not_list_what_was_learnt_later_as_starting_later(ws, monkeypatch):
+    s, logs = ws
+    night(s, logs, date(2026, 3, 2), "测试机现在是4C8G")
+    night(s, logs, date(2026, 3, 9), "我的笔记软件是Notion")
+    assert facts_as_of(s, date(2026, 3, 3))["upcoming"] == []
+    assert "starting later" not in run_cli("facts", "list", "--as-of", "2026-03-03", home=s.home).stdout
