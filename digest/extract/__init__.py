@@ -4,7 +4,9 @@
 
 * identity   name / role / works_at / lives_in / from           (nature "fact", single-valued)
 * taste      likes / dislikes (one candidate per list item), prefers / prefers_not ("Go over Java")
-* values     "X 是/改成/升级到 Y", "my X is Y", "X changed to Y"   -> (X, "value", Y), the core of supersession
+* values     "X 是/改成/升级到 Y", "my X is Y", "X changed to Y"   -> (X, "value", Y), the core of supersession;
+             also typed values by their shape whatever the verb (8C16G, 7:40, Postgres 16, 3 cups), changes that
+             name both values (从A换到B), stops (Copilot 停用了) and what used to hold (I used to live in X)
 * plans      plans (event) / decided (fact)
 * events     a sentence with a date or a day word, resolved against ``day``  -> event_date
 * opinions   thinks;  rules of conduct: rule (axiom)
@@ -34,9 +36,13 @@ function that reads them):
 * ``vocab``       shared words (我 / I, adverbs, roles, technical and attribute words) and sentence markers
                   (questions, hypotheticals, hedges, a dropped 我)
 * ``rule``        the ``_Rule`` record, predicates and confidences, and how one family is applied to a sentence
-* families        ``names``, ``identity``, ``preferences``, ``axioms``, ``corrections``, ``decisions``,
-                  ``plans``, ``values``, ``opinions``, ``restatements`` (assistant turns), ``events`` (dates from ``kernel.dates``)
-                  and ``subjects`` (whose fact it is: the user, a named participant, a third party)
+* families        ``names``, ``identity``, ``pasts`` (what used to hold: history), ``people`` (where others live and
+                  work, Chinese and English; a later 她 / he is the person last spoken of), ``preferences`` (one
+                  favorite of a kind is a slot), ``axioms``, ``corrections``, ``decisions``, ``changes`` (both values
+                  named: the old one finds the slot), ``stops``, ``activities``, ``plans``, ``values``, ``opinions``,
+                  ``anchored`` (values found by their shape, ``kernel.valuetypes``), ``restatements`` (assistant
+                  turns), ``events`` (dates from ``kernel.dates``) and ``subjects`` (whose fact it is: the user, a named
+                  participant, a third party)
 * ``engine``      the order the families run in, turns and sentences, and building :class:`Candidate` objects
 """
 
