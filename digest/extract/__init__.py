@@ -17,9 +17,10 @@ never supersede each other. Assistant turns never state facts: only their restat
 ("你的X是Y", "you seem to prefer X") come out, as "inferred".
 
 Precision over recall: questions, hypotheticals, negations, evaluations ("X is great"), relative clauses and
-chat boilerplate ("I'll try it", "明天再聊") produce nothing. Rule families run in a fixed order (identity,
-preferences, rules, corrections, decisions, plans, values, opinions) and a later family never reads text an
-earlier one already used, so "我的爱好是X" is a preference, not a value.
+chat boilerplate ("I'll try it", "明天再聊") produce nothing. Rule families run in a fixed order (pasts, identity,
+people, favorites, preferences, rules, corrections, decisions, changes, stops, activities, plans, values, opinions,
+anchored; ``engine._speaker_sentence``) and a later family never reads text an earlier one already used, so
+"我的爱好是X" is a preference, not a value.
 
 Matching runs on an NFKC-normalised copy of the text (full-width letters, digits and punctuation become
 half-width; curly quotes become straight); every object and subject is cut from the ORIGINAL text through an
