@@ -21,6 +21,7 @@ as not tuned on).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -351,6 +352,23 @@ def day_log(messages: list[dict], log_format: str = "jsonl") -> str:
     return "".join(line + "\n" for line in lines)
 
 
+@contextlib.contextmanager
+def case_clock(case: dict, home: Path):
+    """The process's clock pinned to the end of the case's last day (the evaluation time) and its workspace as
+    AGENTOS_HOME, for the body of the block; both restored after."""
+    pin = {"AGENTOS_NOW": f"{max(case['days'])}T23:59:59+08:00", "AGENTOS_HOME": str(home)}
+    saved = {k: os.environ.get(k) for k in pin}
+    os.environ.update(pin)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log_format: str = "jsonl") -> tuple[dict, object]:
     """One case in a fresh workspace: logs, pinned clock, the digest day by day, the index, facts, questions."""
     from digest.stages import digest_day
@@ -363,10 +381,7 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
     from storage.facts import open_facts
 
     days = sorted(case["days"])
-    pin = {"AGENTOS_NOW": f"{days[-1]}T23:59:59+08:00", "AGENTOS_HOME": str(home)}
-    saved = {k: os.environ.get(k) for k in pin}
-    os.environ.update(pin)
-    try:
+    with case_clock(case, home):
         init_workspace(home)
         settings = load_settings(home=home, user=USER, hostname="bench", timezone="Asia/Shanghai")
         settings = settings.model_copy(update={"logs_dir": None, "llm_base_url": chat[0] if chat else None,
@@ -389,12 +404,6 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
         live = {f["id"] for f in current}
         history = [r for r in rows if r["id"] not in live]
         answers = [ask(q["q"], user=USER, settings=settings).to_dict() for q in case["questions"]]
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     rec = score_case(case, current, history, answers)
     rec["extractors"] = dict(extractors)
     return rec, emb

@@ -314,7 +314,7 @@ def check_demo(work: Path) -> dict:
 
 
 def check_fact_updates(path: Path, work: Path, log=print) -> dict:
-    from bench.facts import USER, load, run_case, split_of
+    from bench.facts import USER, case_clock, load, run_case, split_of
     from kernel.settings import load_settings
 
     cases = load(path)
@@ -331,20 +331,10 @@ def check_fact_updates(path: Path, work: Path, log=print) -> dict:
     for i, case in enumerate(cases):
         same_lang = [c for c in cases[i + 1:] + cases[:i] if c["lang"] == case["lang"]][:3]
         asked = [(q, True) for q in case["questions"]] + [(q, False) for c in same_lang for q in c["questions"]]
-        days = sorted(case["days"])
-        pin = {"AGENTOS_NOW": f"{days[-1]}T23:59:59+08:00", "AGENTOS_HOME": str(homes[case["id"]])}
-        saved = {k: os.environ.get(k) for k in pin}
-        os.environ.update(pin)
-        try:
+        with case_clock(case, homes[case["id"]]):
             s = load_settings(home=homes[case["id"]], user=USER, hostname="bench", timezone="Asia/Shanghai")
             s = s.model_copy(update={"logs_dir": None, "llm_base_url": None})
             st = _statuses(list(dict.fromkeys(q["q"] for q, _ in asked)), s, USER)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         for q, own in asked:
             cross = case["lang"] in ("zh", "en") and q["lang"] != case["lang"]
             rows.append((labels[case["id"]], "cross-lingual" if cross else "same-language", own, st["on"][q["q"]], st["off"][q["q"]]))

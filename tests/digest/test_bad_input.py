@@ -30,6 +30,7 @@ from kernel.workspace import Workspace, init_workspace
 from storage.facts import FactStore
 from storage.raw_archive import ArchiveError, RawArchive, safe_name
 from tests.kit.bad_logs import DAYS, LONG_NAME, matching, write_corpus
+from tests.kit.digest import log_workspace
 
 
 @pytest.fixture
@@ -141,10 +142,8 @@ def test_file_names(tmp_path):
 
 
 def test_a_file_that_breaks_the_reader_costs_only_itself(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
+    s, logs = log_workspace(tmp_path)
+    s = s.model_copy(update={"llm_base_url": None})
     (logs / "2026-11-03.md").write_text("[09:00] 用户: 我叫林晓。\n", encoding="utf-8")
     (logs / "2026-11-03-b.md").write_text("[09:00] 用户: 数据库端口是 5432。\n", encoding="utf-8")
     import digest.logformat as lf
@@ -157,23 +156,19 @@ def test_a_file_that_breaks_the_reader_costs_only_itself(tmp_path, monkeypatch):
         return real(log, lines, bad)
 
     monkeypatch.setattr(lf, "_parse_markdown", flaky)
-    s = Settings(home=home, hostname="h", logs_dir=logs, llm_base_url=None)
     inp = read_day(s, "default", date(2026, 11, 3), logs)
     assert [(x.name, len(x.turns)) for x in inp.logs] == [("2026-11-03-b.md", 0), ("2026-11-03.md", 1)]
     assert [str(p) for p in inp.problems] == ["2026-11-03-b.md: could not read the file (MemoryError: simulated); skipped"]
 
 
 def test_an_unarchivable_log_is_digested_without_raw_references(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    init_workspace(home)
-    logs = tmp_path / "logs"
-    logs.mkdir()
+    s, logs = log_workspace(tmp_path)
     (logs / "2026-11-03.md").write_text("[09:00] 用户: 我叫林晓。\n", encoding="utf-8")
 
     def full(*a, **k):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(RawArchive, "archive", full)
-    r = digest_day(Settings(home=home, hostname="h", logs_dir=logs, llm_base_url=None), "default", date(2026, 11, 3), logs)
+    r = digest_day(s.model_copy(update={"llm_base_url": None}), "default", date(2026, 11, 3), logs)
     assert r["facts_added"] == 1 and r["quarantined"] == [
         "2026-11-03.md: not archived in L3 ([Errno 28] No space left on device); its turns are digested without raw line references"]
