@@ -131,6 +131,31 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
 
 
 # -- stage 4 -------------------------------------------------------------------------------------
+def _sentence_embedder(settings: Settings):
+    """Unit vectors for sentences, with the workspace's embedder, loaded only when a change told in free words asks
+    (digest.slots.SubjectSlots.nearest); None when the embedder cannot load (the change then replaces nothing)."""
+    loaded: list = []
+
+    def embed(texts):
+        if not loaded:
+            from kernel.embedders import EmbedderError, make_settings_embedder
+
+            try:
+                loaded.append(make_settings_embedder(settings))
+                loaded[0].embed_documents(["."])
+            except (EmbedderError, ImportError, OSError, ValueError):
+                loaded[:] = [None]
+        if loaded[0] is None:
+            return None
+        out = []
+        for v in loaded[0].embed_documents(list(texts)):
+            norm = sum(x * x for x in v) ** 0.5 or 1.0
+            out.append([x / norm for x in v])
+        return out
+
+    return embed
+
+
 def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
     from digest.evidence import gone_observations, observations
     from digest.slots import SubjectSlots
@@ -140,7 +165,7 @@ def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
         report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
                              observations=observations(inp, candidates), retire=gone_observations(settings, store, inp),
-                             slots=SubjectSlots())
+                             slots=SubjectSlots(embed=_sentence_embedder(settings)))
     finally:
         store.close()
     log_conflicts(ws.logs, report.conflict_lines)

@@ -71,6 +71,9 @@ class Candidate:
     evidence: str = ""  # the sentence the fact was read from (short)
     replaces: str | None = None  # the old value a change names: the store continues the slot of the current fact holding it
     ended: bool = False  # what used to hold ("I used to ..."): the store keeps it as history, never current
+    # the sentence tells a change ("switched to", "现在改用"): when no rule ties it to a current fact, the store asks the
+    # digest's slot matcher which fact of the same person it replaces (by meaning) and closes that one
+    renews: bool = False
 
     def key(self, user: str, source_sha: str) -> str:
         """Identity of this observation: the same candidate from the same source is applied once."""

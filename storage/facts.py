@@ -215,6 +215,13 @@ class SlotMatcher(Protocol):
         ...
 
 
+class NearestSlot(Protocol):
+    """Optional on a SlotMatcher: which of ``options`` (fact id, the sentence it was read from) a change told in
+    free words (``text``) replaces, by meaning; None when none clearly does."""
+
+    def nearest(self, text: str, options: list[tuple[int, str]]) -> int | None: ...
+
+
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
 # ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
 SERVED = ("active", "superseded")
@@ -569,6 +576,39 @@ class FactStore:
         report.added += 1
         return fid
 
+    def _renew(self, user: str, cand: Candidate, fid: int) -> int:
+        """A change told in free words (``cand.renews``) that no rule tied to a slot: the caller's matcher picks the
+        current fact of the same person, said on an earlier day, that it replaces (by meaning); that one is closed
+        at the change, like any superseded value. A story (event, plan) or a list (likes, does) is never replaced
+        this way, only a single value or an earlier free-worded change. Returns how many facts it closed."""
+        nearest = getattr(self._slots, "nearest", None)
+        if nearest is None:
+            return 0
+        rows = self._rows("select * from facts where user_id=? and status='active' and valid_to is null and source_day < ?"
+                          " and (multi_valued=0 or predicate='states') and predicate not in (?, 'event', 'plans')"
+                          " and object_key != ?", [user, cand.observed_at[:10], STOPPED, value_key(cand.object)])
+        # not a fact whose value the change says again ("500 rps 今天零点正式生效" confirms 500 rps, it does not end it)
+        told = value_key(cand.evidence or cand.object)
+        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True) and r["object_key"] not in told]
+        if not rows:
+            return 0
+        def said(r: dict) -> str:
+            return r["evidence"] or f"{r['subject']} {r['object']}"
+
+        chosen = nearest(cand.evidence or cand.object, [(r["id"], said(r)) for r in rows])
+        old = next((r for r in rows if r["id"] == chosen), None)
+        if old is None:
+            return 0
+        # the facts read from that one sentence ("我在美团做产品经理": employer and role) are what the change replaces
+        closing = [r for r in rows if said(r) == said(old) and (r["source_file"], r["line_start"]) == (old["source_file"], old["line_start"])]
+        later = cand.observed_at > clock.wall_iso(self.tz)
+        for r in closing:
+            self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
+                            ["active" if later else "superseded", cand.observed_at, fid, r["id"]])
+            if not later:
+                self._close_events(user, r["object_key"], cand.observed_at, fid)
+        return len(closing)
+
     def _same_slot(self, user: str, skey: str, cand: Candidate) -> dict | None:
         """The current fact another subject holds for the slot ``cand`` fills (see ``apply``), the latest one; or None."""
         kind = value_type(cand.object)
@@ -683,6 +723,8 @@ class FactStore:
             fid = self._insert(user, day, cand, skey, okey, raw_ref)
             self._evidence(evidence, "added", fid)
             report.added += 1
+            if cand.renews and not cand.replaces:
+                report.superseded += self._renew(user, cand, fid)
             return fid
         if cand.observed_at < old["valid_from"]:
             # A backfill of an earlier day: the value held before the current one. Recorded as history.

@@ -48,6 +48,7 @@ from digest.extract.rule import (
 from digest.extract.activities import _ACTIVITIES
 from digest.extract.anchored import _OTHERS, _anchored
 from digest.extract.changes import _changes
+from digest.extract.statements import _statements, renews
 from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
 from digest.extract.values import _values
@@ -87,6 +88,8 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_owned(_values(sent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
     take(_anchored(sent, subject, day))
+    if not found and not dated:
+        take(_statements(sent, subject))
 
     weak = _weak_correction(sent)
     for f in found:
@@ -106,6 +109,9 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
             if before[0] > day.isoformat():
                 f.starts = before[0]
     _dated_events(sent, found, subject, dated)
+    if found and not any(f.renews for f in found) and renews(sent):
+        for f in found:  # "Last month I joined Stripe", "现在在拼多多做运营": a value or event that tells a change
+            f.renews = f.predicate in _CORRECTABLE or f.predicate == "event"
     return found
 
 
@@ -151,6 +157,7 @@ def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
         evidence=evidence,
         replaces=f.replaces,
         ended=f.ended,
+        renews=f.renews,
     )
 
 

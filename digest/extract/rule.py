@@ -35,6 +35,8 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "event": ("event", True, 0.8),
     "stopped": ("event", True, 0.85),  # the store closes the facts naming the thing; the stop itself is history
     "does": ("fact", True, 0.85),  # what one practises, learns or has taken up: several at once
+    # a change told in free words ("our pipelines run on GitLab CI now"): the sentence itself; it renews the fact it replaces
+    "states": ("fact", True, 0.8),
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }
@@ -96,6 +98,7 @@ class _Found:
     ended: bool = False  # held before and holds no more ("I used to live in Boston"): stored as history
     anchored: bool = False  # read by its shape alone (family ``anchored``): a sentence pattern's reading of the span wins
     starts: str | None = None  # ISO date a value holds from, when the sentence puts it after the day ("4月1号起", "from next Monday")
+    renews: bool = False  # its sentence tells a change (digest.extract.statements.renews): it may replace a fact no rule ties it to
 
 
 def _overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:

@@ -1,0 +1,89 @@
+"""Family: a change said in free words. "Our pipelines run on GitLab CI now", "周报以后改发到钉钉了", "Last month I joined
+Stripe": no pattern reads an attribute and a value from them, yet each says that something the speaker told before
+holds no more. The sentence itself becomes a statement (``states``, the speaker's or the person's it names) that
+*renews*: the fact store closes the current fact it replaces, which the digest finds by meaning (digest.slots), not by
+words.
+
+A change is told by the classes of words every language has for it, not by topics: verbs of changing, moving, joining
+and leaving (strong: enough with a noun), and words that set now against before (weak: only with a named
+thing beside them, a Latin-script name, a capitalised word, a typed value, so "现在好多了" and "now I'm tired" are
+nothing). Adding is not changing: "also", "another", "也", "又" never renew. What only ends ("no longer", "不再") is
+a stop (family ``stops``), not a change.
+Runs last, on sentences no other family read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE, _person
+from digest.extract.events import _CHAT_BOILERPLATE, _event_object
+from digest.extract.normalize import _Sentence
+from digest.extract.rule import _Found
+from digest.extract.subjects import _NOT_MINE
+from digest.extract.vocab import _hedged, _is_question
+from kernel.valuetypes import find_values
+
+# Verbs of changing, moving, joining and leaving.
+_STRONG = re.compile(
+    r"改(?:成|为|用|到|去|坐|发|在|做|走|穿|喝|吃|买|订|听|看)|换(?:成|了|到|用|去|为)|转(?:到|去|成|为|岗|行)|调(?:到|岗|去)|"
+    r"搬(?:到|去|家|进)|迁(?:到|去|移到|移至|至)|跳槽|入职|加入了|离职|辞职|退休|毕业|切(?:到|换到|成|换成)|升级(?:到|成|为)|"
+    r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|replac(?:ed|ing)|join(?:ed|ing)|left|leaving|transferr(?:ed|ing)|"
+    r"migrat(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|swapp(?:ed|ing)|trad(?:ed|ing)\s+in|instead|became|become|"
+    r"retired|graduated|quit|hired|promoted)\b",
+    re.I,
+)
+# Words that set now against before.
+_WEAK = re.compile(r"现在|如今|目前|眼下|这阵子|这段时间|已经|从此|以后|今后|\b(?:now|nowadays|these\s+days|currently|lately|from\s+now\s+on)\b", re.I)
+# Adding, not changing ("I picked up Korean as well", "我又养了一只猫").
+_ADDS = re.compile(r"也|又|另外|另一|第二|多了|还有|\b(?:also|too|as\s+well|another|second|in\s+addition|additionally|added|more)\b", re.I)
+# A named thing: a Latin-script name in a Chinese sentence, a capitalised word past the first in an English one.
+_LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]+")
+_EN_CAPITAL = re.compile(r"(?<=[\s(\"'])(?!I\b|I'|OK\b)[A-Z][A-Za-z0-9+#.\-]*")
+_NOUNISH = ("n", "eng", "nz", "ns", "nt", "nr", "j", "vn")
+_ZH_FUNCTION = frozenset("现在 如今 目前 已经 以后 从此 今后 时候 时间 这边 那边 我们 自己".split())
+
+
+def _named(text: str, cjk: bool) -> bool:
+    if find_values(text):
+        return True
+    if cjk:
+        return bool(_LATIN_NAME.search(text))
+    return bool(_EN_CAPITAL.search(" " + text))
+
+
+def _has_noun(text: str, cjk: bool) -> bool:
+    if not cjk:
+        return bool(re.search(r"[A-Za-z]{3,}", text))
+    import jieba.posseg as pseg  # lazy: only a sentence with a change word pays for the tagger
+
+    return any(f.startswith(_NOUNISH) and len(w) >= 2 and w not in _ZH_FUNCTION for w, f in pseg.lcut(text))
+
+
+def renews(sent: _Sentence) -> bool:
+    """The sentence tells a change of something that held before (and adds nothing beside it)."""
+    s = sent.s
+    if _ADDS.search(s) or _TENTATIVE.search(s) or _NOT_REAL.search(s):
+        return False
+    strong = _STRONG.search(s)
+    if strong:
+        return _has_noun(s, sent.cjk) or _named(s, sent.cjk)
+    weak = _WEAK.search(s)
+    return bool(weak) and _named(s, sent.cjk)
+
+
+def _statements(sent: _Sentence, subject: str) -> list[_Found]:
+    """The sentence as a statement that renews, when it tells a change and no other family read it."""
+    s = sent.s
+    if any(_is_question(sent, ci) for ci in range(len(sent.clauses))) or not renews(sent):
+        return []
+    a, b = sent.clauses[0]
+    if _NOT_MINE.match(s[a:b]) or _OTHERS.match(s[a:b]) or re.match(r"\s*(?:你|您|you\b)", s[a:b], re.I):
+        return []  # about the listener or someone unnamed
+    if _hedged(sent, 0, len(s)):
+        return []
+    obj = _event_object(sent)
+    if len(obj) < (5 if sent.cjk else 12) or _CHAT_BOILERPLATE.search(obj):
+        return []
+    who = _person(sent, len(s))
+    return [_Found(who or subject, "states", obj, (0, len(s)), renews=True)]

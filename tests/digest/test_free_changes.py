@@ -1,0 +1,125 @@
+"""A change told in free words (issue 15): "Last month I joined Stripe", "我老公辞职了，自己开了一家咖啡店" name no attribute a
+rule reads, yet they end a fact told on an earlier day. Through the digest on real log files, the real fact store and
+the offline embedder: the change is kept as a statement and closes the fact it replaces, found by meaning; a change on
+another topic closes nothing; adding is not changing; without an embedder nothing is closed on meaning; removing the
+day that told the change brings the old fact back."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from digest.extract.normalize import _sentences, _Source
+from digest.extract.statements import renews
+from digest.slots import SubjectSlots
+from digest.stages import _sentence_embedder, digest_day
+from query.facts import facts_as_of
+from tests.kit.digest import log_workspace
+
+
+def night(s, logs, day: date, *lines: str) -> None:
+    (logs / f"{day}.md").write_text("".join(f"[10:0{i}] 用户: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
+    digest_day(s, "default", day, logs)
+
+
+def current(s, when: date | None = None) -> list[str]:
+    return sorted(f["object"] for f in facts_as_of(s, when)["facts"])
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-05-30T12:00:00+08:00")
+    return log_workspace(tmp_path)
+
+
+def test_a_free_worded_change_closes_the_fact_it_replaces(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "I work at Shopify as a backend developer")
+    night(s, logs, date(2026, 5, 11), "Last month I joined Stripe as a staff engineer")
+    now = current(s)
+    assert not any("Shopify" in o for o in now)
+    assert any("Stripe" in o for o in now)
+    assert "Shopify" in current(s, date(2026, 5, 8))  # history: it held before the change
+
+
+def test_a_change_about_a_person_closes_that_persons_fact(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我老公在银行工作")
+    night(s, logs, date(2026, 5, 11), "我老公辞职了，自己开了一家咖啡店")
+    rows = facts_as_of(s)["facts"]
+    assert [(f["subject"], f["predicate"]) for f in rows] == [("老公", "states")]
+    assert "咖啡店" in rows[0]["object"]
+
+
+def test_a_change_on_another_topic_closes_nothing(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "I live in Denver.", "I work at Shopify.", "My phone is a Pixel 7.")
+    night(s, logs, date(2026, 5, 11), "I switched to decaf coffee.", "These days I walk the dog at 7am instead of running.")
+    now = current(s)
+    assert {"Denver", "Shopify", "Pixel 7"} <= set(now)
+    assert any("decaf" in o for o in now)
+
+
+def test_a_chinese_change_on_another_topic_closes_nothing(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我老婆在腾讯上班。", "我的笔记本是 MacBook Pro。")
+    night(s, logs, date(2026, 5, 11), "我现在改用 Kindle 看书了。")
+    now = current(s)
+    assert "腾讯" in now and "MacBook Pro" in now and any("Kindle" in o for o in now)
+
+
+def test_without_an_embedder_the_change_is_kept_and_closes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-05-30T12:00:00+08:00")
+    monkeypatch.setenv("AGENTOS_EMBEDDER", "openai:http://127.0.0.1:9/v1#none")  # nothing listens there
+    s, logs = log_workspace(tmp_path)
+    night(s, logs, date(2026, 5, 4), "I work at Shopify as a backend developer")
+    night(s, logs, date(2026, 5, 11), "Last month I joined Stripe as a staff engineer")
+    now = current(s)
+    assert "Shopify" in now and any("Stripe" in o for o in now)
+
+
+def test_removing_the_day_of_the_change_brings_the_old_fact_back(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我老公在银行工作")
+    night(s, logs, date(2026, 5, 11), "我老公辞职了，自己开了一家咖啡店")
+    assert "银行" not in current(s)
+    (logs / "2026-05-11.md").unlink()
+    digest_day(s, "default", date(2026, 5, 11), logs)
+    assert current(s) == ["银行"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Our pipelines run on GitLab CI now", True),  # a word of now-against-before beside a name
+        ("周报以后改发到钉钉了", True),  # a verb of changing with a noun
+        ("I moved all my passwords into Bitwarden", True),
+        ("I've been picking up Korean as well", False),  # adding, not changing
+        ("我又养了一只猫，叫 Pepper", False),
+        ("Should I switch to Helix?", False),  # weighed, not done
+        ("I'm thinking of moving to Berlin", False),  # weighed, not done
+        ("现在好多了", False),  # now, but naming nothing
+        ("now I'm tired", False),
+    ],
+)
+def test_what_tells_a_change(text, expected):
+    sent = next(iter(_sentences(_Source(text))))
+    assert renews(sent) is expected
+
+
+def test_a_question_or_a_wish_is_no_statement(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "I work at Shopify as a backend developer")
+    night(s, logs, date(2026, 5, 11), "Should I switch to Stripe?", "I'm thinking of moving to Berlin")
+    assert current(s) == ["Shopify"]
+
+
+def test_the_matcher_needs_a_clear_winner(tmp_path):
+    from kernel.settings import Settings
+
+    slots = SubjectSlots(embed=_sentence_embedder(Settings(home=tmp_path, hostname="h")))
+    options = [(1, "My go-to password manager is 1Password"), (2, "I live in Denver"), (3, "We use Jira for tickets")]
+    assert slots.nearest("I moved all my passwords into Bitwarden", options) == 1
+    assert slots.nearest("I cooked a big dinner for my parents tonight", options) is None
+    assert SubjectSlots().nearest("I moved all my passwords into Bitwarden", options) is None  # no embedder: no guess
