@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -213,6 +214,15 @@ class SlotMatcher(Protocol):
     def slot_name(self, old: str, new: str) -> str:
         """The subject a slot's new version is stored under (the old name, unless it names no attribute)."""
         ...
+
+
+def _says(text: str, value: str) -> bool:
+    """``text`` (case-folded) names ``value`` as a whole: a word of its own in Latin script ("500 rps", not "sql" in
+    "postgresql"), anywhere in Chinese."""
+    v = value.casefold().strip()
+    if not v:
+        return False
+    return re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", text) is not None
 
 
 class NearestSlot(Protocol):
@@ -588,8 +598,8 @@ class FactStore:
                           " and (multi_valued=0 or predicate='states') and predicate not in (?, 'event', 'plans')"
                           " and object_key != ?", [user, cand.observed_at[:10], STOPPED, value_key(cand.object)])
         # not a fact whose value the change says again ("500 rps 今天零点正式生效" confirms 500 rps, it does not end it)
-        told = value_key(cand.evidence or cand.object)
-        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True) and r["object_key"] not in told]
+        told = (cand.evidence or cand.object).casefold()
+        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True) and not _says(told, r["object"])]
         if not rows:
             return 0
         def said(r: dict) -> str:

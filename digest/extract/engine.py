@@ -48,6 +48,7 @@ from digest.extract.rule import (
 from digest.extract.activities import _ACTIVITIES
 from digest.extract.anchored import _OTHERS, _anchored
 from digest.extract.changes import _changes
+from digest.extract.named import _named
 from digest.extract.statements import _statements, renews
 from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
@@ -88,6 +89,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     take(_owned(_values(sent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
     take(_anchored(sent, subject, day))
+    take(_named(sent, subject))
     if not found and not dated:
         take(_statements(sent, subject))
 

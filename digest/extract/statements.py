@@ -19,6 +19,7 @@ import re
 from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE, _person
 from digest.extract.events import _CHAT_BOILERPLATE, _event_object
 from digest.extract.normalize import _Sentence
+from digest.extract.people import EN_RELATIONS
 from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE
 from digest.extract.vocab import _hedged, _is_question
@@ -28,9 +29,8 @@ from kernel.valuetypes import find_values
 _STRONG = re.compile(
     r"改(?:成|为|用|到|去|坐|发|在|做|走|穿|喝|吃|买|订|听|看)|换(?:成|了|到|用|去|为)|转(?:到|去|成|为|岗|行)|调(?:到|岗|去)|"
     r"搬(?:到|去|家|进)|迁(?:到|去|移到|移至|至)|跳槽|入职|加入了|离职|辞职|退休|毕业|切(?:到|换到|成|换成)|升级(?:到|成|为)|"
-    r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|chang(?:ed|ing)|replac(?:ed|ing)|join(?:ed|ing)|left|leaving|transferr(?:ed|ing)|"
-    r"migrat(?:ed|ing)|upgrad(?:ed|ing)|downgrad(?:ed|ing)|swapp(?:ed|ing)|trad(?:ed|ing)\s+in|instead|became|become|"
-    r"retired|graduated|quit|hired|promoted)\b",
+    r"\b(?:(?:switch|mov|migrat|transferr|upgrad|downgrad|chang|swapp|shift)(?:e|ed|es|ing)?\s+(?:\w+\s+){0,3}?(?:over\s+)?(?:to|into|from)|"
+    r"join(?:ed|ing)|left|leaving|replac(?:ed|ing)|trad(?:ed|ing)\s+in|became|retired|graduated|quit|hired|promoted)\b",
     re.I,
 )
 # Words that set now against before.
@@ -49,7 +49,7 @@ def _named(text: str, cjk: bool) -> bool:
         return True
     if cjk:
         return bool(_LATIN_NAME.search(text))
-    return bool(_EN_CAPITAL.search(" " + text))
+    return bool(_EN_CAPITAL.search(text))  # past the first word: a capital there only opens the sentence
 
 
 def _has_noun(text: str, cjk: bool) -> bool:
@@ -60,10 +60,20 @@ def _has_noun(text: str, cjk: bool) -> bool:
     return any(f.startswith(_NOUNISH) and len(w) >= 2 and w not in _ZH_FUNCTION for w, f in pseg.lcut(text))
 
 
+# English: whose change it is must be said (I, we, my, our, a relation); a negated, modal or future verb tells none.
+_EN_MINE = re.compile(rf"\b(?:I|we|my|our|me|us)\b|\b(?:{EN_RELATIONS})\b", re.I)
+# chat drops the I: "Switched our CI to GitHub Actions", "Finally moved to Berlin", "Joined Stripe last month"
+_EN_DROPPED_I = re.compile(r"\s*(?:(?:just|finally|recently|already|officially)\s+)?(?:switched|moved|migrated|transferred|upgraded|"
+                           r"changed|swapped|joined|left|quit|replaced|became|retired|graduated)\b", re.I)
+_EN_NOT_DONE = re.compile(r"\b(?:won't|don't|didn't|doesn't|not|never|can|can't|may|might|must|will|'ll|gonna)\b|n't\b", re.I)
+
+
 def renews(sent: _Sentence) -> bool:
     """The sentence tells a change of something that held before (and adds nothing beside it)."""
     s = sent.s
     if _ADDS.search(s) or _TENTATIVE.search(s) or _NOT_REAL.search(s):
+        return False
+    if not sent.cjk and (not (_EN_MINE.search(s) or _EN_DROPPED_I.match(s)) or _EN_NOT_DONE.search(s)):
         return False
     strong = _STRONG.search(s)
     if strong:

@@ -101,6 +101,11 @@ def test_removing_the_day_of_the_change_brings_the_old_fact_back(ws):
         ("I'm thinking of moving to Berlin", False),  # weighed, not done
         ("现在好多了", False),  # now, but naming nothing
         ("now I'm tired", False),
+        ("Keep it up - you're changing lives", False),  # whose change is not said
+        ("I won't quit on my dreams", False),  # negated
+        ("The training changed my view on helping others", False),  # a change of mind, not of a thing held
+        ("Been super busy lately", False),  # a capital only opens the sentence
+        ("Switched our CI to GitHub Actions", True),  # the I dropped
     ],
 )
 def test_what_tells_a_change(text, expected):
@@ -123,3 +128,25 @@ def test_the_matcher_needs_a_clear_winner(tmp_path):
     assert slots.nearest("I moved all my passwords into Bitwarden", options) == 1
     assert slots.nearest("I cooked a big dinner for my parents tonight", options) is None
     assert SubjectSlots().nearest("I moved all my passwords into Bitwarden", options) is None  # no embedder: no guess
+
+
+def test_a_change_to_a_value_whose_name_holds_the_old_one_still_replaces_it(ws):
+    s, logs = ws  # "MySQL" is not said again in "PostgreSQL"
+    night(s, logs, date(2026, 5, 4), "我们的生产数据库是 MySQL")
+    night(s, logs, date(2026, 5, 11), "生产库已经迁到 PostgreSQL 了")
+    assert current(s) == ["PostgreSQL"]
+
+
+def test_a_change_that_says_the_value_again_keeps_it(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "跟 partner 谈好了，从5月8号起 API rate limit 从 100 rps 提到 500 rps")
+    night(s, logs, date(2026, 5, 8), "flag 已经打开了，500 rps 今天零点正式生效，看了一上午监控，没有 429 了")
+    assert any("500 rps" in o for o in current(s))
+
+
+def test_a_change_with_the_i_dropped_is_the_speakers(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "I work at Shopify as a backend developer")
+    night(s, logs, date(2026, 5, 11), "Joined Stripe as a staff engineer, first week was intense")
+    now = current(s)
+    assert not any("Shopify" in o for o in now) and any("Stripe" in o for o in now)

@@ -1,0 +1,193 @@
+"""Family: a named thing in the role a construction gives it. No attribute word has to be said: the construction says
+which slot the name fills.
+
+- tool and purpose: "We use Jira for tickets", "My team uses Terraform to manage infra", "我用 Notion 记笔记",
+  "我每天骑电动车上班", "我们公司用飞书沟通" -> (owner, purpose, tool): the purpose is the slot, so a later tool for the same
+  purpose supersedes ("我现在用 Obsidian 记笔记");
+- where a thing is kept: "I keep my dotfiles on GitHub", "我们的文档都放在 Confluence 上" -> (dotfiles, Github);
+- a habitual verb and its named object: "I drive a Honda Civic", "my daughter goes to Lincoln Elementary" -> (owner, the verb);
+- what a thing of mine is or is called: "我的车是一辆卡罗拉", "我们家的猫叫年糕", "Our office is in Shenzhen",
+  "my cat is called Mochi" -> (车, 卡罗拉).
+
+A name is a capitalised (or digit-bearing) phrase in English, a Latin-script phrase or a run of nouns (jieba) in Chinese.
+The verbs are classes (using, riding and driving, keeping, attending), not topics. Runs after the sentence patterns:
+it only reads what they left unread; wishes, questions, quotes and examples are left alone (the engine and the
+shared checks below)."""
+
+from __future__ import annotations
+
+import re
+
+from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE
+from digest.extract.normalize import _Sentence
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.rule import _Found
+from digest.extract.subjects import _NOT_MINE
+from digest.extract.vocab import _hedged, _is_question, _technical
+
+# -- English -------------------------------------------------------------------------------------------------------
+
+_EN_NAME = r"(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,3})"
+_EN_OWNER = rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|{EN_RELATIONS})|\bour\s+(?:team|company|family|group|office))"
+_EN_ADV = r"(?:\s+(?:also|usually|always|mostly|mainly|still|now|currently|normally|generally|just|only|all))*"
+_EN_PURPOSE = r"(?P<purpose>[a-z]+(?:\s+(?!and\b|but\b|because\b|since\b|now\b|these\b|every\b)[a-z]+){0,3})"
+_EN_TOOL = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:use|uses|rely\s+on|relies\s+on|run|runs)\s+(?:the\s+|a\s+|an\s+)?{_EN_NAME}"
+                      rf"\s+(?:for|to)\s+(?:the\s+|our\s+|my\s+)?{_EN_PURPOSE}", re.I)
+_EN_KEEP = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:keep|keeps|store|stores|host|hosts|back\s+up|backs\s+up|save|saves|put|puts)\s+"
+                      rf"(?:all\s+)?(?:my|our|the)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:on|in|at|to|with)\s+(?:the\s+)?{_EN_NAME}", re.I)
+# habitual verbs of driving and riding, attending, working, shopping, following (present tense: a past one is a story);
+# not "use", "own", "take": one uses, owns and takes many things at once, so the verb alone names no slot
+_EN_HABIT = re.compile(
+    rf"{_EN_OWNER}(?:\s+(?-i:[A-Z])[a-z]+)?{_EN_ADV}\s+(?P<verb>drives?|rides?|goes\s+to|go\s+to|attends?|"
+    rf"plays?\s+for|supports?|works?\s+(?:at|for)|shops?\s+at|banks?\s+with|flies|fly)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?{_EN_NAME}", re.I)
+_EN_IS = re.compile(rf"\b(?P<who>my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+(?:(?P<named>called|named)\s+|(?:located\s+|based\s+)?(?:in|at)\s+)"
+                    rf"{_EN_NAME}", re.I)
+_EN_VERB_BASE = {"drives": "drive", "rides": "ride", "goes to": "go to", "attends": "attend", "supports": "support", "flies": "fly", "plays for": "play for", "works at": "work at",
+                 "works for": "work for", "shops at": "shop at", "banks with": "bank with"}
+_EN_FUNCTION = frozenset("a an the my our your his her their its this that it them me us".split())
+
+
+def _en_owner(who: str) -> str | None:
+    """The person a clause is about ("my sister", "my daughter"), or None for the speaker (I, we, my team)."""
+    m = re.match(rf"my\s+({EN_RELATIONS})$", who.strip(), re.I)
+    return m.group(1).lower() if m else None
+
+
+def _en_phrase(text: str, limit: int = 3) -> str:
+    words = [w for w in text.split() if w.lower() not in _EN_FUNCTION]
+    return " ".join(words[:limit])
+
+
+# -- Chinese -------------------------------------------------------------------------------------------------------
+
+_ZH_OWNER = rf"(?P<who>我们公司|我们家|我们组|我们团队|我们|咱们|我家|我的?(?:{ZH_RELATIONS})|我)"
+_ZH_TOOL_VERB = re.compile(rf"{_ZH_OWNER}[^,;:!?。，]{{0,6}}?(?<![不没别])(?:用|拿|靠|通过|骑|坐|开|乘|搭)(?!了)\s*")
+_ZH_POSS = re.compile(rf"(?P<who>我们家的|我们家|我家的|我家|我们的|我的|(?:我的?)?(?:{ZH_RELATIONS})的)(?:养了|养的|有)?(?:[一两三四五六七八九\d]?[只个条辆台位部])?(?P<thing>[\u4e00-\u9fff]{{1,6}}?)"
+                      r"(?:现在|目前|如今|已经|也|还|都|就|一直)*(?:是|叫做|叫)(?:一辆|一台|一只|一条|一个|一部|一款|一位|一家)?\s*")
+_ZH_PLACE = re.compile(rf"{_ZH_OWNER}的?(?P<thing>[\u4e00-\u9fff]{{2,6}}?)(?:都|也|一般|平时|现在)?(?:放在|存在|存到|部署在|托管在|跑在|放到|备份到|同步到)\s*")
+_NOUN_TAGS = ("n", "nz", "nr", "ns", "nt", "eng", "j", "x")
+_ZH_NOT_NAME = frozenset("这个 那个 一些 什么 东西 时候 地方 问题 事情 情况 现在 以前 这里 那里".split())
+
+
+def _zh_words(text: str) -> list[tuple[str, str]]:
+    import jieba.posseg as pseg  # lazy: only a sentence one of these constructions matches pays for the tagger
+
+    return [(w, f) for w, f in pseg.lcut(text) if w.strip()]
+
+
+def _zh_name(rest: str) -> tuple[str, str]:
+    """The name at the start of ``rest`` (a Latin-script phrase, or a run of nouns) and what follows it."""
+    m = re.match(r"[A-Za-z][\w+#.\-]*(?:\s+[A-Za-z0-9][\w+#.\-]*){0,3}", rest)
+    if m:
+        return m.group(0).strip(), rest[m.end():]
+    words = _zh_words(rest[:16])
+    name, used = "", 0
+    for w, f in words:
+        if f.startswith(_NOUN_TAGS) and w not in _ZH_NOT_NAME and re.fullmatch(r"[\u4e00-\u9fff]+", w):
+            name += w
+            used += len(w)
+            continue
+        break
+    return (name, rest[used:]) if len(name) >= 2 else ("", rest)
+
+
+def _zh_purpose(rest: str) -> str:
+    """What the tool is for, right after it ("记笔记", "上班", "沟通", "写代码"): the first words of the clause, two to
+    four characters, not a particle, an adverb or a copula."""
+    rest = re.sub(r"^\s*(?:来|去)", "", rest)
+    clause = re.split(r"[,;:!?。，、和跟与及\s]", rest.strip(), maxsplit=1)[0]
+    out = ""
+    for w, f in _zh_words(clause[:8]):
+        if not out and (f.startswith(("u", "d", "p", "c", "r", "m", "q", "y", "zg")) or w in ("是", "有", "了", "的", "在")):
+            return ""
+        if len(out) + len(w) > 4:
+            break
+        out += w
+        if len(out) >= 2:
+            break
+    return out if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", out) else ""
+
+
+# A description, not a name: an adverb of degree or a negation first, or a 的 at the end ("很可爱", "红色的").
+_ZH_DESCRIBES = re.compile(r"^(?:很|太|挺|真|好|不|没|比较|非常|特别|有点|超|蛮|最)|的$")
+
+
+def _zh_whole(rest: str) -> str:
+    """The rest of the clause as a name ("一辆卡罗拉" -> 卡罗拉 was cut before), when it reads as one."""
+    clause = re.split(r"[,;:!?。，]", rest, maxsplit=1)[0].strip()
+    clause = re.sub(r"(?:了|啦|呀|哦|呢|吧|上|里|那边|这边)+$", "", clause).strip()
+    if not 2 <= len(clause) <= 12 or _ZH_DESCRIBES.search(clause):
+        return ""
+    words = _zh_words(clause)
+    if not words or words[0][1].startswith(("a", "d", "v", "p", "r", "zg", "u", "c")):
+        return ""
+    return clause
+
+
+def _zh_owner(who: str) -> str | None:
+    m = re.search(ZH_RELATIONS, who or "")
+    return m.group(0) if m else None
+
+
+# -- the family ----------------------------------------------------------------------------------------------------
+
+def _clause_ok(sent: _Sentence, a: int) -> bool:
+    ci = sent.clause_at(a)
+    ca, cb = sent.clauses[ci]
+    c = sent.s[ca:cb]
+    return not (_is_question(sent, ci) or _NOT_MINE.match(c) or _OTHERS.match(c) or _TENTATIVE.search(sent.s, ca, a)
+                or _hedged(sent, ca, cb))
+
+
+def _found(subject: str, name: str, span: tuple[int, int], who: str | None, speaker: str) -> _Found:
+    if who:
+        subject = f"{who}的{subject}" if re.search(r"[\u4e00-\u9fff]", who + subject) else f"{who}'s {subject}"
+    elif speaker != "user":
+        subject = f"{speaker}'s {subject}"
+    return _Found(subject, "value", name, span, technical=_technical(subject, name))
+
+
+def _named(sent: _Sentence, speaker: str) -> list[_Found]:
+    s = sent.s
+    if _NOT_REAL.search(s):
+        return []
+    out: list[_Found] = []
+    if sent.latin and not sent.cjk:
+        for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT):
+            for m in rx.finditer(s):
+                if not _clause_ok(sent, m.start()):
+                    continue
+                who = _en_owner(m.group("who"))
+                if rx is _EN_TOOL:
+                    subject = _en_phrase(m.group("purpose"))
+                elif rx is _EN_KEEP or rx is _EN_IS:
+                    subject = _en_phrase(m.group("thing"))
+                    if rx is _EN_IS and m.group("named"):
+                        subject = f"{subject} name"
+                else:
+                    verb = re.sub(r"\s+", " ", m.group("verb").lower())
+                    subject = _EN_VERB_BASE.get(verb, verb)
+                if subject:
+                    out.append(_found(subject, sent.orig(*m.span("name")), m.span("name"), who, speaker))
+        return out
+    if not sent.cjk:
+        return out
+    for m in _ZH_TOOL_VERB.finditer(s):
+        if not _clause_ok(sent, m.start()):
+            continue
+        name, rest = _zh_name(s[m.end():])
+        purpose = _zh_purpose(rest) if name else ""
+        if name and purpose:
+            a = m.end() + s[m.end():].find(name)
+            out.append(_found(purpose, sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker))
+    for rx in (_ZH_POSS, _ZH_PLACE):
+        for m in rx.finditer(s):
+            if not _clause_ok(sent, m.start()):
+                continue
+            name = _zh_whole(s[m.end():])  # the whole rest of its clause ("是一辆卡罗拉"), not a description ("是红色的")
+            if not name:
+                continue
+            a = m.end() + s[m.end():].find(name)
+            subject = m.group("thing")
+            out.append(_found(subject, sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker))
+    return out

@@ -1,0 +1,83 @@
+"""A named thing in the role a construction gives it (issue 15, family ``named``): the tool for a purpose, where a thing
+is kept, a habitual verb's named object, what a thing of mine is or is called. Read from the extractor, and then
+through the digest and the real fact store, where a later name in the same construction supersedes."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from digest.extract.engine import extract_candidates
+from digest.stages import digest_day
+from kernel.domain import Turn
+from query.facts import facts_as_of
+from tests.kit.digest import log_workspace
+
+
+def read(text: str) -> list[tuple[str, str, str]]:
+    turn = Turn(index=0, role="user", speaker="用户", text=text, source_file="d.md", line_start=1, line_end=1, time="10:00")
+    return [(c.subject, c.predicate, c.object) for c in extract_candidates([turn], date(2026, 5, 4))]
+
+
+@pytest.mark.parametrize(
+    "text, fact",
+    [
+        ("We use Jira for tickets", ("tickets", "value", "Jira")),
+        ("My team uses Terraform to manage infra", ("manage infra", "value", "Terraform")),
+        ("我平时用 VS Code 写代码", ("写代码", "value", "VS Code")),
+        ("我每天骑电动车上班", ("上班", "value", "电动车")),
+        ("I keep my dotfiles on GitHub", ("dotfiles", "value", "GitHub")),
+        ("我们的文档都放在 Confluence 上", ("文档", "value", "Confluence")),
+        ("I drive a Honda Civic", ("drive", "value", "Honda Civic")),
+        ("My daughter Emma goes to Lincoln Elementary", ("daughter's go to", "value", "Lincoln Elementary")),
+        ("Our office is in Shenzhen", ("office", "value", "Shenzhen")),
+        ("我的车是一辆卡罗拉", ("车", "value", "卡罗拉")),
+        ("我家有一只猫叫年糕", ("猫", "value", "年糕")),
+    ],
+)
+def test_a_name_fills_the_slot_its_construction_names(text, fact):
+    assert fact in read(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What if we used Jira for tickets?",  # a question, a hypothetical
+        "Maybe I should drive a Tesla",  # a wish
+        "我的猫很可爱",  # a description, not a name
+        "我的车是红色的",
+        "比如我们用 Jira 管理需求",  # an example
+        "I drove a Honda Civic in college",  # a past verb is a story
+    ],
+)
+def test_no_name_from_what_is_not_a_statement_of_it(text):
+    assert not [f for f in read(text) if f[1] == "value"]
+
+
+@pytest.fixture
+def ws(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-05-30T12:00:00+08:00")
+    return log_workspace(tmp_path)
+
+
+def night(s, logs, day: date, text: str) -> None:
+    (logs / f"{day}.md").write_text(f"[10:00] 用户: {text}\n", encoding="utf-8")
+    digest_day(s, "default", day, logs)
+
+
+@pytest.mark.parametrize(
+    "first, then, old, new",
+    [
+        ("我用 Notion 记笔记", "我现在用 Obsidian 记笔记了", "Notion", "Obsidian"),
+        ("I drive a Honda Civic", "I drive a Tesla Model Y now", "Honda Civic", "Tesla Model Y"),
+        ("我的车是一辆卡罗拉", "我的车现在是比亚迪汉", "卡罗拉", "比亚迪汉"),
+        ("Our office is in Shenzhen", "Our office is in Guangzhou now", "Shenzhen", "Guangzhou"),
+    ],
+)
+def test_a_later_name_in_the_same_construction_supersedes(ws, first, then, old, new):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), first)
+    night(s, logs, date(2026, 5, 11), then)
+    assert [f["object"] for f in facts_as_of(s)["facts"]] == [new]
+    assert [f["object"] for f in facts_as_of(s, date(2026, 5, 8))["facts"]] == [old]
