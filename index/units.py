@@ -34,7 +34,7 @@ PREDICATE_WORDS = {
     "lives_in": "lives in 住在 城市", "from": "comes from 来自", "value": "is 是", "likes": "likes 喜欢",
     "dislikes": "dislikes 不喜欢", "prefers": "prefers 偏好 喜欢用", "prefers_not": "avoids 不想用 不喜欢用",
     "does": "does learns plays 在学 会 玩 练", "plans": "plans 计划 打算", "decided": "decided 决定", "event": "event 事件", "thinks": "thinks 认为", "rule": "rule 规则",
-    "states": "says 说",
+    "states": "says 说", "has": "has owns 有 拥有",
 }
 
 

@@ -88,8 +88,8 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
         take(_apply_rules(sent, _FUTURE_PLANS, subject))
     take(_owned(_values(sent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
+    take(_named(sent, subject))  # a construction says which slot a name fills; a shape alone says less
     take(_anchored(sent, subject, day))
-    take(_named(sent, subject))
     if not found and not dated:
         take(_statements(sent, subject))
 

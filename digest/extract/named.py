@@ -21,14 +21,17 @@ import re
 from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE
 from digest.extract.normalize import _Sentence
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.people import _NAME1 as _ZH_GIVEN
 from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE
 from digest.extract.vocab import _hedged, _is_question, _technical
+from kernel.valuetypes import find_values
 
 # -- English -------------------------------------------------------------------------------------------------------
 
 _EN_NAME = r"(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,3})"
-_EN_OWNER = rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|{EN_RELATIONS})|\bour\s+(?:team|company|family|group|office))"
+_EN_OWNER = (rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|{EN_RELATIONS})|\bour\s+(?:team|company|family|group|office)|"
+             r"(?:(?<=^)|(?<=[,;]\s)|(?<=\band\s))(?!(?:I|We|My|Our|The|This|That|It|They|He|She|You|Your|There|Then|So|But|And|Now)\b)(?-i:[A-Z][a-z]+))")
 _EN_ADV = r"(?:\s+(?:also|usually|always|mostly|mainly|still|now|currently|normally|generally|just|only|all))*"
 _EN_PURPOSE = r"(?P<purpose>[a-z]+(?:\s+(?!and\b|but\b|because\b|since\b|now\b|these\b|every\b)[a-z]+){0,3})"
 _EN_TOOL = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:use|uses|rely\s+on|relies\s+on|run|runs)\s+(?:the\s+|a\s+|an\s+)?{_EN_NAME}"
@@ -42,15 +45,23 @@ _EN_HABIT = re.compile(
     rf"plays?\s+for|supports?|works?\s+(?:at|for)|shops?\s+at|banks?\s+with|flies|fly)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?{_EN_NAME}", re.I)
 _EN_IS = re.compile(rf"\b(?P<who>my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+(?:(?P<named>called|named)\s+|(?:located\s+|based\s+)?(?:in|at)\s+)"
                     rf"{_EN_NAME}", re.I)
+# what one has, earned or took in (a multi-valued "has": a new one adds): "I have an AWS SAA", "We adopted Biscuit"
+_EN_HAS = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:have|has|own|owns|got|earned|passed|bought|adopted|hold|holds)\s+"
+                     rf"(?:a\s+|an\s+|my\s+|our\s+|the\s+|two\s+|three\s+)?{_EN_NAME}", re.I)
 _EN_VERB_BASE = {"drives": "drive", "rides": "ride", "goes to": "go to", "attends": "attend", "supports": "support", "flies": "fly", "plays for": "play for", "works at": "work at",
                  "works for": "work for", "shops at": "shop at", "banks with": "bank with"}
+# "for everything", "for work", "to do it": no purpose one tool holds
+_EN_NO_PURPOSE = frozenset("everything anything something all it that this work fun me us them him her do be get make".split())
 _EN_FUNCTION = frozenset("a an the my our your his her their its this that it them me us".split())
 
 
 def _en_owner(who: str) -> str | None:
-    """The person a clause is about ("my sister", "my daughter"), or None for the speaker (I, we, my team)."""
-    m = re.match(rf"my\s+({EN_RELATIONS})$", who.strip(), re.I)
-    return m.group(1).lower() if m else None
+    """The person a clause is about ("my sister", "my daughter", "Amy"), or None for the speaker (I, we, my team)."""
+    who = who.strip()
+    m = re.match(rf"my\s+({EN_RELATIONS})$", who, re.I)
+    if m:
+        return m.group(1).lower()
+    return who if re.fullmatch(r"[A-Z][a-z]+", who) and who.lower() not in ("i", "we", "my", "our") else None
 
 
 def _en_phrase(text: str, limit: int = 3) -> str:
@@ -60,7 +71,10 @@ def _en_phrase(text: str, limit: int = 3) -> str:
 
 # -- Chinese -------------------------------------------------------------------------------------------------------
 
-_ZH_OWNER = rf"(?P<who>我们公司|我们家|我们组|我们团队|我们|咱们|我家|我的?(?:{ZH_RELATIONS})|我)"
+_ZH_OWNER = rf"(?P<who>我们公司|我们家|我们组|我们团队|我们|咱们|我家|(?:我的?)?(?:{ZH_RELATIONS})?(?:{_ZH_GIVEN})|我的?(?:{ZH_RELATIONS})|我)"
+# what one has, passed or took in: "我有 CKA 证书", "我考了 AWS SAA", "我家养了一只柯基"
+_ZH_HAS = re.compile(rf"{_ZH_OWNER}(?:也|还|又|刚|已经|今年|去年)*(?:有|考了|考到了|考过了|拿到了|拿了|买了|领养了|养了)"
+                     r"(?:一只|一条|一个|一台|一辆|一张|两只|两个|只|个|台|辆|张)?\s*")
 _ZH_TOOL_VERB = re.compile(rf"{_ZH_OWNER}[^,;:!?。，]{{0,6}}?(?<![不没别])(?:用|拿|靠|通过|骑|坐|开|乘|搭)(?!了)\s*")
 _ZH_POSS = re.compile(rf"(?P<who>我们家的|我们家|我家的|我家|我们的|我的|(?:我的?)?(?:{ZH_RELATIONS})的)(?:养了|养的|有)?(?:[一两三四五六七八九\d]?[只个条辆台位部])?(?P<thing>[\u4e00-\u9fff]{{1,6}}?)"
                       r"(?:现在|目前|如今|已经|也|还|都|就|一直)*(?:是|叫做|叫)(?:一辆|一台|一只|一条|一个|一部|一款|一位|一家)?\s*")
@@ -75,8 +89,9 @@ def _zh_words(text: str) -> list[tuple[str, str]]:
     return [(w, f) for w, f in pseg.lcut(text) if w.strip()]
 
 
-def _zh_name(rest: str) -> tuple[str, str]:
-    """The name at the start of ``rest`` (a Latin-script phrase, or a run of nouns) and what follows it."""
+def _zh_name(rest: str, one: bool = False) -> tuple[str, str]:
+    """The name at the start of ``rest`` (a Latin-script phrase, or a run of nouns; ``one``: one noun, for a tool
+    with its purpose after it, "骑自行车上学") and what follows it."""
     m = re.match(r"[A-Za-z][\w+#.\-]*(?:\s+[A-Za-z0-9][\w+#.\-]*){0,3}", rest)
     if m:
         return m.group(0).strip(), rest[m.end():]
@@ -86,6 +101,8 @@ def _zh_name(rest: str) -> tuple[str, str]:
         if f.startswith(_NOUN_TAGS) and w not in _ZH_NOT_NAME and re.fullmatch(r"[\u4e00-\u9fff]+", w):
             name += w
             used += len(w)
+            if one and len(name) >= 2:
+                break
             continue
         break
     return (name, rest[used:]) if len(name) >= 2 else ("", rest)
@@ -125,8 +142,15 @@ def _zh_whole(rest: str) -> str:
 
 
 def _zh_owner(who: str) -> str | None:
+    """The person a clause is about (老公, 同事小李 -> 小李, 朵朵), or None for the speaker (我, 我们, 我家)."""
+    if m := re.search(_ZH_GIVEN, who or ""):
+        return m.group(0)
     m = re.search(ZH_RELATIONS, who or "")
     return m.group(0) if m else None
+
+
+def _overlap(span: tuple[int, int], found: list[_Found]) -> bool:
+    return any(span[0] < f.span[1] and f.span[0] < span[1] for f in found)
 
 
 # -- the family ----------------------------------------------------------------------------------------------------
@@ -139,7 +163,11 @@ def _clause_ok(sent: _Sentence, a: int) -> bool:
                 or _hedged(sent, ca, cb))
 
 
-def _found(subject: str, name: str, span: tuple[int, int], who: str | None, speaker: str) -> _Found:
+def _found(subject: str, name: str, span: tuple[int, int], who: str | None, speaker: str, predicate: str = "value") -> _Found | None:
+    if predicate == "has":  # whose it is is the subject itself
+        if find_values(name):  # a typed name ("iPhone 15", "Model 3") is a value of its type: a newer one supersedes it
+            return None
+        return _Found(who or speaker, "has", name, span)
     if who:
         subject = f"{who}的{subject}" if re.search(r"[\u4e00-\u9fff]", who + subject) else f"{who}'s {subject}"
     elif speaker != "user":
@@ -153,33 +181,48 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
         return []
     out: list[_Found] = []
     if sent.latin and not sent.cjk:
-        for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT):
+        for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT, _EN_HAS):
             for m in rx.finditer(s):
                 if not _clause_ok(sent, m.start()):
                     continue
                 who = _en_owner(m.group("who"))
                 if rx is _EN_TOOL:
                     subject = _en_phrase(m.group("purpose"))
+                    if subject.split()[0].lower() in _EN_NO_PURPOSE if subject else True:
+                        continue
                 elif rx is _EN_KEEP or rx is _EN_IS:
                     subject = _en_phrase(m.group("thing"))
                     if rx is _EN_IS and m.group("named"):
                         subject = f"{subject} name"
+                elif rx is _EN_HAS:
+                    subject = "has"
                 else:
                     verb = re.sub(r"\s+", " ", m.group("verb").lower())
                     subject = _EN_VERB_BASE.get(verb, verb)
-                if subject:
-                    out.append(_found(subject, sent.orig(*m.span("name")), m.span("name"), who, speaker))
+                if subject and not _overlap(m.span("name"), out):
+                    out.append(_found(subject, sent.orig(*m.span("name")), m.span("name"), who, speaker,
+                                      "has" if rx is _EN_HAS else "value"))
+                    if out[-1] is None:
+                        out.pop()
         return out
     if not sent.cjk:
         return out
     for m in _ZH_TOOL_VERB.finditer(s):
         if not _clause_ok(sent, m.start()):
             continue
-        name, rest = _zh_name(s[m.end():])
+        name, rest = _zh_name(s[m.end():], one=True)
         purpose = _zh_purpose(rest) if name else ""
         if name and purpose:
             a = m.end() + s[m.end():].find(name)
             out.append(_found(purpose, sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker))
+    for m in _ZH_HAS.finditer(s):
+        if not _clause_ok(sent, m.start()):
+            continue
+        name, _rest = _zh_name(s[m.end():])
+        if name and not _overlap((m.end(), m.end() + len(name)), out):
+            a = m.end() + s[m.end():].find(name)
+            if f := _found("has", sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker, "has"):
+                out.append(f)
     for rx in (_ZH_POSS, _ZH_PLACE):
         for m in rx.finditer(s):
             if not _clause_ok(sent, m.start()):

@@ -37,6 +37,7 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "does": ("fact", True, 0.85),  # what one practises, learns or has taken up: several at once
     # a change told in free words ("our pipelines run on GitLab CI now"): the sentence itself; it renews the fact it replaces
     "states": ("fact", True, 0.8),
+    "has": ("fact", True, 0.85),  # what one has, earned or took in (a pet, a certificate, a car): a new one adds
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }

@@ -81,3 +81,30 @@ def test_a_later_name_in_the_same_construction_supersedes(ws, first, then, old, 
     night(s, logs, date(2026, 5, 11), then)
     assert [f["object"] for f in facts_as_of(s)["facts"]] == [new]
     assert [f["object"] for f in facts_as_of(s, date(2026, 5, 8))["facts"]] == [old]
+
+
+@pytest.mark.parametrize(
+    "text, fact",
+    [
+        ("I have an AWS SAA certification", ("user", "has", "AWS SAA")),
+        ("我今年又考了 CKA", ("user", "has", "CKA")),
+        ("我老公有一辆特斯拉", ("老公", "has", "特斯拉")),
+        ("My brother owns a Tesla", ("brother", "has", "Tesla")),
+        ("同事小李用 Vim 写代码", ("小李的写代码", "value", "Vim")),
+        ("朵朵骑自行车上学", ("朵朵的上学", "value", "自行车")),
+    ],
+)
+def test_what_someone_has_and_a_named_persons_tools(text, fact):
+    assert fact in read(text)
+
+
+def test_a_typed_name_is_left_to_its_type():
+    # "iPhone 15" is a version: a value of its slot, so "妈的手机换成了 iPhone 16" supersedes it (family anchored)
+    assert [f for f in read("给我妈买了台 iPhone 15") if f[1] == "value" and "妈" in f[0] and f[2] == "iPhone 15"]
+
+
+def test_what_one_has_adds(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "I have an AWS SAA certification")
+    night(s, logs, date(2026, 5, 11), "我今年又考了 CKA")
+    assert sorted(f["object"] for f in facts_as_of(s)["facts"]) == ["AWS SAA", "CKA"]
