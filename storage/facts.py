@@ -554,7 +554,7 @@ class FactStore:
         if len(old_key) < 3 and not (has_cjk(old_key) and len(old_key) >= 2):
             return
         self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where user_id=? and predicate='event'"
-                        " and status='active' and valid_from <= ? and object_key like ?", [at, by, user, at, f"%{old_key}%"])
+                        " and status='active' and valid_from <= ? and object_key like ? and id != ?", [at, by, user, at, f"%{old_key}%", by])
 
     def _holding(self, user: str, cand: Candidate) -> dict | None:
         """The current fact that holds the old value ``cand.replaces`` names (the latest), of the same person."""
@@ -587,8 +587,9 @@ class FactStore:
         return fid
 
     def _renew(self, user: str, cand: Candidate, fid: int) -> int:
-        """A change told in free words (``cand.renews``) that no rule tied to a slot: the caller's matcher picks the
-        current fact of the same person, said on an earlier day, that it replaces (by meaning); that one is closed
+        """A change told in free words (``cand.renews``) that no rule tied to a slot: the current fact of the same person,
+        said on an earlier day, that holds what the change says it leaves (``cand.replaces``: "left Google"), else the
+        one the caller's matcher picks by meaning; that one is closed
         at the change, like any superseded value. A story (event, plan) or a list (likes, does) is never replaced
         this way, only a single value or an earlier free-worded change. Returns how many facts it closed."""
         nearest = getattr(self._slots, "nearest", None)
@@ -597,26 +598,32 @@ class FactStore:
         rows = self._rows("select * from facts where user_id=? and status='active' and valid_to is null and source_day < ?"
                           " and (multi_valued=0 or predicate='states') and predicate not in (?, 'event', 'plans')"
                           " and object_key != ?", [user, cand.observed_at[:10], STOPPED, value_key(cand.object)])
-        # not a fact whose value the change says again ("500 rps 今天零点正式生效" confirms 500 rps, it does not end it)
-        told = (cand.evidence or cand.object).casefold()
-        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True) and not _says(told, r["object"])]
-        if not rows:
-            return 0
+        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True)]
+        left = value_key(cand.replaces) if cand.replaces else None
+
         def said(r: dict) -> str:
             return r["evidence"] or f"{r['subject']} {r['object']}"
 
-        chosen = nearest(cand.evidence or cand.object, [(r["id"], said(r)) for r in rows])
-        old = next((r for r in rows if r["id"] == chosen), None)
+        # what the change says it leaves ("left Google") is the one; else one by meaning, never a fact whose value the
+        # change says again ("500 rps 今天零点正式生效" confirms 500 rps, it does not end it)
+        old = next((r for r in rows if left and r["object_key"] == left), None)
+        if old is None:
+            told = (cand.evidence or cand.object).casefold()
+            rows = [r for r in rows if not _says(told, r["object"])]
+            chosen = nearest(cand.evidence or cand.object, [(r["id"], said(r)) for r in rows]) if rows else None
+            old = next((r for r in rows if r["id"] == chosen), None)
         if old is None:
             return 0
         # the facts read from that one sentence ("我在美团做产品经理": employer and role) are what the change replaces
         closing = [r for r in rows if said(r) == said(old) and (r["source_file"], r["line_start"]) == (old["source_file"], old["line_start"])]
-        later = cand.observed_at > clock.wall_iso(self.tz)
+        # a change dated later ("下个月起我调到北京工作": an event of next month) ends the old fact on that day, not today
+        at = max(cand.observed_at, f"{cand.event_date}T00:00:00" if cand.event_date else "")
+        later = at > clock.wall_iso(self.tz)
         for r in closing:
             self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
-                            ["active" if later else "superseded", cand.observed_at, fid, r["id"]])
+                            ["active" if later else "superseded", at, fid, r["id"]])
             if not later:
-                self._close_events(user, r["object_key"], cand.observed_at, fid)
+                self._close_events(user, r["object_key"], at, fid)
         return len(closing)
 
     def _same_slot(self, user: str, skey: str, cand: Candidate) -> dict | None:
@@ -733,7 +740,7 @@ class FactStore:
             fid = self._insert(user, day, cand, skey, okey, raw_ref)
             self._evidence(evidence, "added", fid)
             report.added += 1
-            if cand.renews and not cand.replaces:
+            if cand.renews:
                 report.superseded += self._renew(user, cand, fid)
             return fid
         if cand.observed_at < old["valid_from"]:

@@ -9,6 +9,7 @@ Nothing here holds mutable state between calls.
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from digest.extract.axioms import _RULES_AXIOM
@@ -46,10 +47,11 @@ from digest.extract.rule import (
     _overlaps,
 )
 from digest.extract.activities import _ACTIVITIES
-from digest.extract.anchored import _OTHERS, _anchored
+from digest.extract.anchored import _OTHERS, _anchored, _person
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
 from digest.extract.changes import _changes
 from digest.extract.named import _named
-from digest.extract.statements import _statements, renews
+from digest.extract.statements import _statements, left_behind, renews
 from digest.extract.stops import _stops
 from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
 from digest.extract.values import _values
@@ -114,7 +116,32 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     if found and not any(f.renews for f in found) and renews(sent):
         for f in found:  # "Last month I joined Stripe", "现在在拼多多做运营": a value or event that tells a change
             f.renews = f.predicate in _CORRECTABLE or f.predicate == "event"
+    for f in found:  # "She left Google last month and joined Meta": the story names what it ends
+        if f.renews and f.predicate in ("event", "states") and f.replaces is None:
+            f.replaces = left_behind(sent)
+    _whose(sent, found, subject, recent)
     return found
+
+
+# A sentence that opens on he or she ("She left Google last month and joined Meta", "他不学钢琴了"): its story is the
+# person last spoken of. A relation word before a practice in its clause ("我儿子在学钢琴"): the practice is theirs.
+_OPENS_ON_PERSON = re.compile(r"\s*(?:(?:she|he)\b|(?:她|他)(?!们))", re.I)
+
+
+_RELATION_IN = re.compile(rf"{ZH_RELATIONS}|\b(?:{EN_RELATIONS})\b", re.I)
+
+
+def _whose(sent: _Sentence, found: list[_Found], subject: str, recent: list[str] | None) -> None:
+    if recent and _OPENS_ON_PERSON.match(sent.s):
+        for f in found:
+            if f.subject == subject and f.predicate in ("event", "states"):
+                f.subject = recent[-1]
+    for f in found:
+        if f.predicate == "does" and f.subject == subject:
+            ca = sent.clauses[sent.clause_at(f.span[0])][0]
+            who = _person(sent, f.span[0])
+            if who and _RELATION_IN.search(sent.s, ca, f.span[0]):
+                f.subject = who
 
 
 def _assistant_sentence(sent: _Sentence) -> list[_Found]:

@@ -149,8 +149,11 @@ def _zh_owner(who: str) -> str | None:
     return m.group(0) if m else None
 
 
-def _overlap(span: tuple[int, int], found: list[_Found]) -> bool:
-    return any(span[0] < f.span[1] and f.span[0] < span[1] for f in found)
+def _overlap(span: tuple[int, int], found: list[_Found], typed: list[tuple[int, int, str]] = ()) -> bool:
+    """The span is taken already, or cuts a typed value short ("at 9" of "at 9:30": the shape reads it whole)."""
+    a, b = span
+    return (any(a < f.span[1] and f.span[0] < b for f in found)
+            or any(a < y and x < b and not (a <= x and y <= b) for x, y, _k in typed))
 
 
 # -- the family ----------------------------------------------------------------------------------------------------
@@ -180,6 +183,7 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
     if _NOT_REAL.search(s):
         return []
     out: list[_Found] = []
+    typed = find_values(s)
     if sent.latin and not sent.cjk:
         for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT, _EN_HAS):
             for m in rx.finditer(s):
@@ -199,7 +203,7 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
                 else:
                     verb = re.sub(r"\s+", " ", m.group("verb").lower())
                     subject = _EN_VERB_BASE.get(verb, verb)
-                if subject and not _overlap(m.span("name"), out):
+                if subject and not _overlap(m.span("name"), out, typed):
                     out.append(_found(subject, sent.orig(*m.span("name")), m.span("name"), who, speaker,
                                       "has" if rx is _EN_HAS else "value"))
                     if out[-1] is None:
@@ -212,15 +216,15 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
             continue
         name, rest = _zh_name(s[m.end():], one=True)
         purpose = _zh_purpose(rest) if name else ""
-        if name and purpose:
-            a = m.end() + s[m.end():].find(name)
+        a = m.end() + s[m.end():].find(name)
+        if name and purpose and not _overlap((a, a + len(name)), out, typed):
             out.append(_found(purpose, sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker))
     for m in _ZH_HAS.finditer(s):
         if not _clause_ok(sent, m.start()):
             continue
         name, _rest = _zh_name(s[m.end():])
-        if name and not _overlap((m.end(), m.end() + len(name)), out):
-            a = m.end() + s[m.end():].find(name)
+        a = m.end() + s[m.end():].find(name)
+        if name and not _overlap((a, a + len(name)), out, typed):
             if f := _found("has", sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker, "has"):
                 out.append(f)
     for rx in (_ZH_POSS, _ZH_PLACE):
@@ -228,9 +232,9 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
             if not _clause_ok(sent, m.start()):
                 continue
             name = _zh_whole(s[m.end():])  # the whole rest of its clause ("是一辆卡罗拉"), not a description ("是红色的")
-            if not name:
-                continue
             a = m.end() + s[m.end():].find(name)
+            if not name or _overlap((a, a + len(name)), out, typed):
+                continue
             subject = m.group("thing")
             out.append(_found(subject, sent.orig(a, a + len(name)), (a, a + len(name)), _zh_owner(m.group("who")), speaker))
     return out

@@ -61,7 +61,7 @@ def _has_noun(text: str, cjk: bool) -> bool:
 
 
 # English: whose change it is must be said (I, we, my, our, a relation); a negated, modal or future verb tells none.
-_EN_MINE = re.compile(rf"\b(?:I|we|my|our|me|us)\b|\b(?:{EN_RELATIONS})\b", re.I)
+_EN_MINE = re.compile(rf"\b(?:I|we|my|our|me|us|she|he|her|his)\b|\b(?:{EN_RELATIONS})\b", re.I)
 # chat drops the I: "Switched our CI to GitHub Actions", "Finally moved to Berlin", "Joined Stripe last month"
 _EN_DROPPED_I = re.compile(r"\s*(?:(?:just|finally|recently|already|officially)\s+)?(?:switched|moved|migrated|transferred|upgraded|"
                            r"changed|swapped|joined|left|quit|replaced|became|retired|graduated)\b", re.I)
@@ -97,3 +97,20 @@ def _statements(sent: _Sentence, subject: str) -> list[_Found]:
         return []
     who = _person(sent, len(s))
     return [_Found(who or subject, "states", obj, (0, len(s)), renews=True)]
+
+
+# What a change leaves ("left Google", "quit Stripe", "moved away from AWS", "离开了腾讯", "从阿里离职"): the name after
+# a verb of leaving, or before 离职 / 辞职.
+_EN_LEFT = re.compile(r"\b(?:left|quit|leaving|moved\s+(?:away\s+)?from|switched\s+(?:away\s+)?from|migrated\s+(?:away\s+)?(?:from|off)|"
+                      r"got\s+rid\s+of|dropped)\s+(?:the\s+|my\s+|our\s+)?(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,2})", re.I)
+_ZH_LEFT = re.compile(r"(?:离开了?|辞掉了?|退出了?)\s*(?P<name>[A-Za-z][\w+#.\-]*|[\u4e00-\u9fff]{2,6}?)(?=[，,。了\s]|$)|"
+                      r"从\s*(?P<name2>[A-Za-z][\w+#.\-]*|[\u4e00-\u9fff]{2,6}?)\s*(?:离职|辞职|跳槽|搬走|搬出)")
+
+
+def left_behind(sent: _Sentence) -> str | None:
+    """The name a change says it leaves, if it says one."""
+    m = _EN_LEFT.search(sent.s) or _ZH_LEFT.search(sent.s)
+    if not m:
+        return None
+    a, b = m.span("name") if m.group("name") else m.span("name2")
+    return sent.orig(a, b) or None

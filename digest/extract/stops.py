@@ -27,6 +27,8 @@ _ZH_STOP_BEFORE = re.compile(
     r"(?:取消了?|退订了?|停掉了?|停用了?|戒掉了?|卖掉了?|放弃了?|不再用|不再使用)\s*(?:我的|我们的|了)?\s*"
     r"(?P<obj>[A-Za-z][\w+#.\-]*(?:\s+(?-i:[A-Z])[\w+#.\-]*)*|[\u4e00-\u9fff]{2,8})"
 )
+# Chinese: 不 and the verb, the thing, then 了 ("我儿子不学钢琴了", "不玩原神了"): the 了 makes it a change, not a habit.
+_ZH_STOP_NOT = re.compile(r"不再?(?:用|玩|学|练|打|弹|骑|开|喝|抽|看|去|跑)\s*(?P<obj>[A-Za-z][\w+#.\-]*(?:\s+[A-Za-z0-9][\w+#.\-]*)*|[\u4e00-\u9fff]{2,8}?)\s*了")
 # (not "don't have X": that denies, it ends nothing; not "dropped off / by": those are other verbs)
 _EN_STOP = re.compile(
     r"\b(?:cancel(?:l)?ed|quit|stopped(?:\s+using)?|sold|dropped(?!\s+(?:off|by|in|out|over|down|me|him|her|them|us)\b)|ditched|"
@@ -52,7 +54,7 @@ def _stops(sent: _Sentence, subject: str) -> list[_Found]:
     for ci, (ca, cb) in enumerate(sent.clauses):
         if _is_question(sent, ci):
             continue
-        for rx in (_ZH_STOP_BEFORE, _ZH_STOP, _EN_STOP):
+        for rx in (_ZH_STOP_BEFORE, _ZH_STOP_NOT, _ZH_STOP, _EN_STOP):
             for m in rx.finditer(s, ca, cb):
                 if (_NOT_DONE.search(s[ca : m.start()]) or _NOT_DONE.search(s[max(ca, m.start("obj") - 8) : m.start("obj")])
                         or _WISH.search(s, ca, m.end())):

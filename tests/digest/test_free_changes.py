@@ -150,3 +150,28 @@ def test_a_change_with_the_i_dropped_is_the_speakers(ws):
     night(s, logs, date(2026, 5, 11), "Joined Stripe as a staff engineer, first week was intense")
     now = current(s)
     assert not any("Shopify" in o for o in now) and any("Stripe" in o for o in now)
+
+
+def test_a_change_told_of_she_closes_her_fact_by_what_she_left(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "My wife works at Google")
+    night(s, logs, date(2026, 5, 11), "She left Google last month and joined Meta")
+    rows = facts_as_of(s)["facts"]
+    assert [(f["subject"], f["predicate"]) for f in rows] == [("wife", "event")] and "Meta" in rows[0]["object"]
+
+
+def test_a_practice_is_the_persons_it_is_told_of_and_their_stop_ends_it(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我儿子在学钢琴")
+    assert [(f["subject"], f["object"]) for f in facts_as_of(s)["facts"]] == [("儿子", "钢琴")]
+    night(s, logs, date(2026, 5, 11), "我儿子不学钢琴了，改学小提琴了")
+    assert not any("钢琴" in o for o in current(s))
+
+
+def test_a_change_dated_later_ends_the_old_fact_at_its_date(ws, monkeypatch):
+    s, logs = ws
+    monkeypatch.setenv("AGENTOS_NOW", "2026-05-12T12:00:00+08:00")
+    night(s, logs, date(2026, 5, 4), "我在上海工作")
+    night(s, logs, date(2026, 5, 11), "下个月起我调到北京工作")
+    assert "上海" in current(s)  # until June
+    assert "上海" not in current(s, date(2026, 6, 2))

@@ -108,3 +108,7 @@ def test_what_one_has_adds(ws):
     night(s, logs, date(2026, 5, 4), "I have an AWS SAA certification")
     night(s, logs, date(2026, 5, 11), "我今年又考了 CKA")
     assert sorted(f["object"] for f in facts_as_of(s)["facts"]) == ["AWS SAA", "CKA"]
+
+
+def test_a_construction_never_cuts_a_typed_value_short():
+    assert ("standup", "value", "9:30") in read("Our standup is at 9:30")
