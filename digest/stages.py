@@ -7,6 +7,7 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -72,7 +73,7 @@ def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput
     if inp.logs:
         store = open_facts(settings)
         try:
-            inp.people = store.people(user, day)
+            inp.people = known_people(store.subjects(user, day))
         finally:
             store.close()
     return inp
@@ -128,6 +129,20 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
 
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
     return extract_with_model(inp.turns, inp.day, client) if inp.turns else []
+
+
+def known_people(subjects: list[tuple[str, str]]) -> list[str]:
+    """The others the user's facts are about, latest last: whose place, work or role they tell, or who are named by a
+    relation and a name ("coworker Priya", "同事老周"); whom a later "她" / "he" / "Priya ..." means."""
+    from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+
+    named = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)", re.I)
+    out: list[str] = []
+    for s, pred in subjects:
+        who = s if pred in ("lives_in", "works_at", "role") else (m.group(0) if (m := named.search(s)) else None)
+        if who:
+            out = [p for p in out if p != who] + [who]
+    return out
 
 
 # -- stage 4 -------------------------------------------------------------------------------------

@@ -130,6 +130,8 @@ _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("weekday", re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天](?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
                            r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s*(?:,|and|&|/)\s*\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)*", re.I)),
     (None, re.compile(rf"(?<![A-Za-z0-9.])(?:[$¥€]\s*)?{_NUM}\s*(?:{'|'.join(_UNITS.values())})(?![a-z])", re.I)),
+    # an amount after its currency sign ("$2,400", "¥3,500.50"), thousands and all
+    (None, re.compile(r"[$¥€]\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?|[$¥€]\s*\d+(?:\.\d+)?")),
     # a product and its version: "Postgres 16", "iPhone 15", "Python 3.12", "M1 Pro"; a dotted version "3.12.1". Codes
     # glued to their number ("KR1", "Q2", "EJ16") are names of things, not versions of one.
     ("version", re.compile(r"(?<![A-Za-z0-9.-])(?:(?:[A-Z]|i[A-Z])[A-Za-z+#]+\s(?:v?\d+(?:\.\d+)*)(?:\s?(?:Pro|Max|Plus|Ultra|Mini|Lite))?\b"

@@ -875,10 +875,14 @@ class FactStore:
     def people(self, user: str, before: date) -> list[str]:
         """The others the user's current facts are about (where they live and work, what they do), the latest said last:
         whom a "她" or "he" of a later day means when no one is named first."""
-        rows = self._rows("select subject, max(valid_from) as at from facts where user_id=? and status='active' and subject_key != 'user'"
-                          " and predicate in ('lives_in', 'works_at', 'role') and valid_from < ? group by subject order by at",
-                          [user, before.isoformat()])
-        return [r["subject"] for r in rows]
+        return [s for s, pred in self.subjects(user, before) if pred in ("lives_in", "works_at", "role")]
+
+    def subjects(self, user: str, before: date) -> list[tuple[str, str]]:
+        """(subject, predicate) of the user's current facts about anything but the user, said before ``before``, the
+        latest said last: the caller tells which of them name people ("coworker Priya", "同事老周")."""
+        rows = self._rows("select subject, predicate, max(valid_from) as at from facts where user_id=? and status='active'"
+                          " and subject_key != 'user' and valid_from < ? group by subject order by at", [user, before.isoformat()])
+        return [(r["subject"], r["predicate"]) for r in rows]
 
     def upcoming(self, user: str, when: date | datetime | str | None = None) -> list[dict]:
         """Values that start after ``when`` (default: now): "from April 1 I take line 14", stored with that start and

@@ -131,11 +131,25 @@ _OPENS_ON_PERSON = re.compile(r"\s*(?:(?:she|he)\b|(?:她|他)(?!们))", re.I)
 _RELATION_IN = re.compile(rf"{ZH_RELATIONS}|\b(?:{EN_RELATIONS})\b", re.I)
 
 
+# A sentence opening on a given name ("Priya relocated to Vancouver", "老周转岗了"): the person of that name spoken of
+# before ("coworker Priya", "同事老周"), when there is one.
+_OPENS_ON_NAME = re.compile(r"\s*(?P<n>(?-i:[A-Z][a-z]{2,})|[小老阿][\u4e00-\u9fff])(?![a-z])")
+
+
+def _named_person(sent: _Sentence, recent: list[str]) -> str | None:
+    m = _OPENS_ON_NAME.match(sent.s)
+    if not m:
+        return None
+    name = m.group("n")
+    return next((p for p in reversed(recent) if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![a-z])", p)), None)
+
+
 def _whose(sent: _Sentence, found: list[_Found], subject: str, recent: list[str] | None) -> None:
-    if recent and _OPENS_ON_PERSON.match(sent.s):
+    who = (recent[-1] if recent and _OPENS_ON_PERSON.match(sent.s) else None) or (_named_person(sent, recent) if recent else None)
+    if who:
         for f in found:
             if f.subject == subject and f.predicate in ("event", "states"):
-                f.subject = recent[-1]
+                f.subject = who
     for f in found:
         if f.predicate == "does" and f.subject == subject:
             ca = sent.clauses[sent.clause_at(f.span[0])][0]

@@ -30,7 +30,7 @@ from kernel.valuetypes import find_values
 # -- English -------------------------------------------------------------------------------------------------------
 
 _EN_NAME = r"(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,3})"
-_EN_OWNER = (rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|{EN_RELATIONS})|\bour\s+(?:team|company|family|group|office)|"
+_EN_OWNER = (rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|(?:{EN_RELATIONS})(?:\s+(?-i:[A-Z][a-z]+))?)|\bour\s+(?:team|company|family|group|office)|"
              r"(?:(?<=^)|(?<=[,;]\s)|(?<=\band\s))(?!(?:I|We|My|Our|The|This|That|It|They|He|She|You|Your|There|Then|So|But|And|Now)\b)(?-i:[A-Z][a-z]+))")
 _EN_ADV = r"(?:\s+(?:also|usually|always|mostly|mainly|still|now|currently|normally|generally|just|only|all))*"
 _EN_PURPOSE = r"(?P<purpose>[a-z]+(?:\s+(?!and\b|but\b|because\b|since\b|now\b|these\b|every\b)[a-z]+){0,3})"
@@ -41,7 +41,7 @@ _EN_KEEP = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:keep|keeps|store|stores|host|
 # habitual verbs of driving and riding, attending, working, shopping, following (present tense: a past one is a story);
 # not "use", "own", "take": one uses, owns and takes many things at once, so the verb alone names no slot
 _EN_HABIT = re.compile(
-    rf"{_EN_OWNER}(?:\s+(?-i:[A-Z])[a-z]+)?{_EN_ADV}\s+(?P<verb>drives?|rides?|goes\s+to|go\s+to|attends?|"
+    rf"{_EN_OWNER}{_EN_ADV}\s+(?P<verb>drives?|rides?|goes\s+to|go\s+to|attends?|"
     rf"plays?\s+for|supports?|works?\s+(?:at|for)|shops?\s+at|banks?\s+with|flies|fly)\s+(?:a\s+|an\s+|the\s+|my\s+|our\s+)?{_EN_NAME}", re.I)
 _EN_IS = re.compile(rf"\b(?P<who>my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+(?:(?P<named>called|named)\s+|(?:located\s+|based\s+)?(?:in|at)\s+)"
                     rf"{_EN_NAME}", re.I)
@@ -58,9 +58,10 @@ _EN_FUNCTION = frozenset("a an the my our your his her their its this that it th
 def _en_owner(who: str) -> str | None:
     """The person a clause is about ("my sister", "my daughter", "Amy"), or None for the speaker (I, we, my team)."""
     who = who.strip()
-    m = re.match(rf"my\s+({EN_RELATIONS})$", who, re.I)
+    m = re.match(rf"my\s+((?:{EN_RELATIONS})(?:\s+[A-Z][a-z]+)?)$", who, re.I)
     if m:
-        return m.group(1).lower()
+        rel, _, name = m.group(1).partition(" ")
+        return f"{rel.lower()} {name}".strip()
     return who if re.fullmatch(r"[A-Z][a-z]+", who) and who.lower() not in ("i", "we", "my", "our") else None
 
 

@@ -17,7 +17,7 @@ _EN_BREAK = re.compile(
     r"he|she|they|you|my|our|his|her|their|the|that|this|then|also|now|still)\b)",
     re.I,
 )
-_EN_COMMA = re.compile(r"\s*,")
+_EN_COMMA = re.compile(r"\s*,(?!\d{3}\b)")  # not the thousands of "$2,400"
 _TRIM_LEAD = re.compile(r"[\s,.:;!?~\-了是为着]+")
 _TRIM_TAIL = re.compile(
     r"(?:[\s,.:;!?~\-。]|(?<=[" + CJK + r"\w\s])(?:了|啦|呀|啊|哦|喔|吧|呢|嘛|哈|哟|的啦|咯|呐)(?=[\s,.:;!?~。]*$))+$"

@@ -29,7 +29,7 @@ from kernel.valuetypes import find_values
 _STRONG = re.compile(
     r"改(?:成|为|用|到|去|坐|发|在|做|走|穿|喝|吃|买|订|听|看)|换(?:成|了|到|用|去|为)|转(?:到|去|成|为|岗|行)|调(?:到|岗|去)|"
     r"搬(?:到|去|家|进)|迁(?:到|去|移到|移至|至)|跳槽|入职|加入了|离职|辞职|退休|毕业|切(?:到|换到|成|换成)|升级(?:到|成|为)|"
-    r"\b(?:(?:switch|mov|migrat|transferr|upgrad|downgrad|chang|swapp|shift)(?:e|ed|es|ing)?\s+(?:\w+\s+){0,3}?(?:over\s+)?(?:to|into|from)|"
+    r"\b(?:(?:switch|mov|migrat|transferr|upgrad|downgrad|chang|swapp|shift|relocat)(?:e|ed|es|ing)?\s+(?:\w+\s+){0,3}?(?:over\s+)?(?:to|into|from)|"
     r"join(?:ed|ing)|left|leaving|replac(?:ed|ing)|trad(?:ed|ing)\s+in|became|retired|graduated|quit|hired|promoted)\b",
     re.I,
 )
@@ -63,8 +63,11 @@ def _has_noun(text: str, cjk: bool) -> bool:
 # English: whose change it is must be said (I, we, my, our, a relation); a negated, modal or future verb tells none.
 _EN_MINE = re.compile(rf"\b(?:I|we|my|our|me|us|she|he|her|his)\b|\b(?:{EN_RELATIONS})\b", re.I)
 # chat drops the I: "Switched our CI to GitHub Actions", "Finally moved to Berlin", "Joined Stripe last month"
-_EN_DROPPED_I = re.compile(r"\s*(?:(?:just|finally|recently|already|officially)\s+)?(?:switched|moved|migrated|transferred|upgraded|"
+_EN_DROPPED_I = re.compile(r"\s*(?:(?:just|finally|recently|already|officially)\s+)?(?:switched|moved|relocated|migrated|transferred|upgraded|"
                            r"changed|swapped|joined|left|quit|replaced|became|retired|graduated)\b", re.I)
+# a person named first: "Priya relocated to Vancouver", "Emma transferred to Oak Park"
+_EN_NAME_OPENS = re.compile(r"\s*(?-i:[A-Z][a-z]{2,})\s+(?:(?:has|had|just|finally|recently|already)\s+)*(?:switched|moved|relocated|"
+                            r"migrated|transferred|changed|joined|left|quit|became|retired|graduated|(?:got|was)\s+promoted)\b", re.I)
 _EN_NOT_DONE = re.compile(r"\b(?:won't|don't|didn't|doesn't|not|never|can|can't|may|might|must|will|'ll|gonna)\b|n't\b", re.I)
 
 
@@ -73,7 +76,7 @@ def renews(sent: _Sentence) -> bool:
     s = sent.s
     if _ADDS.search(s) or _TENTATIVE.search(s) or _NOT_REAL.search(s):
         return False
-    if not sent.cjk and (not (_EN_MINE.search(s) or _EN_DROPPED_I.match(s)) or _EN_NOT_DONE.search(s)):
+    if not sent.cjk and (not (_EN_MINE.search(s) or _EN_DROPPED_I.match(s) or _EN_NAME_OPENS.match(s)) or _EN_NOT_DONE.search(s)):
         return False
     strong = _STRONG.search(s)
     if strong:

@@ -229,6 +229,8 @@ def _value_found(
     ob = _untimed(s, oa, ob) if typed is None else oa + typed
     if not cjk and (art := re.match(r"(?:a|an|the)\s+(?=\S)", s[oa:ob], re.I)):  # "a ThinkPad X1": the value is the name
         oa += art.end()
+    if not cjk and (where := re.match(r"(?:based|located|living|staying|stationed|headquartered)\s+(?:in|at|out\s+of)\s+(?=\S)", s[oa:ob], re.I)):
+        oa += where.end()  # "Priya is based in Toronto": the value is the place
     found = find_date(s[sa:sb], _ANY_DAY)  # "主集群上周迁到X": the subject is 主集群
     if found and found[1] > 0 and not s[sa + found[2] : sb].strip():
         sb = sa + found[1]

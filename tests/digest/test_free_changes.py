@@ -175,3 +175,27 @@ def test_a_change_dated_later_ends_the_old_fact_at_its_date(ws, monkeypatch):
     night(s, logs, date(2026, 5, 11), "下个月起我调到北京工作")
     assert "上海" in current(s)  # until June
     assert "上海" not in current(s, date(2026, 6, 2))
+
+
+def test_a_new_amount_supersedes_under_another_verb(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "My rent is $2,400 a month")
+    night(s, logs, date(2026, 5, 11), "The landlord raised my rent to $2,650")
+    assert current(s) == ["$2,650"]
+
+
+@pytest.mark.parametrize(
+    "first, then, old, person",
+    [
+        ("My coworker Priya is based in Toronto", "Priya relocated to Vancouver last month", "Toronto", "coworker Priya"),
+        ("My daughter Emma goes to Lincoln Elementary", "Emma transferred to Oak Park Academy this fall", "Lincoln Elementary",
+         "daughter Emma"),
+    ],
+)
+def test_a_change_told_of_a_person_by_name_is_theirs(ws, first, then, old, person):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), first)
+    night(s, logs, date(2026, 5, 11), then)
+    rows = facts_as_of(s)["facts"]
+    assert old not in current(s)
+    assert [f["subject"] for f in rows] == [person]

@@ -30,7 +30,7 @@ def read(text: str) -> list[tuple[str, str, str]]:
         ("I keep my dotfiles on GitHub", ("dotfiles", "value", "GitHub")),
         ("我们的文档都放在 Confluence 上", ("文档", "value", "Confluence")),
         ("I drive a Honda Civic", ("drive", "value", "Honda Civic")),
-        ("My daughter Emma goes to Lincoln Elementary", ("daughter's go to", "value", "Lincoln Elementary")),
+        ("My daughter Emma goes to Lincoln Elementary", ("daughter Emma's go to", "value", "Lincoln Elementary")),
         ("Our office is in Shenzhen", ("office", "value", "Shenzhen")),
         ("我的车是一辆卡罗拉", ("车", "value", "卡罗拉")),
         ("我家有一只猫叫年糕", ("猫", "value", "年糕")),

@@ -69,3 +69,10 @@ def test_value_key_keeps_different_times_apart():
     from kernel.valuetypes import value_key
 
     assert value_key("7点") != value_key("晚上7点") and value_key("9:30") != value_key("9点")
+
+
+@pytest.mark.parametrize(("text", "value"), [("My rent is $2,400 a month", "$2,400"), ("涨到了 ¥3,500.50", "¥3,500.50"), ("it's $18 now", "$18")])
+def test_an_amount_after_its_currency_sign_is_read_whole(text, value):
+    from kernel.valuetypes import find_values
+
+    assert [(text[a:b], kind) for a, b, kind in find_values(text)] == [(value, "quantity:money")]
