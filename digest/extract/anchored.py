@@ -15,7 +15,7 @@ import re
 from datetime import date
 
 from digest.extract.normalize import _Sentence
-from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE
 from digest.extract.vocab import _hedged, _is_question, _technical
@@ -58,7 +58,7 @@ def _person(sent: _Sentence, end: int) -> str | None:
                 best = (m.start(), m.end(), m.group("p"))
     if best is None or _SELF.search(text, best[1]):
         return None
-    return best[2]
+    return kin(best[2])
 
 
 def _zh_attribute(prefix: str, after: bool = False) -> str:

@@ -20,7 +20,7 @@ import re
 
 from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE
 from digest.extract.normalize import _Sentence
-from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from digest.extract.people import _NAME1 as _ZH_GIVEN
 from digest.extract.rule import _Found
 from digest.extract.subjects import _NOT_MINE
@@ -29,7 +29,9 @@ from kernel.valuetypes import find_values
 
 # -- English -------------------------------------------------------------------------------------------------------
 
-_EN_NAME = r"(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,3})"
+# a name: capitalised or digit-led words ("Honda Civic", "VS Code", "Postgres 16"), or an iName / eName ("iCloud", "eBay")
+_CAP = r"(?-i:[A-Z0-9]|[ie][A-Z])"
+_EN_NAME = rf"(?P<name>{_CAP}[\w+#.\-]*(?:\s+{_CAP}[\w+#.\-]*){{0,3}})"
 _EN_OWNER = (rf"(?P<who>\bI|\bwe|\bmy\s+(?:team|company|family|(?:{EN_RELATIONS})(?:\s+(?-i:[A-Z][a-z]+))?)|\bour\s+(?:team|company|family|group|office)|"
              r"(?:(?<=^)|(?<=[,;]\s)|(?<=\band\s))(?!(?:I|We|My|Our|The|This|That|It|They|He|She|You|Your|There|Then|So|But|And|Now)\b)(?-i:[A-Z][a-z]+))")
 _EN_ADV = r"(?:\s+(?:also|usually|always|mostly|mainly|still|now|currently|normally|generally|just|only|all))*"
@@ -48,6 +50,10 @@ _EN_IS = re.compile(rf"\b(?P<who>my|our)\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+(?:
 # what one has, earned or took in (a multi-valued "has": a new one adds): "I have an AWS SAA", "We adopted Biscuit"
 _EN_HAS = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:have|has|own|owns|got|earned|passed|bought|adopted|hold|holds)\s+"
                      rf"(?:a\s+|an\s+|my\s+|our\s+|the\s+|two\s+|three\s+)?{_EN_NAME}", re.I)
+# what one pays for or subscribes to, a list of names ("we pay for Netflix Premium, YouTube Premium and iCloud 200GB")
+_EN_PAYS = re.compile(rf"{_EN_OWNER}{_EN_ADV}(?:\s+|(?='))(?:(?:pay|pays|paid|are\s+paying|'re\s+paying)\s+for|"
+                      r"(?:subscribe|subscribed|am\s+subscribed|are\s+subscribed|'m\s+subscribed|'re\s+subscribed)\s+to)", re.I)
+_EN_LIST_ITEM = re.compile(rf"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+)?(?:the\s+|a\s+|an\s+)?(?P<name>{_CAP}[A-Za-z0-9+#.\-]*(?:\s+{_CAP}[A-Za-z0-9+#.\-]*){{0,3}})", re.I)
 _EN_VERB_BASE = {"drives": "drive", "rides": "ride", "goes to": "go to", "attends": "attend", "supports": "support", "flies": "fly", "plays for": "play for", "works at": "work at",
                  "works for": "work for", "shops at": "shop at", "banks with": "bank with"}
 # "for everything", "for work", "to do it": no purpose one tool holds
@@ -79,7 +85,8 @@ _ZH_HAS = re.compile(rf"{_ZH_OWNER}(?:也|还|又|刚|已经|今年|去年)*(?:�
 _ZH_TOOL_VERB = re.compile(rf"{_ZH_OWNER}[^,;:!?。，]{{0,6}}?(?<![不没别])(?:用|拿|靠|通过|骑|坐|开|乘|搭)(?!了)\s*")
 _ZH_POSS = re.compile(rf"(?P<who>我们家的|我们家|我家的|我家|我们的|我的|(?:我的?)?(?:{ZH_RELATIONS})的)(?:养了|养的|有)?(?:[一两三四五六七八九\d]?[只个条辆台位部])?(?P<thing>[\u4e00-\u9fff]{{1,6}}?)"
                       r"(?:现在|目前|如今|已经|也|还|都|就|一直)*(?:是|叫做|叫)(?:一辆|一台|一只|一条|一个|一部|一款|一位|一家)?\s*")
-_ZH_PLACE = re.compile(rf"{_ZH_OWNER}的?(?P<thing>[\u4e00-\u9fff]{{2,6}}?)(?:都|也|一般|平时|现在)?(?:放在|存在|存到|部署在|托管在|跑在|放到|备份到|同步到)\s*")
+_ZH_PLACE = re.compile(rf"(?:{_ZH_OWNER}的?|(?:^|(?<=[，,;；]))\s*)(?P<thing>[\u4e00-\u9fff]{{2,6}}?)(?:就|都|也|一直|一直都|一般|平时|现在)*"
+                       r"(?:放在|存在|存到|记在|部署在|托管在|跑在|放到|备份到|同步到)\s*")
 _NOUN_TAGS = ("n", "nz", "nr", "ns", "nt", "eng", "j", "x")
 _ZH_NOT_NAME = frozenset("这个 那个 一些 什么 东西 时候 地方 问题 事情 情况 现在 以前 这里 那里".split())
 
@@ -93,7 +100,7 @@ def _zh_words(text: str) -> list[tuple[str, str]]:
 def _zh_name(rest: str, one: bool = False) -> tuple[str, str]:
     """The name at the start of ``rest`` (a Latin-script phrase, or a run of nouns; ``one``: one noun, for a tool
     with its purpose after it, "骑自行车上学") and what follows it."""
-    m = re.match(r"[A-Za-z][\w+#.\-]*(?:\s+[A-Za-z0-9][\w+#.\-]*){0,3}", rest)
+    m = re.match(r"[A-Za-z][A-Za-z0-9+#.\-]*(?:\s+[A-Za-z0-9][A-Za-z0-9+#.\-]*){0,3}", rest)  # ASCII: not the Chinese after it
     if m:
         return m.group(0).strip(), rest[m.end():]
     words = _zh_words(rest[:16])
@@ -147,7 +154,7 @@ def _zh_owner(who: str) -> str | None:
     if m := re.search(_ZH_GIVEN, who or ""):
         return m.group(0)
     m = re.search(ZH_RELATIONS, who or "")
-    return m.group(0) if m else None
+    return kin(m.group(0)) if m else None
 
 
 def _overlap(span: tuple[int, int], found: list[_Found], typed: list[tuple[int, int, str]] = ()) -> bool:
@@ -186,6 +193,14 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
     out: list[_Found] = []
     typed = find_values(s)
     if sent.latin and not sent.cjk:
+        for m in _EN_PAYS.finditer(s):
+            if not _clause_ok(sent, m.start()):
+                continue
+            who, at = _en_owner(m.group("who")), m.end()
+            while (item := _EN_LIST_ITEM.match(s, at)) and item.group("name"):
+                if not _overlap(item.span("name"), out, typed):
+                    out.append(_Found(who or speaker, "has", sent.orig(*item.span("name")).rstrip("."), item.span("name")))
+                at = item.end()
         for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT, _EN_HAS):
             for m in rx.finditer(s):
                 if not _clause_ok(sent, m.start()):
@@ -205,7 +220,7 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
                     verb = re.sub(r"\s+", " ", m.group("verb").lower())
                     subject = _EN_VERB_BASE.get(verb, verb)
                 if subject and not _overlap(m.span("name"), out, typed):
-                    out.append(_found(subject, sent.orig(*m.span("name")), m.span("name"), who, speaker,
+                    out.append(_found(subject, sent.orig(*m.span("name")).rstrip("."), m.span("name"), who, speaker,
                                       "has" if rx is _EN_HAS else "value"))
                     if out[-1] is None:
                         out.pop()
@@ -232,7 +247,10 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
         for m in rx.finditer(s):
             if not _clause_ok(sent, m.start()):
                 continue
-            name = _zh_whole(s[m.end():])  # the whole rest of its clause ("是一辆卡罗拉"), not a description ("是红色的")
+            if rx is _ZH_POSS:  # the whole rest of its clause ("是一辆卡罗拉"), not a description ("是红色的")
+                name = _zh_whole(s[m.end():])
+            else:  # where it is kept: the name, not the folder after it ("放在iCloud文件夹里")
+                name = _zh_name(s[m.end():])[0]
             a = m.end() + s[m.end():].find(name)
             if not name or _overlap((a, a + len(name)), out, typed):
                 continue

@@ -40,8 +40,18 @@ _AT = re.compile(
 )
 
 
+# One word for one kin, whichever form was said (我妈, 老妈, 妈 -> 妈妈): the same person's facts share a subject.
+_KIN = {"妈": "妈妈", "老妈": "妈妈", "我妈": "妈妈", "爸": "爸爸", "老爸": "爸爸", "我爸": "爸爸", "哥": "哥哥", "姐": "姐姐",
+        "弟": "弟弟", "妹": "妹妹", "媳妇": "老婆", "妻子": "老婆", "丈夫": "老公"}
+
+
+def kin(word: str) -> str:
+    """The one form of a Chinese kinship word (老妈 -> 妈妈); any other word as it is."""
+    return _KIN.get(word, word)
+
+
 def _person(m: re.Match[str]) -> str:
-    return m.group("name") or m.group("name2") or m.group("rel")
+    return m.group("name") or m.group("name2") or kin(m.group("rel"))
 
 
 # "她上周跳槽去了阿里": he or she opening a clause is the person last spoken of (the caller's ``recent``).

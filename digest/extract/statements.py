@@ -106,8 +106,8 @@ def _statements(sent: _Sentence, subject: str) -> list[_Found]:
 # a verb of leaving, or before 离职 / 辞职.
 _EN_LEFT = re.compile(r"\b(?:left|quit|leaving|moved\s+(?:away\s+)?from|switched\s+(?:away\s+)?from|migrated\s+(?:away\s+)?(?:from|off)|"
                       r"got\s+rid\s+of|dropped)\s+(?:the\s+|my\s+|our\s+)?(?P<name>(?-i:[A-Z0-9])[\w+#.\-]*(?:\s+(?-i:[A-Z0-9])[\w+#.\-]*){0,2})", re.I)
-_ZH_LEFT = re.compile(r"(?:离开了?|辞掉了?|退出了?)\s*(?P<name>[A-Za-z][\w+#.\-]*|[\u4e00-\u9fff]{2,6}?)(?=[，,。了\s]|$)|"
-                      r"从\s*(?P<name2>[A-Za-z][\w+#.\-]*|[\u4e00-\u9fff]{2,6}?)\s*(?:离职|辞职|跳槽|搬走|搬出)")
+_ZH_LEFT = re.compile(r"(?:离开了?|辞掉了?|退出了?)\s*(?P<name>[A-Za-z][A-Za-z0-9+#.\-]*|[\u4e00-\u9fff]{2,6}?)(?=[，,。了\s]|$)|"
+                      r"从\s*(?P<name2>[A-Za-z][A-Za-z0-9+#.\-]*|[\u4e00-\u9fff]{2,6}?)\s*(?:离职|辞职|跳槽|搬走|搬出)")
 
 
 def left_behind(sent: _Sentence) -> str | None:

@@ -547,7 +547,7 @@ def test_names_a_nickname_without_the_trailing_just_fine():
     [
         ("我表妹晴晴上初三，在第二中学，成绩一直不错", [("晴晴", "lives_in", "第二中学")]),
         ("老周调到成都了，下个月交接", [("老周", "lives_in", "成都")]),
-        ("我哥在苏州分公司，周末才回来", [("哥", "lives_in", "苏州分公司")]),
+        ("我哥在苏州分公司，周末才回来", [("哥哥", "lives_in", "苏州分公司")]),  # one word for one kin
     ],
 )
 def test_people_where_someone_else_works_or_studies_lands_on_them(text, expected):

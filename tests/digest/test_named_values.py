@@ -112,3 +112,18 @@ def test_what_one_has_adds(ws):
 
 def test_a_construction_never_cuts_a_typed_value_short():
     assert ("standup", "value", "9:30") in read("Our standup is at 9:30")
+
+
+def test_what_one_pays_for_is_a_list_and_a_cancellation_ends_one(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "Right now we pay for Netflix Premium, YouTube Premium and iCloud 200GB.")
+    night(s, logs, date(2026, 5, 11), "Done, cancelled the Netflix sub last night.")
+    assert sorted(f["object"] for f in facts_as_of(s)["facts"] if f["predicate"] == "has") == ["YouTube Premium", "iCloud 200GB"]
+
+
+def test_where_a_thing_is_kept_without_saying_whose(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我的读书笔记一直都记在Notion里")
+    night(s, logs, date(2026, 5, 11), "算了，Notion不用了，改用Obsidian，仓库就放在iCloud文件夹里同步")
+    now = {(f["subject"], f["object"]) for f in facts_as_of(s)["facts"]}
+    assert ("读书笔记", "Obsidian") in now and ("仓库", "iCloud") in now
