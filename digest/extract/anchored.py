@@ -47,6 +47,10 @@ _NOT_THE_VALUE = re.compile(
 )
 
 
+# A value handed on ("Model 3 出给了我一个同事", "the old MacBook went to my sister"): no longer the speaker's.
+_GIVEN_AWAY = re.compile(r"\s*(?:也|都|已经|就)?(?:出给|卖给|送给|转给|让给|转让给|卖掉|送人|\s(?:went|goes)\s+to\b|\s(?:is|was)\s+(?:sold|given)\b)", re.I)
+
+
 def _person(sent: _Sentence, end: int) -> str | None:
     """The relation word nearest before ``end`` in the sentence (我妈, my brother), unless the speaker names
     themself after it ("我自己还是用")."""
@@ -183,7 +187,7 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
             if a < start:  # joined to the value before ("周一上午十点", "Sundays at 4pm"): read with it
                 continue
             b = a + (typed_extent(s[a:cb]) or b - a)
-            if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or any(a < y and x < b for x, y in dates)
+            if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or _GIVEN_AWAY.match(s, b) or any(a < y and x < b for x, y in dates)
                     or (kind == "weekday" and _names_the_day(s[ca:a], day))):
                 start = b
                 continue

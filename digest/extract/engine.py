@@ -113,6 +113,9 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
             if before[0] > day.isoformat():
                 f.starts = before[0]
     _dated_events(sent, found, subject, dated)
+    for f in found:  # "starting next month I'm moving to the ads ranking team": it holds from then, not now
+        if f.predicate == "event" and f.event_date and f.event_date > day.isoformat() and f.starts is None and renews(sent):
+            f.starts = f.event_date
     if found and not any(f.renews for f in found) and renews(sent):
         for f in found:  # "Last month I joined Stripe", "现在在拼多多做运营": a value or event that tells a change
             f.renews = f.predicate in _CORRECTABLE or f.predicate == "event"

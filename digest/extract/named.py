@@ -54,6 +54,10 @@ _EN_HAS = re.compile(rf"{_EN_OWNER}{_EN_ADV}\s+(?:have|has|own|owns|got|earned|p
 _EN_PAYS = re.compile(rf"{_EN_OWNER}{_EN_ADV}(?:\s+|(?='))(?:(?:pay|pays|paid|are\s+paying|'re\s+paying)\s+for|"
                       r"(?:subscribe|subscribed|am\s+subscribed|are\s+subscribed|'m\s+subscribed|'re\s+subscribed)\s+to)", re.I)
 _EN_LIST_ITEM = re.compile(rf"\s*(?:,\s*(?:and\s+)?|\s+and\s+|\s+)?(?:the\s+|a\s+|an\s+)?(?P<name>{_CAP}[A-Za-z0-9+#.\-]*(?:\s+{_CAP}[A-Za-z0-9+#.\-]*){{0,3}})", re.I)
+# a team one is on or moves to, named in lower case as teams are ("I'm still on search infra", "moving to the ads
+# ranking team"): the slot is the team
+_EN_TEAM = re.compile(r"\b(?:I'?m|I\s+am|we'?re|we\s+are)\s+(?:still\s+|now\s+|currently\s+)?(?:on|in|moving\s+to|joining)\s+(?:the\s+)?"
+                      r"(?P<name>[a-z][a-z0-9\- ]{1,30}?)(?:\s+team\b|(?=\s+(?:until|till|for\s+now)\b))", re.I)
 _EN_VERB_BASE = {"drives": "drive", "rides": "ride", "goes to": "go to", "attends": "attend", "supports": "support", "flies": "fly", "plays for": "play for", "works at": "work at",
                  "works for": "work for", "shops at": "shop at", "banks with": "bank with"}
 # "for everything", "for work", "to do it": no purpose one tool holds
@@ -201,6 +205,9 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
                 if not _overlap(item.span("name"), out, typed):
                     out.append(_Found(who or speaker, "has", sent.orig(*item.span("name")).rstrip("."), item.span("name")))
                 at = item.end()
+        for m in _EN_TEAM.finditer(s):
+            if _clause_ok(sent, m.start()) and not _overlap(m.span("name"), out, typed):
+                out.append(_found("team", sent.orig(*m.span("name")), m.span("name"), None, speaker))
         for rx in (_EN_TOOL, _EN_KEEP, _EN_IS, _EN_HABIT, _EN_HAS):
             for m in rx.finditer(s):
                 if not _clause_ok(sent, m.start()):

@@ -127,3 +127,18 @@ def test_where_a_thing_is_kept_without_saying_whose(ws):
     night(s, logs, date(2026, 5, 11), "算了，Notion不用了，改用Obsidian，仓库就放在iCloud文件夹里同步")
     now = {(f["subject"], f["object"]) for f in facts_as_of(s)["facts"]}
     assert ("读书笔记", "Obsidian") in now and ("仓库", "iCloud") in now
+
+
+def test_a_team_and_a_move_to_another_that_starts_later(ws, monkeypatch):
+    s, logs = ws
+    monkeypatch.setenv("AGENTOS_NOW", "2026-05-20T12:00:00+08:00")
+    night(s, logs, date(2026, 5, 20), "Some news: starting next month I'm moving to the ads ranking team. For now I'm still on "
+                                      "search infra until the handover's done.")
+    out = facts_as_of(s)
+    assert [f["object"] for f in out["facts"] if f["predicate"] == "value"] == ["search infra"]
+    assert not any("ads ranking" in f["object"] for f in out["facts"])  # not yet: it starts in June
+    assert any("ads ranking" in f["object"] for f in out["upcoming"])
+
+
+def test_a_value_handed_on_is_not_the_speakers():
+    assert not [f for f in read("跟你说，车卖了，Model 3 出给了我一个同事") if f[2] == "Model 3" and f[1] != "stopped"]
