@@ -12,16 +12,7 @@ import pytest
 from digest.stages import digest_day
 from query.facts import facts_as_of
 from tests.kit.cli import run_cli
-from tests.kit.digest import log_workspace
-
-
-def night(s, logs, day: date, *lines: str) -> None:
-    (logs / f"{day}.md").write_text("".join(f"[10:0{i}] 用户: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
-    digest_day(s, "default", day, logs)
-
-
-def current(s, when: date | None = None) -> list[str]:
-    return sorted(f["object"] for f in facts_as_of(s, when)["facts"])
+from tests.kit.digest import current, log_workspace, night
 
 
 @pytest.fixture

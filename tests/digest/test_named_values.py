@@ -9,10 +9,9 @@ from datetime import date
 import pytest
 
 from digest.extract.engine import extract_candidates
-from digest.stages import digest_day
 from kernel.domain import Turn
 from query.facts import facts_as_of
-from tests.kit.digest import log_workspace
+from tests.kit.digest import log_workspace, night
 
 
 def read(text: str) -> list[tuple[str, str, str]]:
@@ -59,11 +58,6 @@ def test_no_name_from_what_is_not_a_statement_of_it(text):
 def ws(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENTOS_NOW", "2026-05-30T12:00:00+08:00")
     return log_workspace(tmp_path)
-
-
-def night(s, logs, day: date, text: str) -> None:
-    (logs / f"{day}.md").write_text(f"[10:00] 用户: {text}\n", encoding="utf-8")
-    digest_day(s, "default", day, logs)
 
 
 @pytest.mark.parametrize(

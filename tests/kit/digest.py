@@ -3,6 +3,8 @@
 - ``log_workspace(tmp_path)``: a fresh workspace ``tmp_path/home`` and an empty logs folder ``tmp_path/logs``,
   with the ``Settings`` that read them (hostname ``h``); the test writes its own logs.
 - ``digested_workspace(tmp_path, log, day)``: the same with ``log`` as the day's Markdown log, already digested.
+- ``night(settings, logs, day, *lines)``: the user says ``lines`` on ``day`` (one Markdown log) and that night digests it.
+- ``current(settings, when=None)``: the objects of the current facts (as of ``when``), sorted.
 """
 
 from __future__ import annotations
@@ -32,3 +34,16 @@ def digested_workspace(tmp_path: Path, log: str, day: date):
     (logs / f"{day}.md").write_text(log, encoding="utf-8")
     digest_day(s, "default", day, logs)
     return s, logs
+
+
+def night(s, logs: Path, day: date, *lines: str) -> None:
+    from digest.stages import digest_day
+
+    (logs / f"{day}.md").write_text("".join(f"[10:0{i}] 用户: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
+    digest_day(s, "default", day, logs)
+
+
+def current(s, when: date | None = None) -> list[str]:
+    from query.facts import facts_as_of
+
+    return sorted(f["object"] for f in facts_as_of(s, when)["facts"])
