@@ -59,7 +59,9 @@ _ZH_COUNTERS = "杯|次|本|只|台|辆|张|瓶|顿|节|篇|首|部|条|套|双|
 _ZH_COUNT = re.compile(rf"(?:\d+|(?!一[{_ZH_COUNTERS}])[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
 _EN_NOT_COUNTED = frozenset(
     "of to and or in on at for the a an more less than percent per times_ am pm years year old days day weeks week months month "
-    "hours hour minutes minute mins min seconds second secs sec".split()
+    "hours hour minutes minute mins min seconds second secs sec "
+    # verbs that end in s ("8080 was the old one", "3 is fine"): what follows a number, not what it counts
+    "was is has does goes says gets makes takes seems looks needs runs works".split()
 )
 # a plural noun after a number, or a singular one after 1 ("3 cups", "1 cup"); not "5432 kept clashing"
 _EN_COUNT_SRC = r"(?<![\w.])(?:\d+\s+(?P<unit>[a-z]{2,}s)|1\s+(?P<one>[a-z]{3,}))\b"

@@ -48,7 +48,9 @@ _NOT_THE_VALUE = re.compile(
 
 
 # A value handed on ("Model 3 出给了我一个同事", "the old MacBook went to my sister"): no longer the speaker's.
-_GIVEN_AWAY = re.compile(r"\s*(?:也|都|已经|就)?(?:出给|卖给|送给|转给|让给|转让给|卖掉|送人|\s(?:went|goes)\s+to\b|\s(?:is|was)\s+(?:sold|given)\b)", re.I)
+# A value said to be the old one ("8080 was the old one", "5432 是之前的"): the value before, not now.
+_GIVEN_AWAY = re.compile(r"\s*(?:也|都|已经|就)?(?:出给|卖给|送给|转给|让给|转让给|卖掉|送人|\s(?:went|goes)\s+to\b|\s(?:is|was)\s+(?:sold|given)\b|"
+                         r"\s(?:is|was)\s+(?:the\s+|my\s+|our\s+)?(?:old|previous|former|outdated)\b|是?(?:旧的|以前的|之前的|原来的|老的))", re.I)
 
 
 def _person(sent: _Sentence, end: int) -> str | None:
@@ -186,8 +188,9 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
         for a, b, kind in [v for v in values if ca <= v[0] and v[1] <= cb]:
             if a < start:  # joined to the value before ("周一上午十点", "Sundays at 4pm"): read with it
                 continue
+            handed_on = _GIVEN_AWAY.match(s, b)
             b = a + (typed_extent(s[a:cb]) or b - a)
-            if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or _GIVEN_AWAY.match(s, b) or any(a < y and x < b for x, y in dates)
+            if (_NOT_THE_VALUE.search(s[max(ca, a - 24):a]) or handed_on or _GIVEN_AWAY.match(s, b) or any(a < y and x < b for x, y in dates)
                     or (kind == "weekday" and _names_the_day(s[ca:a], day))):
                 start = b
                 continue

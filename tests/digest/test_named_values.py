@@ -136,3 +136,17 @@ def test_a_team_and_a_move_to_another_that_starts_later(ws, monkeypatch):
 
 def test_a_value_handed_on_is_not_the_speakers():
     assert not [f for f in read("跟你说，车卖了，Model 3 出给了我一个同事") if f[2] == "Model 3" and f[1] != "stopped"]
+
+
+def test_a_value_said_to_be_the_old_one_is_not_current(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "Our API gateway runs on port 8080")
+    night(s, logs, date(2026, 5, 11), "wait no, the gateway is on 8443, 8080 was the old one")
+    assert [f["object"] for f in facts_as_of(s)["facts"]] == ["8443"]
+
+
+def test_a_correction_of_a_name_said_with_jiao(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "我们的测试环境数据库叫 test-db-01")
+    night(s, logs, date(2026, 5, 11), "更正一下，测试库的名字是 test-db-02，我上次打错了")
+    assert [f["object"] for f in facts_as_of(s)["facts"]] == ["test-db-02"]
