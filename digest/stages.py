@@ -132,14 +132,17 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
 
 
 def known_people(subjects: list[tuple[str, str]]) -> list[str]:
-    """The others the user's facts are about, latest last: whose place, work or role they tell, or who are named by a
-    relation and a name ("coworker Priya", "同事老周"); whom a later "她" / "he" / "Priya ..." means."""
+    """The others the user's facts are about, latest last: whose place, work or role they tell, who are named by a
+    relation and a name ("coworker Priya", "同事老周"), or whose thing a subject is ("manager's name", "妈妈的手机");
+    whom a later "她" / "he" / "his" / "Priya ..." means."""
     from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
 
-    named = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)", re.I)
+    named = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)"
+                       rf"|^(?P<rel>(?:{EN_RELATIONS})(?='s\b)|(?:{ZH_RELATIONS})(?=的))", re.I)
     out: list[str] = []
     for s, pred in subjects:
-        who = s if pred in ("lives_in", "works_at", "role") else (m.group(0) if (m := named.search(s)) else None)
+        m = named.search(s)
+        who = s if pred in ("lives_in", "works_at", "role") else ((m.group("rel") or m.group(0)) if m else None)
         if who:
             out = [p for p in out if p != who] + [who]
     return out

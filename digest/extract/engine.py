@@ -88,7 +88,7 @@ def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool
     dated = find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():
         take(_apply_rules(sent, _FUTURE_PLANS, subject))
-    take(_owned(_values(sent), subject))
+    take(_owned(_values(sent, recent=recent), subject))
     take(_apply_rules(sent, _OPINIONS, subject))
     take(_named(sent, subject))  # a construction says which slot a name fills; a shape alone says less
     take(_anchored(sent, subject, day))

@@ -275,10 +275,18 @@ def _first_copula_value(sent: _Sentence, lead: int, cb: int, assistant: bool, *,
     return None
 
 
-def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
-    """Value facts from each clause of the sentence; at most one per clause (the first copula that validates)."""
+# "his name is Kevin Cheng", "她的新公司是字节": his / her is the person last spoken of, when the caller knows one.
+_THIRD = re.compile(r"\s*(?:his\b|her\b|他的|她的)\s*", re.I)
+
+
+def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None = None) -> list[_Found]:
+    """Value facts from each clause of the sentence; at most one per clause (the first copula that validates).
+    ``recent``: the people spoken of so far, latest last (a clause opening on his / her is that person's)."""
     s, out = sent.s, []
+    marks: list[tuple[int, str | None]] = []  # where each clause's values start in ``out``, and whose they are
     for ci, (ca, cb) in enumerate(sent.clauses):
+        who = None
+        marks.append((len(out), None))
         if _is_question(sent, ci, values=True):
             continue
         clause = s[ca:cb]
@@ -289,9 +297,14 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
                 continue
             lead = ca + m.end()
         else:
-            if _NOT_MINE.match(clause):
+            third = _THIRD.match(clause)
+            if third and recent:
+                who, lead = recent[-1], ca + third.end()
+                marks[-1] = (len(out), who)
+            elif _NOT_MINE.match(clause):
                 continue
-            lead = ca
+            else:
+                lead = ca
         if cjk:
             m = _ZH_FROM_CHANGE.search(s, lead, cb)
             if m:
@@ -317,4 +330,12 @@ def _values(sent: _Sentence, assistant: bool = False) -> list[_Found]:
         f = _first_copula_value(sent, lead, cb, assistant, cjk=False)
         if f:
             out.append(f)
+    for i, (at, who) in enumerate(marks):
+        if who:
+            _theirs(out[at:marks[i + 1][0] if i + 1 < len(marks) else len(out)], who)
     return out
+
+
+def _theirs(found: list[_Found], who: str) -> None:
+    for f in found:
+        f.subject = f"{who}的{f.subject}" if re.search(r"[\u4e00-\u9fff]", who + f.subject) else f"{who}'s {f.subject}"

@@ -150,3 +150,17 @@ def test_a_correction_of_a_name_said_with_jiao(ws):
     night(s, logs, date(2026, 5, 4), "我们的测试环境数据库叫 test-db-01")
     night(s, logs, date(2026, 5, 11), "更正一下，测试库的名字是 test-db-02，我上次打错了")
     assert [f["object"] for f in facts_as_of(s)["facts"]] == ["test-db-02"]
+
+
+@pytest.mark.parametrize(
+    "first, then, new",
+    [
+        ("My manager's name is Kevin Zhang", "Sorry, his name is Kevin Cheng, autocorrect got me", "Kevin Cheng"),
+        ("我老婆的公司是腾讯", "她的公司现在是字节", "字节"),
+    ],
+)
+def test_his_or_her_thing_is_the_persons_spoken_of(ws, first, then, new):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), first)
+    night(s, logs, date(2026, 5, 11), then)
+    assert [f["object"] for f in facts_as_of(s)["facts"]] == [new]
