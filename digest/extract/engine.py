@@ -48,7 +48,7 @@ from digest.extract.rule import (
 )
 from digest.extract.activities import _ACTIVITIES
 from digest.extract.anchored import _OTHERS, _anchored, _person
-from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, pronoun_person
 from digest.extract.changes import _changes
 from digest.extract.named import _named
 from digest.extract.statements import _statements, left_behind, renews
@@ -148,7 +148,8 @@ def _named_person(sent: _Sentence, recent: list[str]) -> str | None:
 
 
 def _whose(sent: _Sentence, found: list[_Found], subject: str, recent: list[str] | None) -> None:
-    who = (recent[-1] if recent and _OPENS_ON_PERSON.match(sent.s) else None) or (_named_person(sent, recent) if recent else None)
+    opens = _OPENS_ON_PERSON.match(sent.s)
+    who = (pronoun_person(opens.group(0), recent) if opens and recent else None) or (_named_person(sent, recent) if recent else None)
     if who:
         for f in found:
             if f.subject == subject and f.predicate in ("event", "states"):

@@ -45,6 +45,22 @@ _KIN = {"妈": "妈妈", "老妈": "妈妈", "我妈": "妈妈", "爸": "爸爸"
         "弟": "弟弟", "妹": "妹妹", "媳妇": "老婆", "妻子": "老婆", "丈夫": "老公"}
 
 
+# Whom he / she / his / her can mean: a person of that sex by the relation word, or one the word does not tell.
+_MALE = re.compile(r"\b(?:husband|boyfriend|brother|dad|father|son|uncle|grandpa)\b|老公|丈夫|男朋友|爸|哥|弟|儿子|爷爷|外公|舅舅|叔叔|表哥|表弟|堂哥", re.I)
+_FEMALE = re.compile(r"\b(?:wife|girlfriend|sister|mom|mum|mother|daughter|aunt|grandma)\b|老婆|妻子|媳妇|女朋友|妈|姐|妹|女儿|奶奶|外婆|阿姨|表姐|表妹|堂姐", re.I)
+
+
+def pronoun_person(pronoun: str, recent: list[str] | None) -> str | None:
+    """The latest of ``recent`` a pronoun can mean: "his" / "他" never a wife or a mother, "her" / "她" never a husband."""
+    p = pronoun.strip().lower()
+    male = p.startswith(("he", "his", "him", "他"))
+    for person in reversed(recent or []):
+        if (_FEMALE if male else _MALE).search(person) and not (_MALE if male else _FEMALE).search(person):
+            continue
+        return person
+    return None
+
+
 def kin(word: str) -> str:
     """The one form of a Chinese kinship word (老妈 -> 妈妈); any other word as it is."""
     return _KIN.get(word, word)

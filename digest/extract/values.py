@@ -11,6 +11,7 @@ from datetime import date
 from digest.extract.normalize import _HAS_CJK, _has_any, _Sentence
 from digest.extract.objects import _OBJ_TAIL_NOW, _cut, _trim
 from digest.extract.rule import _Found
+from digest.extract.people import pronoun_person
 from digest.extract.subjects import _NOT_MINE, _YOUR
 from digest.extract.vocab import _ATTRIBUTE, _PRONOUN_SUBJECTS, _is_question, _technical
 from kernel.dates import find_date
@@ -298,8 +299,12 @@ def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None =
             lead = ca + m.end()
         else:
             third = _THIRD.match(clause)
-            if third and recent:
-                who, lead = recent[-1], ca + third.end()
+            # only where nothing before it in the sentence could be whom it means ("Our one-year-old is so cute, his
+            # name is Kyle": his is the child's): the sentence opens on it, or on a word or two ("Sorry, his name ...")
+            opens = all(len(s[a:b].split()) <= 2 for a, b in sent.clauses[:ci]) if not cjk else ci == 0
+            who = pronoun_person(third.group(0), recent) if third and recent and opens else None
+            if who:
+                lead = ca + third.end()
                 marks[-1] = (len(out), who)
             elif _NOT_MINE.match(clause):
                 continue

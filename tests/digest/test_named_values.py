@@ -164,3 +164,10 @@ def test_his_or_her_thing_is_the_persons_spoken_of(ws, first, then, new):
     night(s, logs, date(2026, 5, 4), first)
     night(s, logs, date(2026, 5, 11), then)
     assert [f["object"] for f in facts_as_of(s)["facts"]] == [new]
+
+
+def test_his_means_no_one_when_the_sentence_names_whom_first_or_the_last_person_is_a_woman(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "My grandma lives in Ohio")
+    night(s, logs, date(2026, 5, 11), "Our one-year-old is so cute, his name is Kyle!", "His name is Max.")
+    assert not [f for f in facts_as_of(s)["facts"] if "grandma" in f["subject"] and f["object"] in ("Kyle", "Max")]
