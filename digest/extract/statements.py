@@ -25,12 +25,14 @@ from digest.extract.subjects import _NOT_MINE
 from digest.extract.vocab import _hedged, _is_question
 from kernel.valuetypes import find_values
 
-# Verbs of changing, moving, joining and leaving.
+# Verbs of changing, moving, joining and leaving: done or under way ("moved to", "switching to"; not "a change to", "my
+# dance moves get me pumped to"), leaving something named ("left Google", "quit my job"; not "left for our vacation").
 _STRONG = re.compile(
     r"改(?:成|为|用|到|去|坐|发|在|做|走|穿|喝|吃|买|订|听|看)|换(?:成|了|到|用|去|为)|转(?:到|去|成|为|岗|行)|调(?:到|岗|去)|"
     r"搬(?:到|去|家|进)|迁(?:到|去|移到|移至|至)|跳槽|入职|加入了|离职|辞职|退休|毕业|切(?:到|换到|成|换成)|升级(?:到|成|为)|"
-    r"\b(?:(?:switch|mov|migrat|transferr|upgrad|downgrad|chang|swapp|shift|relocat)(?:e|ed|es|ing)?\s+(?:\w+\s+){0,3}?(?:over\s+)?(?:to|into|from)|"
-    r"join(?:ed|ing)|left|leaving|replac(?:ed|ing)|trad(?:ed|ing)\s+in|became|retired|graduated|quit|hired|promoted)\b",
+    r"\b(?:(?:switch|mov|migrat|transferr|upgrad|downgrad|chang|swapp|shift|relocat)(?:ed|d|ing)\s+(?:\w+\s+){0,3}?(?:over\s+)?(?:to|into|from)|"
+    r"join(?:ed|ing)|(?:left|leaving|quit)\s+(?:my\s+|our\s+|the\s+)?(?:(?-i:[A-Z])|(?:job|company|team|firm|school|band|club)\b)|"
+    r"replac(?:ed|ing)|trad(?:ed|ing)\s+in|became|retired|graduated|hired|promoted)\b",
     re.I,
 )
 # Words that set now against before.

@@ -97,6 +97,10 @@ def test_removing_the_day_of_the_change_brings_the_old_fact_back(ws):
         ("The training changed my view on helping others", False),  # a change of mind, not of a thing held
         ("Been super busy lately", False),  # a capital only opens the sentence
         ("Switched our CI to GitHub Actions", True),  # the I dropped
+        ("It was such a nice change to my regular life", False),  # a change, the noun
+        ("My dance moves get me pumped to tackle my business goals", False),
+        ("My wife and I just left for our European vacation", False),  # left for, not left something
+        ("I quit my job at Shopify last week", True),
     ],
 )
 def test_what_tells_a_change(text, expected):
