@@ -257,6 +257,10 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
             if rx is _ZH_POSS:  # the whole rest of its clause ("是一辆卡罗拉"), not a description ("是红色的")
                 name = _zh_whole(s[m.end():])
             else:  # where it is kept: the name, not the folder after it ("放在iCloud文件夹里")
+                # of a thing: the words before 放在 end on a noun ("仓库", "读书笔记"), not a manner ("周报模板统一放在")
+                words = _zh_words(m.group("thing"))
+                if not words or not (words[-1][1].startswith("n") and not words[-1][1].startswith("nr")):
+                    continue
                 name = _zh_name(s[m.end():])[0]
             a = m.end() + s[m.end():].find(name)
             if not name or _overlap((a, a + len(name)), out, typed):

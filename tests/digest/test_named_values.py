@@ -48,6 +48,7 @@ def test_a_name_fills_the_slot_its_construction_names(text, fact):
         "我的车是红色的",
         "比如我们用 Jira 管理需求",  # an example
         "I drove a Honda Civic in college",  # a past verb is a story
+        "周报模板统一放在团队空间",  # how things are kept, not a thing of one's own ("统一" is no thing)
     ],
 )
 def test_no_name_from_what_is_not_a_statement_of_it(text):
