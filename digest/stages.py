@@ -7,7 +7,6 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -135,13 +134,11 @@ def known_people(subjects: list[tuple[str, str]]) -> list[str]:
     """The others the user's facts are about, latest last: whose place, work or role they tell, who are named by a
     relation and a name ("coworker Priya", "同事老周"), or whose thing a subject is ("manager's name", "妈妈的手机");
     whom a later "她" / "he" / "his" / "Priya ..." means."""
-    from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
+    from digest.extract.people import PERSON_IN_SUBJECT
 
-    named = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)"
-                       rf"|^(?P<rel>(?:{EN_RELATIONS})(?='s\b)|(?:{ZH_RELATIONS})(?=的))", re.I)
     out: list[str] = []
     for s, pred in subjects:
-        m = named.search(s)
+        m = PERSON_IN_SUBJECT.search(s)
         who = s if pred in ("lives_in", "works_at", "role") else ((m.group("rel") or m.group(0)) if m else None)
         if who:
             out = [p for p in out if p != who] + [who]
@@ -149,27 +146,37 @@ def known_people(subjects: list[tuple[str, str]]) -> list[str]:
 
 
 # -- stage 4 -------------------------------------------------------------------------------------
+# Loaded sentence embedders by spec, kept for the process: a backfill of many days loads the model once, and the
+# sentences it has embedded (the matcher's background among them) are not embedded again.
+_SENTENCE_EMBEDDERS: dict[str, tuple[object, dict[str, list[float]]]] = {}
+_VECTOR_CACHE_MAX = 4096
+
+
 def _sentence_embedder(settings: Settings):
     """Unit vectors for sentences, with the workspace's embedder, loaded only when a change told in free words asks
-    (digest.slots.SubjectSlots.nearest); None when the embedder cannot load (the change then replaces nothing)."""
-    loaded: list = []
+    (digest.slots.SubjectSlots.nearest); None when the embedder cannot load (the change then replaces nothing; a
+    later day tries again)."""
 
     def embed(texts):
-        if not loaded:
+        held = _SENTENCE_EMBEDDERS.get(settings.embedder)
+        if held is None:
             from kernel.embedders import EmbedderError, make_settings_embedder
 
             try:
-                loaded.append(make_settings_embedder(settings))
-                loaded[0].embed_documents(["."])
+                model = make_settings_embedder(settings)
+                model.embed_documents(["."])
             except (EmbedderError, ImportError, OSError, ValueError):
-                loaded[:] = [None]
-        if loaded[0] is None:
-            return None
-        out = []
-        for v in loaded[0].embed_documents(list(texts)):
-            norm = sum(x * x for x in v) ** 0.5 or 1.0
-            out.append([x / norm for x in v])
-        return out
+                return None
+            held = _SENTENCE_EMBEDDERS[settings.embedder] = (model, {})
+        model, cache = held
+        new = [t for t in dict.fromkeys(texts) if t not in cache]
+        if new:
+            if len(cache) + len(new) > _VECTOR_CACHE_MAX:
+                cache.clear()
+            for text, v in zip(new, model.embed_documents(new)):
+                norm = sum(x * x for x in v) ** 0.5 or 1.0
+                cache[text] = [x / norm for x in v]
+        return [cache[t] for t in texts]
 
     return embed
 

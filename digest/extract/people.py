@@ -20,6 +20,10 @@ EN_RELATIONS = (
     r"wife|husband|partner|girlfriend|boyfriend|brother|sister|mom|mum|mother|dad|father|son|daughter|kid|child|"
     r"colleague|coworker|co-worker|manager|boss|friend|roommate|teammate|uncle|aunt|cousin|grandma|grandpa"
 )
+# A person inside a fact's subject: a relation and a name ("coworker Priya", "同事老周", "女儿朵朵"), or the relation
+# whose thing the subject is ("manager's name", "妈妈的手机").
+PERSON_IN_SUBJECT = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)"
+                               rf"|^(?P<rel>(?:{EN_RELATIONS})(?='s\b)|(?:{ZH_RELATIONS})(?=的))", re.I)
 # A short name: 小李 / 老王 / 阿强, or a doubled name (朵朵).
 _NAME = r"(?:[小老阿][\u4e00-\u9fff])(?![\u4e00-\u9fff]{{0,1}}(?:时|点|会|分))|(?P<{g}>[\u4e00-\u9fff])(?P={g})"
 _NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")
