@@ -192,7 +192,7 @@ def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
     from index.stages import rebuild
     from kernel.settings import load_settings
     from kernel.workspace import Workspace, init_workspace
-    from query.ask import CANDIDATES, _tokenizer, unit_lang
+    from query.ask import CANDIDATES, _tokenizer, bridge_matches, script_lang, unit_lang
     from query.index_reader import open_reader
     from storage.index_units import collection_name
 
@@ -228,25 +228,28 @@ def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
                     kw3 = readers[sl].keyword(coll).search_covered(toks, CANDIDATES) if toks else []
                     vec = readers[sl].vectors().query(coll, qv, CANDIDATES)
                     units = readers[sl].units(coll, [u for u, _ in vec])
+                    langs = {u: unit_lang(units.get(u)) for u, _ in vec}
                     rows.append({"probe": i, "q": p["question"], "pair": f"{ql}>{sl}", "own": ui == own,
-                                 "cov": max((c for *_, c in kw3), default=0.0), "vec": vec,
-                                 "langs": {u: unit_lang(units.get(u)) for u, _ in vec}})
+                                 "cov": max((c for *_, c in kw3), default=0.0), "vec": vec, "langs": langs,
+                                 "bridge": bool(bridge_matches(p["question"], script_lang(p["question"]), units, langs))})
     units_built = {lang: json.loads((work / f"memorybank-{lang}" / "built").read_text()) for lang in sources}
     return {"name": "MemoryBank-SiliconFriend (15 users, zh and en, digested and indexed)", "rows": rows,
             "users": len(users["zh"]), "probes": len(probes["zh"]), "built": units_built}
 
 
-def gate_decisions(rows: list[dict], offsets: dict, floors: dict) -> list[bool]:
+def gate_decisions(rows: list[dict], offsets: dict, floors: dict, bridge: bool = False) -> list[bool]:
     """The gate on each row with the pair's floor alone: keyword coverage, or the cosines raised by ``offsets`` through
     vector_matches. In a memory of one language (each MemoryBank user's is) this is query.ask's gate_matches for any
     offset >= 0 (every cosine rises alike, so the plain matches are among the raised ones); a negative offset shows
-    where the measure would raise a floor, which gate_matches never does."""
+    where the measure would raise a floor, which gate_matches never does. With ``bridge``, the dictionary bridge
+    (query.ask.bridge_matches) lets a row through too."""
     from query.ask import gate_cosines, script_lang, vector_matches
 
     out = []
     for r in rows:
         ql = script_lang(r["q"])
-        ok = r["cov"] >= floors["coverage"] or bool(vector_matches(gate_cosines(r["vec"], ql, r["langs"], offsets), floors["cosine"], floors["gap"]))
+        ok = r["cov"] >= floors["coverage"] or bool(vector_matches(gate_cosines(r["vec"], ql, r["langs"], offsets), floors["cosine"], floors["gap"])) \
+            or (bridge and r.get("bridge", False))
         out.append(ok)
     return out
 
@@ -258,10 +261,10 @@ def calibrate(mb: dict, floors: dict) -> dict:
     # of every pair come in the same order: probe, then the memory's user)
     ref = gate_decisions([r for r in rows if r["pair"] == "en>en"], {}, floors)
 
-    def rates(pair: str, d: float) -> dict:
+    def rates(pair: str, d: float, bridge: bool = False) -> dict:
         rs = [r for r in rows if r["pair"] == pair]
         a, b = pair.split(">")
-        dec = gate_decisions(rs, {(a, b): d} if a != b else {}, floors)
+        dec = gate_decisions(rs, {(a, b): d} if a != b else {}, floors, bridge)
         own = [x for x, r in zip(dec, rs) if r["own"]]
         other = [x for x, r in zip(dec, rs) if not r["own"]]
         agree = sum(x == y for x, y in zip(dec, ref)) / len(dec)
@@ -276,25 +279,29 @@ def calibrate(mb: dict, floors: dict) -> dict:
         best = max(GRID, key=lambda d: (curve[d]["agree"], -abs(d)))
         chosen = max(0.0, equal)
         out["pairs"][pair] = {"curve": curve, "equal_specificity": equal, "best_agreement": best, "offset": chosen,
-                              "floor": round(floors["cosine"] - chosen, 3), "at_offset": curve[chosen], "at_zero": curve[0.0]}
+                              "floor": round(floors["cosine"] - chosen, 3), "at_offset": curve[chosen], "at_zero": curve[0.0],
+                              "with_bridge": rates(pair, chosen, bridge=True)}
     return out
 
 
 # -- checks through query.ask ---------------------------------------------------------------------------------
 
 
+MODES = ("off", "floors", "on")  # nothing across languages; the pairs' floors; the floors and the dictionary bridge
+
+
 def _statuses(questions: list[str], settings, user: str) -> dict[str, dict[str, str]]:
-    """Each question's status with the cross-lingual floors on and off (the off run patches the table empty)."""
+    """Each question's status in each of ``MODES`` (the runs without patch the offsets empty, the bridge shut)."""
     import query.ask as qa
 
-    kept = dict(qa.CROSS_LINGUAL_OFFSET)
+    kept, cov = dict(qa.CROSS_LINGUAL_OFFSET), qa.BRIDGE_COVERAGE
     out = {}
     try:
-        for mode, table in (("on", kept), ("off", {})):
-            qa.CROSS_LINGUAL_OFFSET = table
+        for mode, table, bridge in (("on", kept, cov), ("floors", kept, 2.0), ("off", {}, 2.0)):
+            qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE = table, bridge
             out[mode] = {q: qa.ask(q, user=user, settings=settings).status for q in questions}
     finally:
-        qa.CROSS_LINGUAL_OFFSET = kept
+        qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE = kept, cov
     return out
 
 
@@ -305,7 +312,7 @@ def check_demo(work: Path) -> dict:
     no = list(dict.fromkeys(DEMO_NO + TEST_NO))
     st = _statuses(DEMO_MATCH + no, s, "bench")
     res = {}
-    for mode in ("on", "off"):
+    for mode in MODES:
         found = [q for q in DEMO_MATCH if st[mode][q] != "no_history"]
         stopped = [q for q in no if st[mode][q] == "no_history"]
         res[mode] = {"answerable_found": f"{len(found)}/{len(DEMO_MATCH)}", "unrelated_stopped": f"{len(stopped)}/{len(no)}",
@@ -327,7 +334,7 @@ def check_fact_updates(path: Path, work: Path, log=print) -> dict:
         homes[case["id"]] = home
         if (i + 1) % 10 == 0:
             log(f"gate: fact_updates built {i + 1}/{len(cases)}")
-    rows = []  # (split, relation, own question?, status on, status off)
+    rows = []  # (split, relation, own question?, {mode: status})
     for i, case in enumerate(cases):
         same_lang = [c for c in cases[i + 1:] + cases[:i] if c["lang"] == case["lang"]][:3]
         asked = [(q, True) for q in case["questions"]] + [(q, False) for c in same_lang for q in c["questions"]]
@@ -337,7 +344,7 @@ def check_fact_updates(path: Path, work: Path, log=print) -> dict:
             st = _statuses(list(dict.fromkeys(q["q"] for q, _ in asked)), s, USER)
         for q, own in asked:
             cross = case["lang"] in ("zh", "en") and q["lang"] != case["lang"]
-            rows.append((labels[case["id"]], "cross-lingual" if cross else "same-language", own, st["on"][q["q"]], st["off"][q["q"]]))
+            rows.append((labels[case["id"]], "cross-lingual" if cross else "same-language", own, {m: st[m][q["q"]] for m in MODES}))
     res = {}
     for split in ("all", "dev", "holdout"):
         for rel in ("cross-lingual", "same-language"):
@@ -345,8 +352,7 @@ def check_fact_updates(path: Path, work: Path, log=print) -> dict:
                 sel = [r for r in rows if (split == "all" or r[0] == split) and r[1] == rel and r[2] == own]
                 if sel:
                     res[f"{split} {rel} {'own memory' if own else 'another case'}"] = {
-                        "questions": len(sel), "no_history_on": round(sum(r[3] == "no_history" for r in sel) / len(sel), 3),
-                        "no_history_off": round(sum(r[4] == "no_history" for r in sel) / len(sel), 3)}
+                        "questions": len(sel), **{f"no_history_{m}": round(sum(r[3][m] == "no_history" for r in sel) / len(sel), 3) for m in MODES}}
     return res
 
 
@@ -412,7 +418,7 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
     md = markdown
     lines = []
     if md:
-        lines += ["# The no-history gate across languages: a cosine floor per language pair", "",
+        lines += ["# The no-history gate across languages: a cosine floor per language pair, and the dictionary bridge", "",
                   f"`.venv/bin/python {command} --report bench/results/gate-calibration.md` (method: the script's docstring)", "",
                   f"Embedder `{res['embedder']}`; the settings' floors: coverage {fl['coverage']}, cosine F = {F}, gap {fl['gap']} above the "
                   f"20th candidate; {res['seconds']} s. Pairs: question language > memory language.", ""]
@@ -436,6 +442,11 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
     for pair, v in mb["pairs"].items():
         lines.append(f"{'- ' if md else ''}{pair}: equal specificity at offset {v['equal_specificity']}, best agreement at {v['best_agreement']}; "
                      f"chosen {v['offset']} (floor {v['floor']})")
+    for pair, v in mb["pairs"].items():
+        b = v.get("with_bridge")
+        if b:
+            lines.append(f"{'- ' if md else ''}{pair} with the dictionary bridge (query.ask.BRIDGE_COVERAGE) beside the chosen floor: "
+                         f"own {v['at_offset']['own']} -> {b['own']}, other users' {v['at_offset']['other']} -> {b['other']}, agreement {b['agree']}")
     lines.append("")
     if md:
         lines += ["## Parallel texts (a check on the offsets, not used to choose them)", "",
@@ -460,9 +471,10 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
               "", f"query/ask.py has: {res['in_query_ask']}", ""]
     if "demo" in res:
         d = res["demo"]
-        lines += (["## Check: the demo workspace", "", "| cross-lingual offsets | answerable found | unrelated stopped | missed | let through |",
+        lines += (["## Check: the demo workspace", "", "Modes: off (one floor), floors (the pairs' floors), on (the floors and the dictionary bridge).", "",
+                   "| across languages | answerable found | unrelated stopped | missed | let through |",
                    "|---|---|---|---|---|"] if md else ["demo:"])
-        for mode in ("off", "on"):
+        for mode in MODES:
             v = d[mode]
             lines.append(f"| {mode} | {v['answerable_found']} | {v['unrelated_stopped']} | {', '.join(v['missed']) or '-'} | {', '.join(v['let_through']) or '-'} |"
                          if md else f"  offsets {mode}: found {v['answerable_found']}, stopped {v['unrelated_stopped']}, missed {v['missed']}, let through {v['let_through']}")
@@ -471,10 +483,10 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
         lines += (["## Check: fact_updates (not used to choose)", "",
                    "Each case's own questions (its memory holds the topic) and the questions of the next three cases with logs in the same "
                    "language (another person's memory: the right answer is no_history). Cross-lingual as `agentos bench facts` counts it.", "",
-                   "| split, questions, memory | n | no_history, offsets off | no_history, offsets on |", "|---|---|---|---|"] if md else ["fact_updates:"])
+                   "| split, questions, memory | n | no_history, off | pairs' floors | floors and bridge |", "|---|---|---|---|---|"] if md else ["fact_updates:"])
         for k, v in res["fact_updates"].items():
-            lines.append(f"| {k} | {v['questions']} | {v['no_history_off']} | {v['no_history_on']} |" if md else
-                         f"  {k}: n {v['questions']}, no_history off {v['no_history_off']} -> on {v['no_history_on']}")
+            lines.append(f"| {k} | {v['questions']} | {v['no_history_off']} | {v['no_history_floors']} | {v['no_history_on']} |" if md else
+                         f"  {k}: n {v['questions']}, no_history off {v['no_history_off']} -> floors {v['no_history_floors']} -> on {v['no_history_on']}")
         lines.append("")
     return "\n".join(lines)
 

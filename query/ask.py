@@ -204,6 +204,38 @@ def unit_lang(unit: dict | None) -> str | None:
     return script_lang(" ".join([str(m.get("topic") or ""), str(m.get("summary") or ""), " ".join(str(k) for k in m.get("keywords") or [])]))
 
 
+def unit_text(unit: dict | None) -> str:
+    """What the index keeps of a unit's words: a fact's subject, predicate and object; a card's topic, summary and
+    keywords (what the dictionary bridge reads)."""
+    m = (unit or {}).get("meta") or {}
+    if (unit or {}).get("kind") == "fact":
+        return f"{m.get('subject') or ''} {m.get('predicate') or ''} {m.get('object') or ''}"
+    return " ".join([str(m.get("topic") or ""), str(m.get("summary") or ""), " ".join(str(k) for k in m.get("keywords") or [])])
+
+
+# The keyword side of the gate across languages: a unit in the other language than the question's passes when at
+# least this share of the question's content words meet its words through the dictionary (kernel.bilingual: "notes"
+# -> 笔记, 备份 -> backup, Duoduo -> 朵朵). Half, as a person would judge "it is about what I asked"; measured, not
+# tuned, on the fact_updates cross-lingual questions (own memory against the other cases') and MemoryBank
+# (bench/gate_calibration.py, "dictionary bridge").
+BRIDGE_COVERAGE = 0.5
+
+
+def bridge_matches(text: str, qlang: str | None, units: dict[str, dict], langs: dict[str, str | None],
+                   floor: float | None = None) -> set[str]:
+    """The units in the other language (en / zh) whose words meet at least ``floor`` (default ``BRIDGE_COVERAGE``) of
+    the question's content words through the dictionary."""
+    floor = BRIDGE_COVERAGE if floor is None else floor
+    if qlang not in ("en", "zh"):
+        return set()
+    cross = [u for u, lang in langs.items() if lang in ("en", "zh") and lang != qlang]
+    if not cross:
+        return set()
+    from kernel import bilingual  # ~1 s on first use: only a question that has memory in the other language loads it
+
+    return {u for u in cross if bilingual.coverage(text, qlang, unit_text(units.get(u))) >= floor}
+
+
 def gate_cosines(vec: list[tuple[str, float]], qlang: str | None, langs: dict[str, str | None],
                  offsets: dict[tuple[str, str], float] | None = None) -> list[tuple[str, float]]:
     """``vec`` with each unit's cosine raised by the offset of its (question, unit) language pair (``offsets``,
@@ -236,9 +268,9 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     timings["keyword"] = round((time.perf_counter() - t) * 1000, 2)
     t = time.perf_counter()
     vec = reader.vectors().query(collection, _embedder(settings).embed_query(text), CANDIDATES)
-    qlang, langs = script_lang(text), {}
-    # a pair with its own floor is possible: read the candidates' languages (their metadata, one lookup)
-    if vec and any(q == qlang and off for (q, _), off in CROSS_LINGUAL_OFFSET.items()):
+    qlang, langs, units = script_lang(text), {}, {}
+    # a cross-lingual pair is possible: read the candidates' languages and words (their metadata, one lookup)
+    if vec and qlang in ("en", "zh"):
         units = reader.units(collection, [u for u, _ in vec])
         langs = {u: unit_lang(units.get(u)) for u, _ in vec}
     timings["vector"] = round((time.perf_counter() - t) * 1000, 2)
@@ -246,6 +278,8 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     cos = dict(vec)
     eligible = {u for u, _, c in kw3 if c >= settings.match_floor_coverage} | \
         gate_matches(vec, qlang, langs, settings.match_floor_cosine, settings.match_floor_gap)
+    if not eligible:  # nothing in the question's own language: its words may still meet memory in the other one
+        eligible = bridge_matches(text, qlang, units, langs)
     if not eligible:
         return []
     how = fusion or settings.fusion

@@ -57,9 +57,68 @@ def test_an_english_question_finds_the_fact_of_a_chinese_log(two_logs, question,
 
 def test_the_floor_of_the_pair_is_what_lets_it_through(two_logs, monkeypatch):
     # the English question over Chinese memory scores under the one floor of a single language (0.83): without the
-    # cross-lingual floor it stopped at no_history, as the issue reports
+    # cross-lingual floor (and the dictionary bridge) it stopped at no_history, as the issue reports
+    monkeypatch.setattr(qa, "BRIDGE_COVERAGE", 1.01)
+    assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "ok"
     monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
     assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
+
+
+READING = ["我的读书笔记一直都记在Notion里，这两天同步老转圈。", "算了，Notion不用了，改用Obsidian，仓库就放在iCloud文件夹里同步。"]
+
+
+@pytest.fixture(scope="module")
+def notes_log(tmp_path_factory):
+    """A Chinese chat about where reading notes are kept (two days), digested and indexed by the real stages."""
+    from digest.stages import digest_day
+    from index.stages import rebuild
+    from kernel.settings import load_settings
+    from kernel.workspace import init_workspace
+
+    home = tmp_path_factory.mktemp("bridge") / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTOS_NOW", "2026-03-09T23:00:00+08:00")
+        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+        init_workspace(home)
+        settings = load_settings(home=home, hostname="testhost", timezone="Asia/Shanghai")
+        folder = home / "chat" / "li"
+        folder.mkdir(parents=True)
+        for day, line in zip(("2026-03-04", "2026-03-09"), READING):
+            row = {"role": "user", "content": line, "timestamp": f"{day}T21:00:00+08:00"}
+            (folder / f"{day}.jsonl").write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+            digest_day(settings, "li", date.fromisoformat(day), folder)
+        rebuild(settings)
+    return settings
+
+
+def test_the_words_of_the_question_meet_the_memory_through_the_dictionary(notes_log, monkeypatch):
+    # "notes" meets 读书笔记 (CC-CEDICT: 笔记 notes); the cosine floor of the pair is switched off, so the bridge alone
+    # decides: on, the question finds where the notes are kept; off, it stops as before the bridge
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-09T23:00:00+08:00")
+    monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
+    q = "What do I use for notes now?"
+    a = ask(q, user="li", settings=notes_log)
+    assert a.status == "ok", a.status
+    assert "Obsidian" in " ".join(i.text for i in a.items), [i.text for i in a.items]
+    monkeypatch.setattr(qa, "BRIDGE_COVERAGE", 1.01)
+    assert ask(q, user="li", settings=notes_log).status == "no_history"
+
+
+@pytest.mark.parametrize("question", ["How do I bake sourdough bread?", "Which city do I live in now?", "What is my manager's name?",
+                                      "explain the rules of cricket"])
+def test_a_question_whose_words_the_memory_lacks_still_stops(notes_log, monkeypatch, question):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-03-09T23:00:00+08:00")
+    assert ask(question, user="li", settings=notes_log).status == "no_history", question
+
+
+def test_bridge_matches_judges_only_units_in_the_other_language():
+    units = {"zh": {"kind": "card", "meta": {"summary": "我的读书笔记都记在Obsidian里", "keywords": ["笔记"]}},
+             "en": {"kind": "card", "meta": {"summary": "my reading notes live in Obsidian", "keywords": []}}}
+    langs = {"zh": "zh", "en": "en"}
+    q = "Where are my reading notes?"
+    assert qa.bridge_matches(q, "en", units, langs) == {"zh"}  # the English unit is the keyword side's, not the bridge's
+    assert qa.bridge_matches(q, "mixed", units, langs) == set() and qa.bridge_matches(q, None, units, langs) == set()
+    assert qa.bridge_matches("我的读书笔记在哪里？", "zh", units, langs) == {"en"}
 
 
 @pytest.mark.parametrize("question, value", [("周会是什么时候？", "Wednesday 3 pm"), ("数据库备份几点执行？", "2 am"),

@@ -1,0 +1,51 @@
+"""The Chinese-English word bridge (kernel.bilingual, from CC-CEDICT): what lets a question in one language meet
+memory in the other at the no-history gate."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernel import bilingual as B
+
+
+@pytest.mark.parametrize("word, chinese", [("notes", "笔记"), ("backup", "备份"), ("database", "数据库"), ("camera", "相机"),
+                                           ("school", "学校"), ("server", "服务器"), ("city", "城市")])
+def test_an_everyday_english_word_has_its_chinese_word(word, chinese):
+    assert chinese in B.chinese_for(word)
+
+
+def test_inflected_forms_meet_their_word_and_single_characters_never_stand_for_one():
+    assert "笔记" in B.chinese_for("notes") and "备份" in B.chinese_for("backups")
+    assert all(len(z) >= 2 for w in ("run", "main", "shoot", "go") for z in B.chinese_for(w))
+    assert len(B.chinese_for("run")) <= B.PER_WORD
+
+
+def test_a_chinese_word_has_the_english_words_of_its_short_senses():
+    assert {"read", "note"} <= B.english_for("读书笔记")  # a compound the dictionary lacks: 读书 + 笔记
+    assert "backup" in B.english_for("备份") and "database" in B.english_for("数据库")
+    assert "editor" in B.english_for("编辑器") and "city" in B.english_for("城市")
+
+
+def test_a_romanised_name_spells_its_characters():
+    assert B.spells("duoduo", "朵朵转学了") and B.spells("Duoduo", "我女儿朵朵")
+    assert not B.spells("duoduo", "我女儿上二年级") and not B.spells("li", "小李")  # one syllable says too little
+    assert B.english_words("Which city is my colleague Xiao Li based in now?")[0] == "xiaoli"
+    assert B.spells("xiaoli", "同事小李搬去了深圳")
+
+
+def test_question_words_and_fillers_are_not_content():
+    assert B.english_words("Which one do I use now?") == []
+    assert B.english_words("What time does the database backup run?") == ["time", "database", "backup", "run"]
+    assert "哪些" not in B.chinese_words("我有哪些爱好？") and "爱好" in B.chinese_words("我有哪些爱好？")
+
+
+def test_coverage_counts_the_question_words_a_translation_meets():
+    memory = "我的读书笔记一直都记在Notion里"
+    words, hit = B.met("Which app do I keep my reading notes in now?", "en", memory)
+    assert "notes" in hit and words == ["app", "keep", "reading", "notes"]
+    assert B.coverage("Where do I keep my notes?", "en", memory) == 0.5  # keep / notes: notes meets 笔记
+    assert B.coverage("Is Notion still syncing?", "en", memory) > 0  # a name in Latin letters meets itself
+    assert B.coverage("How do I bake sourdough bread?", "en", memory) == 0
+    assert B.coverage("数据库备份几点执行？", "zh", "The database backup runs at 2 am every night") == 1.0
+    assert B.coverage("红烧肉怎么做", "zh", "The database backup runs at 2 am every night") == 0
+    assert B.coverage("???", "en", memory) == 0
