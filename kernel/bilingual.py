@@ -11,7 +11,8 @@ translations meets in the text.
   or more characters when one of the headword's senses is short (at most ``SENSE_WORDS`` words once "to", articles,
   "sb" / "sth" and parentheses are dropped) and holds the word: "notes" -> 笔记, "school" -> 学校, "film" -> 胶片.
   Only the ``PER_WORD`` most common headwords (by jieba's IDF table) stand for a word: "run" has dozens.
-  A romanised name meets the characters it spells (toneless pinyin, two syllables or more: Duoduo -> 朵朵).
+  A romanised name meets the characters it spells (toneless pinyin by pypinyin, every reading of a character, two
+  syllables or more: Duoduo -> 朵朵).
 - Chinese -> English: a Chinese word of the question (jieba, two characters or more) meets the English words of its
   short senses.
 - The same word in both (a product, a code, a name written in Latin letters: Notion, FM2, ap-southeast-1) meets
@@ -56,7 +57,8 @@ _STEMS = (("ies", "y"), ("ves", "f"), ("sses", "ss"), ("es", ""), ("s", ""), ("i
           ("ed", "e"))
 
 _lock = threading.Lock()
-_tables: tuple[dict, dict, dict] | None = None
+_tables: tuple[dict, dict] | None = None
+_NOT_CONTENT = _QUESTION_FILLER | STOPWORDS
 
 
 def _data_file() -> Path:
@@ -89,14 +91,13 @@ def _rarity(word: str) -> float:
     return table.get(word, max(median, 12.0))
 
 
-def _load() -> tuple[dict, dict, dict]:
+def _load() -> tuple[dict, dict]:
     global _tables
     with _lock:
         if _tables is not None:
             return _tables
         en_zh: dict[str, dict[str, float]] = {}  # English word -> {headword: how closely (0 best)}
         zh_en: dict[str, set[str]] = {}
-        pinyin: dict[str, set[str]] = {}  # one character -> its toneless readings
         with gzip.open(_data_file(), "rt", encoding="utf-8") as f:
             for line in f:
                 if line.startswith("#"):
@@ -104,11 +105,8 @@ def _load() -> tuple[dict, dict, dict]:
                 m = _ENTRY.match(line)
                 if not m:
                     continue
-                simp, reading, senses = m.group(2), m.group(3), m.group(4).split("/")
-                if not _ONLY_HAN.match(simp):
-                    continue
-                if len(simp) == 1:
-                    pinyin.setdefault(simp, set()).add(re.sub(r"[^a-z]", "", reading.lower()))
+                simp, senses = m.group(2), m.group(4).split("/")
+                if len(simp) < MIN_HAN or not _ONLY_HAN.match(simp):
                     continue
                 for i, sense in enumerate(senses):
                     words = _sense_words(sense)
@@ -122,7 +120,7 @@ def _load() -> tuple[dict, dict, dict]:
                         held = en_zh.setdefault(w, {})
                         held[simp] = min(held.get(simp, 9), rank)
                         zh_en.setdefault(simp, set()).add(w)
-        _tables = (en_zh, zh_en, pinyin)
+        _tables = (en_zh, zh_en)
         return _tables
 
 
@@ -170,17 +168,24 @@ def spells(token: str, text: str) -> bool:
     t = token.lower()
     if not (len(t) >= 4 and t.isascii() and t.isalpha()):
         return False
-    pin = _load()[2]
     for run in _HAN_RUN.findall(text):
         for i in range(len(run)):
             rest = [""]
             for j in range(i, min(len(run), i + 4)):
-                rest = [r + p for r in rest for p in pin.get(run[j], ()) if t.startswith(r + p)]
+                rest = [r + p for r in rest for p in _readings(run[j]) if t.startswith(r + p)]
                 if not rest:
                     break
                 if j > i and t in rest:
                     return True
     return False
+
+
+@lru_cache(maxsize=8192)
+def _readings(char: str) -> tuple[str, ...]:
+    """Every toneless reading of one character (pypinyin, the project's pinyin: index.units.romanized uses it too)."""
+    from pypinyin import Style, pinyin
+
+    return tuple(dict.fromkeys(r.replace("ü", "v") for r in pinyin(char, style=Style.NORMAL, heteronym=True)[0]))
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
@@ -189,13 +194,13 @@ _NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
 def english_words(text: str) -> list[str]:
     """The content words of an English question: letters, not function or question words; a name of capitalised
     words is one word ("Xiao Li" -> "xiaoli", which may spell 小李)."""
-    names = [m.group(0) for m in _NAME_RUN.finditer(text) if not m.group(0).split()[0].lower() in _QUESTION_FILLER | STOPWORDS]
+    names = [m.group(0) for m in _NAME_RUN.finditer(text) if m.group(0).split()[0].lower() not in _NOT_CONTENT]
     rest = text
     for n in names:
         rest = rest.replace(n, " ")
     joined = ["".join(n.lower().split()) for n in names]
     return list(dict.fromkeys(joined + [w for w in _EN_WORD.findall(rest.lower())
-                                        if len(w) >= 2 and w not in STOPWORDS and w not in _QUESTION_FILLER]))
+                                        if len(w) >= 2 and w not in _NOT_CONTENT]))
 
 
 def chinese_words(text: str) -> list[str]:
@@ -220,7 +225,7 @@ def met(question: str, qlang: str, text: str) -> tuple[list[str], list[str]]:
         words = english_words(question)
         hit = [w for w in words if set(stems(w)) & latin or any(z in text for z in chinese_for(w)) or spells(w, text)]
         return words, hit
-    words = chinese_words(question) + [w for w in english_words(question)]
+    words = chinese_words(question) + english_words(question)
     hit = [w for w in words if (w in text) or (english_for(w) & latin if _ONLY_HAN.match(w) else set(stems(w)) & latin)]
     return words, hit
 

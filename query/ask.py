@@ -203,7 +203,7 @@ def unit_lang(unit: dict | None) -> str | None:
     m = unit.get("meta") or {}
     if unit.get("kind") == "fact":
         return script_lang(f"{m.get('subject') or ''} {m.get('object') or ''}")
-    return script_lang(" ".join([str(m.get("topic") or ""), str(m.get("summary") or ""), " ".join(str(k) for k in m.get("keywords") or [])]))
+    return script_lang(unit_text(unit))
 
 
 def unit_text(unit: dict | None) -> str:
