@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHODS = ["bm25", "dense", "rrf", "convex-0.3", "convex-0.4", "convex-0.5", "convex-0.6", "convex-0.7"]
+METHODS = ["bm25", "dense", "rrf", "convex-0.3", "convex-0.4", "convex-0.5", "convex-0.6", "convex-0.7", "agree-0.5", "agree-0.6"]
 
 
 def default_eval() -> Path:
@@ -117,6 +117,10 @@ def ranking(sig: dict, method: str) -> list[str]:
         return [u for u, _ in vec]
     if method == "rrf":
         f = rrf([[u for u, _ in kw], [u for u, _ in vec]])
+    elif method.startswith("agree-"):  # convex with query.fusion's per-query weight (what query.ask uses)
+        from query.fusion import keyword_weight
+
+        f = convex(dict(kw), dict(vec), keyword_weight(kw, vec[0][0] if vec else None, float(method.split("-")[1])))
     else:
         f = convex(dict(kw), dict(vec), float(method.split("-")[1]))
     return sorted(f, key=lambda u: (-f[u], u))

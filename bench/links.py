@@ -255,10 +255,10 @@ def _run(work: Path, files: dict[str, Path], sets: dict[str, list[dict]], log) -
             figures[name] = table(usable)
     head = figures[HEADLINE]
     met = head["hybrid"]["hit@5"] is not None and head["hybrid"]["hit@5"] > max(head["bm25"]["hit@5"], head["dense"]["hit@5"])
-    from query import kb
+    from query import fusion, kb
 
     nondesc = sorted({q["text"] for q in sets["zh_links"] if not q["descriptive"]})
-    return {"files": len(docs), "sections": sections, "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA,
+    return {"files": len(docs), "sections": sections, "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "alpha_crowded": fusion.ALPHA_CROWDED, "clear_top": fusion.CLEAR_TOP, "agree_top": fusion.AGREE_TOP,
             "dense_pool": kb.DENSE_POOL, "gold": gold, "sets": figures, "distinct_query_texts": len(texts),
             "errors": errors, "non_descriptive_texts": nondesc,
             "goal": {"zh_links hybrid hit@5 > bm25 and dense": met}}
@@ -311,7 +311,7 @@ def markdown(res: dict, command: str) -> str:
            "target says; they are scored apart and left out of the headline.",
            "- English heading texts are cross-lingual queries: English words against Chinese sections whose explicit anchors are "
            "English slugs (the `{#anchor}` ids are in the text the read path indexes).",
-           f"- Modes: `hybrid` (convex fusion, alpha {res['alpha']} on BM25, dense pool {res['dense_pool']}), `bm25`, `dense`; "
+           f"- Modes: `hybrid` (convex fusion, alpha {res['alpha']} on BM25, {res.get('alpha_crowded', res['alpha'])} when BM25's best does not stand {res.get('clear_top', 0)} above its second and the best by meaning is among BM25's first {res.get('agree_top', 0)}; dense pool {res['dense_pool']}), `bm25`, `dense`; "
            "latency is one `search_docs` call after the section vectors were embedded.", "",
            "```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
     return "\n".join(md)

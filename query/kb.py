@@ -27,7 +27,9 @@ Chinese characters and Chinese character bigrams. "Quoted phrases" (``"..."``, `
 their terms also rank. Modes: ``bm25`` (bm25s, Lucene idf, k1 1.5, b 0.75, built in memory once per process and
 set of (document id, content hash)); ``dense`` (the settings' embedder, cosine over the section texts, vectors
 read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/vectors.py``)); ``hybrid`` (convex fusion over the
-BM25 matches and the best dense candidates, ``alpha`` weighting BM25). One hit per section, with one snippet.
+BM25 matches and the best dense candidates, ``alpha`` weighting BM25, lowered to ``ALPHA_CROWDED`` for a query whose
+best BM25 section does not stand clear of its second while the best dense section is among BM25's first page:
+``query.fusion``). One hit per section, with one snippet.
 Embedding is the slow part on a small CPU: a section published since the last nightly embedding is embedded by
 the first dense or hybrid call in that process's memory (the read path writes nothing); ``bm25`` never loads a model. A benchmark can skip the
 workspace: ``SectionIndex.build([Unit, ...])`` then ``rank_sections(index, query, mode=..., dense=Dense(embedder))``.
@@ -63,11 +65,12 @@ import numpy as np
 from kernel import clock
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, sentences
+from query.fusion import AGREE_TOP, keyword_weight
 from storage.kb_sections import EMBED_CHARS, Doc, published_docs, section_units, text_hash
 from storage.kb_sections import SectionUnit as Unit
 
 MODES = ("hybrid", "bm25", "dense")
-ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode (the bench measures it)
+ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode, unless query.fusion.keyword_weight lowers it
 DENSE_POOL = 50  # hybrid: the best dense candidates that join the BM25 matches
 SNIPPET_CHARS = 160
 CHARS_PER_TOKEN = 8  # a page also stays within page_tokens * this many characters (lines of symbols count 0 tokens)
@@ -425,9 +428,15 @@ def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode:
             scores = {int(i): float(c) for i, c in zip(idxs, cos)}
         else:
             pool = set(np.argsort(-cos, kind="stable")[:max(DENSE_POOL, k)].tolist()) | set(np.flatnonzero(bm > 0).tolist())
-            scores = _convex(idxs, bm, cos, sorted(pool), alpha)
+            scores = _convex(idxs, bm, cos, sorted(pool), hybrid_alpha(bm, cos, alpha))
     order = sorted(scores, key=lambda i: (-scores[i], i))
     return [(i, scores[i]) for i in order[:k]]
+
+
+def hybrid_alpha(bm: np.ndarray, cos: np.ndarray, alpha: float = ALPHA) -> float:
+    """BM25's weight for one query over these sections (``bm`` and ``cos`` aligned): query.fusion.keyword_weight."""
+    first_page = [int(i) for i in np.argsort(-bm, kind="stable")[:AGREE_TOP] if bm[i] > 0]  # BM25's matches only
+    return keyword_weight([(i, float(bm[i])) for i in first_page], int(np.argmax(cos)), alpha)
 
 
 def _convex(idxs: np.ndarray, bm: np.ndarray, cos: np.ndarray, pool: list[int], alpha: float) -> dict[int, float]:

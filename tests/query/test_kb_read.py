@@ -284,3 +284,27 @@ def test_the_write_side_embeds_sections_and_a_search_writes_nothing(kb):
         assert search_docs(s, "default", "逻辑复制的配置", mode=mode, k=3)
     assert vectors() == []  # embedded for the answer, kept in memory only
     assert embed_sections(s)["embedded"] > 0 and vectors()
+
+
+def test_hybrid_leans_on_meaning_when_bm25_has_no_clear_best_and_the_sides_agree():
+    """Sections that all share the query's words (news on one event) give BM25 no clear best: when the best section by
+    meaning is among BM25's first page, BM25's weight drops to ALPHA_CROWDED; a BM25 best that stands CLEAR_TOP above
+    the second, or a meaning side that points elsewhere (a weak cross-lingual cosine), keeps ALPHA
+    (bench/results/beir-*.md, links-vue.md)."""
+    import numpy as np
+
+    from query import kb as K
+    from query.fusion import AGREE_TOP, ALPHA_CROWDED, CLEAR_TOP
+
+    crowded = np.array([0.0, 7.9, 8.1, 7.6, 0.0])
+    clear = np.array([0.0, 12.0, 6.0, 5.5, 0.0])
+    agrees = np.array([0.2, 0.5, 0.3, 0.9, 0.1])  # meaning's best (section 3) is among BM25's matches
+    assert K.hybrid_alpha(crowded, agrees) == ALPHA_CROWDED < K.ALPHA
+    assert K.hybrid_alpha(clear, agrees) == K.ALPHA
+    many = np.concatenate([np.linspace(8.0, 7.0, AGREE_TOP), np.zeros(5)])
+    elsewhere = np.zeros(len(many))
+    elsewhere[-1] = 0.9  # meaning's best is a section BM25 does not rank on its first page
+    assert K.hybrid_alpha(many, elsewhere) == K.ALPHA
+    assert K.hybrid_alpha(np.array([4.2]), np.array([0.8])) == K.ALPHA  # one section: nothing to be crowded by
+    assert K.hybrid_alpha(crowded, agrees, alpha=0.1) == 0.1  # an explicit weight below the crowded one is kept
+    assert K.hybrid_alpha(np.array([1 + CLEAR_TOP, 1.0]), np.array([0.1, 0.9])) == K.ALPHA  # exactly CLEAR_TOP: clear
