@@ -2,8 +2,7 @@
 
 - L0: SOUL.md's hard constraints go with every answer; a request one of them forbids is ``blocked``.
 - L1: BM25 (jieba tokens) and vectors over the user's cards and facts, fused (convex combination by
-  default, BM25's weight lowered per query by query.fusion; reciprocal rank fusion, k=60, on request:
-  bench/fusion_bench.py compares them on LoCoMo).
+  default; reciprocal rank fusion, k=60, on request: bench/fusion_bench.py compares them on LoCoMo).
   A unit only counts as a match when one signal clears its floor (the share of the query's idf mass it
   contains, or a cosine similarity that also stands clear of the crowd); no match: ``no_history``, and
   nothing else is loaded. The cosine floor is per language pair: a question in one language over a unit
@@ -31,7 +30,6 @@ from kernel.text import CJK, count_tokens
 from storage.facts import mark_stale
 from storage.index_units import collection_name
 from kernel.workspace import Workspace
-from query.fusion import keyword_weight
 from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
 from storage.index_store import IndexCorrupt, IndexMissing
@@ -289,8 +287,8 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     how = fusion or settings.fusion
     if how == "rrf":
         fused = rrf([[u for u, _ in kw], [u for u, _ in vec]])
-    elif how == "convex":  # BM25's weight per query (query.fusion): lower when its best is crowded and the sides agree
-        fused = convex(bm25, cos, keyword_weight(kw, vec[0][0] if vec else None, settings.convex_alpha))
+    elif how == "convex":  # a fixed weight: query.fusion's per-query weight lost LoCoMo evidence here (its docstring)
+        fused = convex(bm25, cos, settings.convex_alpha)
     elif how == "bm25":
         fused = bm25
     elif how == "dense":

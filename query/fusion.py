@@ -1,5 +1,4 @@
-"""How much the keyword side weighs in a hybrid ranking, per query: one rule for the memory query (query.ask) and
-knowledge search (query.kb).
+"""How much the keyword side weighs in a hybrid ranking, per query: knowledge search's rule (query.kb).
 
 When many units share the query's words (news on one event, chats on one topic, a manual's sibling sections) BM25's
 best scores barely above its second and its order is the words', not the answer's; if the meaning side's best is
@@ -7,8 +6,12 @@ among BM25's first page (the two sides agree where the answer is), the fusion le
 (``ALPHA_CROWDED``). When BM25's best stands clear, or the sides disagree, the weight stays: the dense side can be the
 weak one (an English heading over Chinese docs, a cross-lingual cosine). CLEAR_TOP and ALPHA_CROWDED were tuned on
 rgb_zh_dev (hard negatives; a grid of 3 x 4); AGREE_TOP is the page a search returns. Checked, not tuned, on CMRC
-trial (97% of its queries have a clear BM25 best), the Vue docs' links and LoCoMo (bench/results: beir-*.md,
-links-vue.md, fusion.md).
+trial (97% of its queries have a clear BM25 best) and the Vue docs' links (bench/results: beir-*.md, links-vue.md).
+
+The memory query (query.ask) keeps its fixed weight: on three LoCoMo conversations the rule changed nothing at hit@5
+(bench/fusion_bench.py, ``agree-0.6``), but over all five it lost evidence at every budget (any/all @500 0.869/0.794
+-> 0.860/0.778, 2026-12-01): chat cards share their everyday words, so a crowded BM25 best there is the rule, not a
+sign that meaning knows better.
 """
 
 from __future__ import annotations
