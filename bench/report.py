@@ -59,11 +59,22 @@ def perf_markdown(res: dict, command: str) -> str:
     from bench.perf import render
 
     md = ["# Index and query performance by size", "", f"`{command}`", "",
-          "| units | full build s | embedder overhead | no-change run s | 1% changed s | query p50 ms | query p95 ms | peak RSS MB |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| units | full build s | embedder overhead | no-change run s | 1% changed s | query p50 ms | query p95 ms | peak RSS MB "
+          "| `agentos query` median ms, in-process / through the warm service | warm service peak RSS MB |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    cli = lambda r: (f"{r['cli']['in_process_median_ms']} / {r['cli']['served_median_ms']} | {r['cli'].get('service_peak_rss_mb', 'n/a')}"  # noqa: E731
+                     if "cli" in r else "n/a | n/a")
     md += [f"| {r['units']} | {r['full_build']['wall_s']} | {r['full_build']['overhead'] * 100:.1f}% | {r['no_change']['wall_s']} | "
-           f"{r['incremental']['wall_s']} | {r['query']['p50_ms']} | {r['query']['p95_ms']} | {r['query']['peak_rss_mb']} |" for r in res["runs"]]
+           f"{r['incremental']['wall_s']} | {r['query']['p50_ms']} | {r['query']['p95_ms']} | {r['query']['peak_rss_mb']} | {cli(r)} |"
+           for r in res["runs"]]
     md += [""]
+    if res.get("knowledge"):
+        from bench.perf import render_knowledge
+
+        md += ["## Knowledge search by size", "",
+               "Generated sections (ten per document, bilingual sentences) with synthetic vectors in topic clusters; "
+               "hybrid search warm, k=10. Recall@10: the ANN index's ten nearest sections against exact search's.", "",
+               render_knowledge(res["knowledge"]), ""]
     for r in res["runs"]:
         md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
     md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]

@@ -50,11 +50,25 @@ def cmd_import(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from deployments.serve import serve
+    from mcp_server.local_service import QueryService
 
     settings = settings_from_args(args)
     need_workspace(settings)
-    return serve(settings, port=args.port, host=args.host, project_dir=Path(__file__).resolve().parents[1])
+    # Before `serve` changes the working directory and the environment its scheduled runs inherit.
+    service = QueryService(settings).start()
+    try:
+        if args.query_only:
+            import threading
+
+            print(f"[agentos] query service on 127.0.0.1:{service.port} for {service.home} "
+                  "(`agentos query` uses it; Ctrl-C stops it)", flush=True)
+            threading.Event().wait()
+            return 0
+        from deployments.serve import serve
+
+        return serve(settings, port=args.port, host=args.host, project_dir=Path(__file__).resolve().parents[1])
+    finally:
+        service.stop()
 
 
 def add_parser(sub, name: str) -> None:
@@ -70,7 +84,9 @@ def add_parser(sub, name: str) -> None:
         sp.add_argument("src", help="the dataset's JSON file")
         sp.add_argument("--out", required=True, help="folder to write <user>/<YYYY-MM-DD>.md into")
     elif name == "serve":
-        sp = add_command(sub, "serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule", json_flag=False)
+        sp = add_command(sub, "serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule; "
+                         "keep the warm query service `agentos query` uses", json_flag=False)
+        sp.add_argument("--query-only", action="store_true", help="only keep the warm query service (no Prefect server, no schedules)")
         sp.add_argument("--port", type=counted(1, 65535), help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
         sp.add_argument("--host", help="address to bind (default: AGENTOS_PREFECT_HOST, 127.0.0.1; 0.0.0.0 for every interface)")
     else:

@@ -1,4 +1,4 @@
-"""``agentos bench locomo / madial / beir / links / facts / perf``: benchmarks over public data through the real flows
+"""``agentos bench locomo / madial / beir / links / facts / crosslingual / perf``: benchmarks over public data through the real flows
 and query path (bench); a readable table, a Markdown report, or ``--json``."""
 
 from __future__ import annotations
@@ -63,6 +63,13 @@ def cmd_bench(args) -> int:
             raise CliError(f"no src/ in {args.en} (the vue_docs_en folder)")
         res = links.run(args.path, en=args.en, limit=args.limit, work=args.work, log=log)
         _report_and_emit(args, res, links, command)
+    elif args.runner == "crosslingual":
+        from bench import cross_lingual
+
+        if not (Path(args.path) / "madial").is_dir() or not (Path(args.path) / "vue_docs_zh_cn").is_dir():
+            raise CliError(f"no madial/ and vue_docs_zh_cn/ in {args.path} (the shared eval folder)")
+        res = cross_lingual.run(args.path, work=args.work, limit=args.limit, log=log)
+        _report_and_emit(args, res, cross_lingual, command)
     elif args.runner == "facts":
         from bench import facts
 
@@ -74,7 +81,8 @@ def cmd_bench(args) -> int:
     else:
         from bench import perf
 
-        res = perf.run(args.size or [1000, 10000], queries=args.queries, log=log)
+        res = perf.run([] if args.kb_only else (args.size or [1000, 10000]), queries=args.queries,
+                       kb_sizes=args.kb_size or [1000, 10000, 100000], log=log)
         if args.report:
             Path(args.report).write_text(report.perf_markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(perf.render_sizes(o)))
@@ -148,8 +156,19 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.add_argument("--llm", metavar="URL#MODEL", help="also run the digest's chat-model extractor on this OpenAI-compatible endpoint, "
                     "e.g. http://127.0.0.1:8000/v1#qwen3-8b")
     _add_outputs(sp, "write the Markdown report here, e.g. bench/results/facts.md")
+    sp = _runner(bsub, "crosslingual", "questions in one language over memory and knowledge in the other (recall, knowledge answers)",
+                 "memory recall on MADial (the same memories in Chinese and English) and knowledge answers on the Chinese "
+                 "Vue docs (English headings aligned with Chinese sections), each asked across languages and in its own, "
+                 "with LoCoMo questions as the unrelated control")
+    sp.add_argument("path", help="the shared eval folder (madial/, vue_docs_zh_cn/, locomo/), e.g. ../shared/eval")
+    sp.add_argument("--limit", type=counted(), help="only the first N questions of each set (a quick run)")
+    _add_work(sp)
+    _add_outputs(sp, "write the Markdown report here, e.g. bench/results/cross-lingual.md")
     sp = _runner(bsub, "perf", "index build, incremental runs, query latency and memory at several sizes",
                  "index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
     sp.add_argument("--size", type=counted(), action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")
     sp.add_argument("--queries", type=counted(), default=200, help="queries for the latency figures")
+    sp.add_argument("--kb-size", type=counted(), action="append",
+                    help="knowledge sections for the knowledge row (repeatable; default 1000, 10000 and 100000)")
+    sp.add_argument("--kb-only", action="store_true", help="only the knowledge row (no memory workspace to embed)")
     _add_outputs(sp, "write the Markdown report here")

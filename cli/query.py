@@ -9,6 +9,19 @@ COMMANDS = ("query", "raw", "mcp")
 
 
 def cmd_query(args) -> int:
+    if not args.in_process:
+        from mcp_server.local_service import Refused, Unavailable, ask_service
+
+        try:
+            reply = ask_service({"text": args.text, "user": getattr(args, "user", None), "raw": args.raw, "k": args.k,
+                                 "budget": args.budget, "history": args.history})
+        except Refused as e:
+            raise CliError(str(e)) from None
+        except Unavailable:
+            pass  # no warm service for this workspace and these settings: answer here, the same way
+        else:
+            emit(args, reply["answer"], lambda o: print(reply["text"]))
+            return 0
     from query.ask import QueryError, ask, format_answer
 
     settings = settings_from_args(args)
@@ -54,6 +67,8 @@ def add_parser(sub, name: str) -> None:
         sp.add_argument("--k", type=counted(), help="how many units (cards and facts) to match at most (default: AGENTOS_QUERY_K, 5)")
         sp.add_argument("--budget", type=counted(), help="token budget of the answer (default: AGENTOS_QUERY_BUDGET, 1000)")
         sp.add_argument("--history", action="store_true", help="also show earlier (superseded) versions of the facts found")
+        sp.add_argument("--in-process", action="store_true",
+                        help="answer in this process even when a warm query service (agentos serve / mcp) runs for the workspace")
     elif name == "raw":
         sp = add_command(sub, "raw", cmd_raw, "read lines of an archived log (L3) by reference")
         sp.add_argument("ref", help="<user>/<day>/r<N>/<file>, as cards and facts give it")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from kernel.embedders import make_settings_embedder
 from kernel.settings import Settings
+from index.section_ann import publish_section_ann
 from kernel.workspace import kb_paths
 from storage.embed_cache import open_cache
 from storage.kb_sections import embed_text, published_docs, section_units, text_hash
@@ -23,7 +24,8 @@ BATCH = 32
 
 
 def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
-    """Embed the published sections the cache lacks; returns {sections, embedded, embedder}."""
+    """Embed the published sections the cache lacks, then publish their ANN index when the base is large enough
+    (``index.section_ann``); returns {sections, embedded, embedder, ann}."""
     paths = kb_paths(settings)
     if not paths["db"].exists():
         return {"sections": 0, "embedded": 0, "embedder": None}
@@ -37,7 +39,10 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
     if not texts:
         return {"sections": len(units), "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
-    return {"sections": len(units), "embedded": _embed_missing(settings, embedder, texts, log), "embedder": embedder.identity}
+    embedded = _embed_missing(settings, embedder, texts, log)
+    ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
+                              min_sections=settings.kb_ann_min_sections)
+    return {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
 
 
 def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:

@@ -18,13 +18,19 @@ translations meets in the text.
 - The same word in both (a product, a code, a name written in Latin letters: Notion, FM2, ap-southeast-1) meets
   itself.
 
-Loaded once per process, on first use (about a second: 120k entries); nothing is downloaded.
+Built once from the wheel's data into a SQLite file (the workspace's runtime folder, about 3 s), then looked up there: a
+process holds no table in memory and a fresh one opens it in a millisecond. Nothing is downloaded.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
+import os
 import re
+import sqlite3
+import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +63,9 @@ _STEMS = (("ies", "y"), ("ves", "f"), ("sses", "ss"), ("es", ""), ("s", ""), ("i
           ("ed", "e"))
 
 _lock = threading.Lock()
-_tables: tuple[dict, dict] | None = None
+_db: sqlite3.Connection | None = None
+_cache_dir: Path | None = None
+BUILD_VERSION = 2  # bump when _build's rules change: the cached file's name changes with it
 _NOT_CONTENT = _QUESTION_FILLER | STOPWORDS
 
 
@@ -91,69 +99,131 @@ def _rarity(word: str) -> float:
     return table.get(word, max(median, 12.0))
 
 
-def _load() -> tuple[dict, dict]:
-    global _tables
+def configure(cache_dir: Path | None) -> None:
+    """Keep the built dictionary in ``cache_dir`` (the workspace's runtime folder), not the system temp folder."""
+    global _cache_dir
     with _lock:
-        if _tables is not None:
-            return _tables
-        en_zh: dict[str, dict[str, float]] = {}  # English word -> {headword: how closely (0 best)}
-        zh_en: dict[str, set[str]] = {}
-        with gzip.open(_data_file(), "rt", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("#"):
+        if _db is None and cache_dir is not None:
+            _cache_dir = Path(cache_dir)
+
+
+def _build(path: Path) -> None:
+    """Parse CC-CEDICT into the two lookups and write them to ``path`` (atomically: another process may read it)."""
+    en_zh: dict[str, dict[str, float]] = {}  # English word -> {headword: how closely (0 best)}
+    zh_en: dict[str, set[str]] = {}
+    with gzip.open(_data_file(), "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            m = _ENTRY.match(line)
+            if not m:
+                continue
+            simp, senses = m.group(2), m.group(4).split("/")
+            if len(simp) < MIN_HAN or not _ONLY_HAN.match(simp):
+                continue
+            for i, sense in enumerate(senses):
+                words = _sense_words(sense)
+                if not words:
                     continue
-                m = _ENTRY.match(line)
-                if not m:
-                    continue
-                simp, senses = m.group(2), m.group(4).split("/")
-                if len(simp) < MIN_HAN or not _ONLY_HAN.match(simp):
-                    continue
-                for i, sense in enumerate(senses):
-                    words = _sense_words(sense)
-                    if not words:
+                # how closely the headword is the word: the whole sense, then its first sense
+                rank = (len(words) > 1) + (i > 0) / 2
+                for w in words:
+                    if w in STOPWORDS:
                         continue
-                    # how closely the headword is the word: the whole sense, then its first sense
-                    rank = (len(words) > 1) + (i > 0) / 2
-                    for w in words:
-                        if w in STOPWORDS:
-                            continue
-                        held = en_zh.setdefault(w, {})
-                        held[simp] = min(held.get(simp, 9), rank)
-                        zh_en.setdefault(simp, set()).add(w)
-        _tables = (en_zh, zh_en)
-        return _tables
+                    held = en_zh.setdefault(w, {})
+                    held[simp] = min(held.get(simp, 9), rank)
+                    zh_en.setdefault(simp, set()).add(w)
+    # A word keeps only its PER_WORD best headwords: chinese_for merges a word's stems by adding a constant per
+    # stem, so a headword past the PER_WORD best of its own stem can never reach the PER_WORD best of the merge.
+    en_rows = []
+    for w, held in en_zh.items():
+        best = sorted(held, key=lambda z: (held[z], _rarity(z), z))[:PER_WORD]
+        en_rows.append((w, json.dumps([[z, held[z], _rarity(z)] for z in best], ensure_ascii=False)))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    con = sqlite3.connect(tmp)
+    try:
+        con.execute("create table en (word text primary key, heads text not null) without rowid")
+        con.execute("create table zh (head text primary key, words text not null) without rowid")
+        con.executemany("insert into en values (?, ?)", en_rows)
+        con.executemany("insert into zh values (?, ?)", ((z, " ".join(sorted(ws))) for z, ws in zh_en.items()))
+        con.execute("create table han (char text primary key, readings text not null) without rowid")
+        con.executemany("insert into han values (?, ?)", _all_readings())
+        con.commit()
+    finally:
+        con.close()
+    os.replace(tmp, path)
+
+
+def _connection() -> sqlite3.Connection:
+    """The dictionary's lookups, in a SQLite file built from the wheel's data the first time (about 3 s) and
+    opened in a millisecond after that: a process holds no table in memory (the parsed dictionary is ~60 MB)."""
+    global _db
+    with _lock:
+        if _db is None:
+            path = prepare(_cache_dir or Path(tempfile.gettempdir()))
+            _db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        return _db
+
+
+def prepare(folder: Path) -> Path:
+    """The built dictionary in ``folder``, built now if it is not there yet (the index rebuild calls this, so a
+    query process only opens it). Its name changes with the data and the build's rules."""
+    st = _data_file().stat()
+    key = hashlib.sha256(f"{BUILD_VERSION}:{SENSE_WORDS}:{PER_WORD}:{MIN_HAN}:{st.st_size}:{st.st_mtime_ns}".encode())
+    path = Path(folder) / f"cedict-{key.hexdigest()[:12]}.sqlite"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _build(path)
+    return path
+
+
+def _lookup(sql: str, key: str):
+    con = _connection()
+    with _lock:
+        row = con.execute(sql, (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _heads(word: str) -> list:
+    found = _lookup("select heads from en where word = ?", word)
+    return json.loads(found) if found else []
+
+
+def _senses(head: str) -> list[str] | None:
+    found = _lookup("select words from zh where head = ?", head)
+    return found.split() if found is not None else None
 
 
 @lru_cache(maxsize=4096)
 def chinese_for(word: str) -> tuple[str, ...]:
     """The Chinese words (two characters or more) an English word may be, the most frequent first."""
-    en_zh = _load()[0]
     found: dict[str, float] = {}
+    rarity: dict[str, float] = {}
     for n, s in enumerate(stems(word)):
-        for z, rank in en_zh.get(s, {}).items():
+        for z, rank, rare in _heads(s):
             found[z] = min(found.get(z, 9), rank + (n > 0) / 4)
-    return tuple(sorted(found, key=lambda z: (found[z], _rarity(z), z))[:PER_WORD])
+            rarity[z] = rare
+    return tuple(sorted(found, key=lambda z: (found[z], rarity[z], z))[:PER_WORD])
 
 
 @lru_cache(maxsize=4096)
 def english_for(word: str) -> frozenset[str]:
     """The English words (stemmed forms included) a Chinese word's short senses are made of; a compound the
     dictionary lacks (读书笔记) is read as the longest headwords it is made of (读书 + 笔记)."""
-    zh_en = _load()[1]
-    parts = [word] if word in zh_en else _compound(word, zh_en)
+    parts = [word] if _senses(word) is not None else _compound(word)
     out: set[str] = set()
     for p in parts:
-        for w in zh_en.get(p, ()):
+        for w in _senses(p) or ():
             out.update(stems(w))
     return frozenset(out)
 
 
-def _compound(word: str, zh_en: dict) -> list[str]:
+def _compound(word: str) -> list[str]:
     """The headwords of two characters or more that ``word`` is made of, longest first from the left."""
     out, i = [], 0
     while i < len(word):
         for j in range(len(word), i + 1, -1):
-            if word[i:j] in zh_en:
+            if _senses(word[i:j]) is not None:
                 out.append(word[i:j])
                 i = j
                 break
@@ -180,12 +250,22 @@ def spells(token: str, text: str) -> bool:
     return False
 
 
+def _all_readings():
+    """(character, its toneless readings) for every character pypinyin knows (the project's pinyin:
+    index.units.romanized uses it too). Kept in the built file: pypinyin's tables cost a process ~60 MB."""
+    from pypinyin import Style, pinyin
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    for cp in pinyin_dict:
+        ch = chr(cp)
+        yield ch, " ".join(dict.fromkeys(r.replace("ü", "v") for r in pinyin(ch, style=Style.NORMAL, heteronym=True)[0]))
+
+
 @lru_cache(maxsize=8192)
 def _readings(char: str) -> tuple[str, ...]:
-    """Every toneless reading of one character (pypinyin, the project's pinyin: index.units.romanized uses it too)."""
-    from pypinyin import Style, pinyin
-
-    return tuple(dict.fromkeys(r.replace("ü", "v") for r in pinyin(char, style=Style.NORMAL, heteronym=True)[0]))
+    """Every toneless reading of one character (none for a character pypinyin does not know)."""
+    found = _lookup("select readings from han where char = ?", char)
+    return tuple(found.split()) if found else ()
 
 
 _NAME_RUN = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b")
@@ -211,6 +291,12 @@ def chinese_words(text: str) -> list[str]:
                               and w not in _ZH_QUESTION_FILLER))
 
 
+def is_content(word: str) -> bool:
+    """Whether a word says something of a subject (not a question word, a filler or a stop word, in either language)."""
+    w = word.lower()
+    return w not in _NOT_CONTENT and w not in _ZH_QUESTION_FILLER
+
+
 def _latin(text: str) -> set[str]:
     out: set[str] = set()
     for w in _EN_WORD.findall(text.lower()):
@@ -228,6 +314,39 @@ def met(question: str, qlang: str, text: str) -> tuple[list[str], list[str]]:
     words = chinese_words(question) + english_words(question)
     hit = [w for w in words if (w in text) or (english_for(w) & latin if _ONLY_HAN.match(w) else set(stems(w)) & latin)]
     return words, hit
+
+
+# A text's language by its script: "zh" when Han characters make at least ZH_SHARE of its tokens (each character
+# one token, each other word one), "en" when at most EN_SHARE, "mixed" between; None without words.
+ZH_SHARE, EN_SHARE = 0.5, 0.15
+_HAN = re.compile(f"[{CJK}]")
+_LETTER_WORD = re.compile(rf"[^\W_{CJK}]*[^\W\d_{CJK}][^\W_{CJK}]*")  # a word with a letter in it: numbers say nothing
+# A text in the other language than the question's is about it when at least this share of the question's content
+# words meet its words through the dictionary ("notes" -> 笔记, 备份 -> backup, Duoduo -> 朵朵). Half, as a person
+# would judge "it is about what I asked"; measured, not tuned, on the fact_updates cross-lingual questions (own memory
+# against the other cases') and MemoryBank (bench/gate_calibration.py, "dictionary bridge").
+BRIDGE_COVERAGE = 0.5
+
+
+def script_lang(text: str) -> str | None:
+    """``zh``, ``en`` or ``mixed`` by the share of Han characters among the text's tokens; None without words."""
+    han = len(_HAN.findall(text))
+    words = len(_LETTER_WORD.findall(text))
+    if not han + words:
+        return None
+    share = han / (han + words)
+    return "zh" if share >= ZH_SHARE else "en" if share <= EN_SHARE else "mixed"
+
+
+def bridged(question: str, texts: dict[str, str], floor: float = BRIDGE_COVERAGE) -> set[str]:
+    """The keys of ``texts`` written in the other language than ``question`` (en / zh, by script) whose words meet
+    at least ``floor`` of the question's content words through the dictionary: what a keyword gate, blind across
+    languages, should let through."""
+    qlang = script_lang(question)
+    if qlang not in ("en", "zh"):
+        return set()
+    return {k for k, t in texts.items() if script_lang(t) in ("en", "zh") and script_lang(t) != qlang
+            and coverage(question, qlang, t) >= floor}
 
 
 def coverage(question: str, qlang: str, text: str) -> float:

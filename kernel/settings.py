@@ -24,7 +24,7 @@ DEFAULT_EXPIRY_DAYS: dict[str, int | None] = {
 }
 
 
-def _config_file() -> Path:
+def config_file() -> Path:
     explicit = os.environ.get("AGENTOS_CONFIG")
     if explicit:
         return Path(explicit)
@@ -79,6 +79,8 @@ class Settings(BaseSettings):
     memory_backend: Literal["files", "sqlite"] = Field(
         "files", description="Where user memory records live: files (agent-sync/04_memory/records/<user>/<name>.md, Obsidian-readable) "
         "or sqlite (agent-sync/04_memory/long_term/records.db).")
+    kb_ann_min_sections: int = Field(5000, ge=1, description="Knowledge search asks the nightly ANN index of sections for the nearest ones "
+                                     "once a search covers this many sections (exact below; bench perf's knowledge row measures both).")
     recall_window: int = Field(200, ge=1, description="Memory recall scans the frontmatter of this many most recently modified records.")
     recall_limit: int = Field(5, ge=1, le=5, description="Most memory records one recall returns (at most 5).")
     recall_selector: Literal["auto", "lexical"] = Field(
@@ -106,7 +108,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=_config_file()))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()))
 
     def working_dir(self) -> Path:
         if self.logs_dir is not None:

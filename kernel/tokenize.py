@@ -56,7 +56,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
-from kernel.text import CJK, STOPWORDS, configure_jieba, jieba_pieces
+from kernel.text import CJK, STOPWORDS, jieba_pieces, shared_jieba
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
 RULES_VERSION = 1
@@ -113,10 +113,6 @@ def _sha8(data: bytes) -> str:
 
 
 # -- private jieba instances ------------------------------------------------------------------------------
-_base_lock = threading.Lock()
-_base = None  # the lower-cased copy of jieba's default dictionary, shared by Tokenizers without a user dict
-
-
 def _copy_jieba(src):
     """A new ``jieba.Tokenizer`` with its own copy of ``src``'s dictionary (copying beats reloading it)."""
     import jieba
@@ -126,28 +122,6 @@ def _copy_jieba(src):
     tk.total = src.total
     tk.initialized = True
     return tk
-
-
-def _base_jieba(cache_dir: Path | None):
-    global _base
-    with _base_lock:
-        if _base is None:
-            import jieba
-
-            configure_jieba(cache_dir)
-            tk = _copy_jieba(jieba.dt)
-            freq = tk.FREQ
-            for word, n in list(freq.items()):
-                if n and word != word.casefold():
-                    low = word.casefold()
-                    if not freq.get(low):
-                        # Same frequency, total left as is: the lower-cased form is the same word, and
-                        # leaving ``total`` alone keeps every other segmentation identical to jieba's.
-                        freq[low] = n
-                        for i in range(1, len(low)):
-                            freq.setdefault(low[:i], 0)
-            _base = tk
-        return _base
 
 
 def _load_user_dict(tk, data: bytes) -> None:
@@ -180,7 +154,7 @@ class Tokenizer:
     def __init__(self, *, user_dict: Path | None = None, cache_dir: Path | None = None, stopwords: bool = True):
         import jieba
 
-        base = _base_jieba(cache_dir)
+        base = shared_jieba(cache_dir)  # shared by Tokenizers without a user dict
         self.user_dict = Path(user_dict) if user_dict is not None else None
         self.stopwords = stopwords
         self._stop = STOPWORDS if stopwords else frozenset()

@@ -67,10 +67,12 @@ def _matching(rows: list[dict], key: str) -> list[dict]:
 def build_server(settings: Settings, *, warm: bool = False):
     """The ``agentos-memory`` MCP server over the stores of ``settings`` (not started).
 
-    ``warm``: when the server starts, load the tokenizer and embedder in the background (see :func:`warm_up`).
+    ``warm``: when the server starts, load the tokenizer and embedder in the background (``mcp_server.local_service.warm_up``).
     """
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+
+    from mcp_server.local_service import warm_up
 
     @asynccontextmanager
     async def lifespan(_server) -> AsyncIterator[dict]:
@@ -224,19 +226,16 @@ def build_server(settings: Settings, *, warm: bool = False):
     return server
 
 
-def warm_up(settings: Settings) -> None:
-    """Load the tokenizer and the embedding model now, so the first query does not wait for them."""
-    try:
-        from query.ask import _embedder, _tokenizer
-
-        _tokenizer(settings).tokens("预热 warm up")
-        _embedder(settings).dim  # noqa: B018 - loads the model
-    except Exception as e:  # the first query reports whatever is wrong
-        log.debug("warm-up failed: %s", e)
-
-
 def run_stdio(settings: Settings) -> None:
     """Serve the tools over stdin/stdout until the client closes stdin (blocking)."""
+    from mcp_server.local_service import start_unless_running
+
     server = build_server(settings, warm=True)
     sys.stdout.flush()  # nothing may reach the wire but the protocol
-    server.run("stdio")
+    # The same warm process answers `agentos query` from a shell (unless another agent host's server already does).
+    service = start_unless_running(settings, warm=False)  # build_server's lifespan warms this process
+    try:
+        server.run("stdio")
+    finally:
+        if service is not None:
+            service.stop()

@@ -65,6 +65,11 @@ class IndexReader:
                 f"select id, kind, hash, meta from units where collection=? and id in ({','.join('?' * len(ids))})", [collection, *ids]).fetchall()
         return {i: {"kind": k, "hash": h, "meta": json.loads(m)} for i, k, h, m in rows}
 
+    def unit_ids(self, collection: str) -> list[str]:
+        """Every unit id of ``collection``, in index order."""
+        with self._lock:
+            return [i for (i,) in self._units.execute("select id from units where collection=? order by doc", [collection])]
+
     def close(self) -> None:
         self._units.close()
         if self._vi is not None:

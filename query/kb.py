@@ -66,12 +66,16 @@ from kernel import clock
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, sentences
 from query.fusion import AGREE_TOP, keyword_weight
-from storage.kb_sections import EMBED_CHARS, Doc, published_docs, section_units, text_hash
+from storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, published_docs, section_key, section_units, text_hash
 from storage.kb_sections import SectionUnit as Unit
+
+log = logging.getLogger(__name__)
 
 MODES = ("hybrid", "bm25", "dense")
 ALPHA = 0.5  # weight of the max-scaled BM25 score in hybrid mode, unless query.fusion.keyword_weight lowers it
 DENSE_POOL = 50  # hybrid: the best dense candidates that join the BM25 matches
+BM25_POOL = 200  # hybrid through the ANN index: BM25's best that join the nearest sections
+ANN_OVERSAMPLE = 4  # the ANN index is asked for this many times the neighbours needed (some fall outside the selection)
 SNIPPET_CHARS = 160
 CHARS_PER_TOKEN = 8  # a page also stays within page_tokens * this many characters (lines of symbols count 0 tokens)
 PAGE_TOKENS = (10, 8000)
@@ -298,6 +302,9 @@ class SectionIndex:
     model: object = None  # bm25s.BM25
     norm: list[str] = field(default_factory=list)  # phrase form of each unit's title path and text
     vectors: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)  # embedder identity -> unit -> vector
+    _keys: list[str] | None = None
+    _key_pos: dict[str, int] = field(default_factory=dict)
+    _not_held: tuple | None = None
 
     @classmethod
     def build(cls, units: list[Unit], key: tuple = ()) -> SectionIndex:
@@ -316,6 +323,23 @@ class SectionIndex:
         if not known:
             return np.zeros(len(self.units))
         return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+    def section_keys(self) -> list[str]:
+        """Each unit's key in the ANN index (``storage.kb_sections.section_key``), computed on first use."""
+        if self._keys is None:
+            self._keys = [section_key(u) for u in self.units]
+            self._key_pos = {key: i for i, key in enumerate(self._keys)}
+        return self._keys
+
+    def key_positions(self) -> dict[str, int]:
+        self.section_keys()
+        return self._key_pos
+
+    def not_held(self, keys: frozenset[str]) -> np.ndarray:
+        """The units whose key is not in ``keys`` (an ANN generation's), computed once per generation."""
+        if self._not_held is None or self._not_held[0] is not keys:
+            self._not_held = (keys, np.array([i for i, key in enumerate(self.section_keys()) if key not in keys], dtype=np.int64))
+        return self._not_held[1]
 
     def allowed(self, norm_phrases: list[str]) -> np.ndarray:
         """Units that contain every phrase."""
@@ -404,10 +428,76 @@ def settings_dense(settings: Settings) -> Dense:
         return dense
 
 
+# -- the ANN index of sections -------------------------------------------------------------------------------------
+class SectionANN:
+    """Nearest sections by vector from an HNSW index (``index/section_ann.py`` publishes it nightly): ``keys`` are
+    the sections it holds, ``identity`` the embedder its vectors come from."""
+
+    def __init__(self, vectors, keys: frozenset[str], identity: str, collection: str = ANN_COLLECTION):
+        self.vectors, self.keys, self.identity, self.collection = vectors, keys, identity, collection
+
+    def nearest(self, vec: np.ndarray, n: int) -> list[tuple[str, float]]:
+        return self.vectors.query(self.collection, vec, n)
+
+
+_anns: dict[tuple[str, str], SectionANN] = {}
+
+
+def section_ann(settings: Settings) -> SectionANN | None:
+    """The live ANN generation of this workspace's sections, or None when there is none (a small base) or it
+    cannot be read (then search is exact, and says nothing: exact is never wrong, only slower)."""
+    from kernel.workspace import Workspace
+    from query.index_reader import open_reader
+    from storage.index_store import IndexCorrupt, IndexMissing
+
+    root = Workspace(settings.home).index_dir / ANN_COLLECTION
+    if not (root / "CURRENT").is_file():
+        return None
+    try:
+        reader = open_reader(root)  # moves to a newer generation when the nightly has published one
+        with _lock:
+            ann = _anns.get((str(root), reader.name))
+        if ann is None:
+            ann = SectionANN(reader.vectors(), frozenset(reader.unit_ids(ANN_COLLECTION)), reader.manifest.get("embedder") or "")
+            with _lock:
+                _anns.clear()  # one live generation per process is enough; a new one replaces it
+                _anns[(str(root), reader.name)] = ann
+        return ann
+    except (IndexMissing, IndexCorrupt) as e:
+        log.warning("knowledge section index unusable, searching exactly: %s", e)
+        return None
+
+
+def _ann_cosines(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray, query: str, dense: Dense, ann: SectionANN,
+                 n: int) -> dict[int, float] | None:
+    """Unit index -> cosine for the ``n`` nearest allowed sections the index holds, plus (exactly) every allowed
+    section it does not hold yet (published since the nightly). None when the selection is so narrow that the
+    index's neighbours are mostly outside it: exact search is then both right and cheap."""
+    pos = index.key_positions()
+    qvec = dense.query_vector(query)
+    want = n * ANN_OVERSAMPLE
+    got = {}
+    for key, c in ann.nearest(qvec, want):
+        i = pos.get(key)
+        if i is not None and allowed[i]:
+            got[i] = c
+    if len(got) < n and len(ann.keys) > want:
+        return None
+    delta = index.not_held(ann.keys)
+    delta = delta[allowed[delta]]
+    if len(delta):
+        got.update({int(i): float(c) for i, c in zip(delta, dense.cosine(index, delta, query))})
+    return got
+
+
 # -- ranking -----------------------------------------------------------------------------------------------------
 def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode: str = "hybrid", alpha: float = ALPHA,
-                  dense: Dense | None = None) -> list[tuple[int, float]]:
-    """[(unit index, score)], best first, at most ``k``; phrases filter, terms rank (the bench calls this)."""
+                  dense: Dense | None = None, ann: SectionANN | None = None, ann_min: int = ANN_MIN_SECTIONS) -> list[tuple[int, float]]:
+    """[(unit index, score)], best first, at most ``k``; phrases filter, terms rank (the bench calls this).
+
+    With ``ann`` (and at least ``ann_min`` sections to search, its vectors from the same embedder), the
+    dense side is the index's nearest sections instead of every section's exact cosine, and hybrid fuses them with
+    BM25's best ``BM25_POOL`` (cosines for those read exactly): see ``_rank_approximate``."""
     q = query if isinstance(query, Query) else parse_query(query)
     if mode not in MODES:
         raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -422,6 +512,9 @@ def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode:
         bm = np.ones(len(idxs))
     if mode == "bm25":
         scores = {int(i): float(s) for i, s in zip(idxs, bm) if s > 0}
+    elif ann is not None and len(idxs) >= ann_min and ann.identity == dense.embedder.identity and \
+            (approx := _rank_approximate(index, idxs, allowed, bm, q, k, mode, alpha, dense, ann)) is not None:
+        scores = approx
     else:
         cos = dense.cosine(index, idxs, q.text or " ".join(q.phrases))
         if mode == "dense":
@@ -431,6 +524,31 @@ def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode:
             scores = _convex(idxs, bm, cos, sorted(pool), hybrid_alpha(bm, cos, alpha))
     order = sorted(scores, key=lambda i: (-scores[i], i))
     return [(i, scores[i]) for i in order[:k]]
+
+
+def _rank_approximate(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray, bm: np.ndarray, q: Query, k: int, mode: str,
+                      alpha: float, dense: Dense, ann: SectionANN) -> dict[int, float] | None:
+    """Scores through the ANN index (None: search exactly). Hybrid's pool is the nearest ``max(DENSE_POOL, k)``
+    sections and BM25's best ``BM25_POOL`` (not all its matches: at 100k sections a common word matches
+    thousands, and each needs its vector read), fused as the exact path fuses them."""
+    text = q.text or " ".join(q.phrases)
+    near = _ann_cosines(index, idxs, allowed, text, dense, ann, max(DENSE_POOL, k))
+    if near is None:
+        return None
+    if mode == "dense":
+        return near
+    matched = np.flatnonzero(bm > 0)
+    best_bm = idxs[matched[np.argsort(-bm[matched], kind="stable")[:BM25_POOL]]]
+    need = np.array([int(i) for i in best_bm if int(i) not in near], dtype=np.int64)
+    if len(need):
+        near.update({int(i): float(c) for i, c in zip(need, dense.cosine(index, need, text))})
+    pool = sorted(near)
+    bm_all = np.zeros(len(index.units))
+    bm_all[idxs] = bm
+    bmp, cosp = bm_all[pool], np.array([near[i] for i in pool])
+    first_page = [int(p) for p in np.argsort(-bmp, kind="stable")[:AGREE_TOP] if bmp[p] > 0]
+    a = keyword_weight([(p, float(bmp[p])) for p in first_page], int(np.argmax(cosp)), alpha)
+    return _convex(np.array(pool), bmp, cosp, list(range(len(pool))), a)
 
 
 def hybrid_alpha(bm: np.ndarray, cos: np.ndarray, alpha: float = ALPHA) -> float:
@@ -464,7 +582,8 @@ def search_docs(settings: Settings, user: str, query: str, *, selection: str | M
         return []
     index = section_index(docs)
     dense = settings_dense(settings) if mode != "bm25" else None
-    ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense)
+    ann = section_ann(settings) if dense is not None and len(index.units) >= settings.kb_ann_min_sections else None
+    ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=settings.kb_ann_min_sections)
     return [hit(index.units[i], score, q) for i, score in ranked]
 
 

@@ -28,8 +28,10 @@ model is asked (it could only answer from general knowledge). The statement is a
 text, so a caller reading only ``answer`` sees the gap too.
 
 Matching is lexical (with a light stem match for words like configure ~ configuration, and half the characters
-of a Chinese word): a question in one language over sections written only in the other finds its terms
-nowhere and is answered ``not_covered``, which is what the base can show, not a guess.
+of a Chinese word), and crosses languages through a dictionary (kernel.bilingual, CC-CEDICT): a section in the
+other language is a candidate when at least half the key terms meet it through their translations ("logical
+replication" -> 逻辑, 复制), and a term counts as covered when its translation is in a cited section. A question
+whose words the dictionary cannot carry across is still answered ``not_covered``: what the base can show, not a guess.
 
 No Prefect here.
 """
@@ -84,7 +86,7 @@ Return only JSON: {"answer": "...", "citations": ["S1", ...], "missing": "..." o
 def key_terms(question: str) -> list[str]:
     """What the question asks about, in question order: quoted phrases whole, non-CJK words (compounds like
     wal_level kept), Chinese words (jieba); stop words, question words and lone Chinese characters dropped."""
-    from kernel.text import configure_jieba
+    from kernel.text import shared_jieba  # on a run of Chinese it cuts as jieba's global dictionary does
 
     q = unicodedata.normalize("NFKC", question)
     out: list[str] = []
@@ -96,10 +98,7 @@ def key_terms(question: str) -> list[str]:
         if not piece:
             continue
         if _CJK_RUN.fullmatch(piece):
-            import jieba
-
-            configure_jieba()
-            out.extend(w for w in jieba.lcut(piece)
+            out.extend(w for w in shared_jieba().lcut(piece)
                        if w.strip() and w not in STOPWORDS and w not in QUESTION_WORDS and (len(w) > 1 or len(piece) == 1))
             continue
         prev = ""
@@ -129,11 +128,13 @@ class _Text:
             words.add(w)
             words.update(p for p in re.split(r"[_\-.']", w) if p)
         self.words = words
+        self._stems: set[str] | None = None
 
     def has(self, term: str, *, loose: bool = True) -> bool:
         """The term is in the text: a phrase or Chinese word as written (case-insensitively), a word of another
         script as a word or one sharing most of its stem (configure ~ configuration); with ``loose``, a
-        Chinese word of two or more characters also when at least half its characters are there."""
+        Chinese word of two or more characters also when at least half its characters are there, and a word
+        whose translation is (``translated``)."""
         t = _phrase_norm(term)
         if not t:
             return False
@@ -141,13 +142,31 @@ class _Text:
             if t in self.norm:
                 return True
             chars = [c for c in t if has_cjk(c)]
-            return loose and len(chars) >= 2 and not _LATIN.search(_CJK_RUN.sub(" ", t)) and \
-                sum(c in self.norm for c in chars) * 2 >= len(chars)
+            if loose and len(chars) >= 2 and not _LATIN.search(_CJK_RUN.sub(" ", t)) and sum(c in self.norm for c in chars) * 2 >= len(chars):
+                return True
+            return loose and self.translated(term)
         if t in self.words:
             return True
-        if len(t) >= 5 and t.isalpha():
-            return any(_stem_match(t, w) for w in self.words if len(w) >= 5 and w[:3] == t[:3])
-        return False
+        if len(t) >= 5 and t.isalpha() and any(_stem_match(t, w) for w in self.words if len(w) >= 5 and w[:3] == t[:3]):
+            return True
+        return loose and self.translated(term)
+
+    def translated(self, term: str) -> bool:
+        """The term in the other language (kernel.bilingual, CC-CEDICT): an English word one of whose Chinese words
+        is in the text, or a Chinese word one of whose English words is a word of the text. Words that say nothing
+        of a subject (use, make, 哪些 ...) never count."""
+        from kernel import bilingual
+
+        t = _phrase_norm(term)
+        if " " in t or not bilingual.is_content(t):
+            return False
+        if has_cjk(t):
+            if _LATIN.search(t) or len(t) < bilingual.MIN_HAN:
+                return False
+            if self._stems is None:
+                self._stems = {st for w in self.words for st in bilingual.stems(w)}
+            return bool(bilingual.english_for(t) & self._stems)
+        return t.isascii() and t.isalpha() and len(t) >= 3 and any(z in self.norm for z in bilingual.chinese_for(t))
 
 
 def _stem_match(a: str, b: str) -> bool:
@@ -279,6 +298,10 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
     its section text prepared for matching."""
     from query.kb import section_index, selected_docs
 
+    from kernel import bilingual
+    from kernel.workspace import Workspace
+
+    bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a term needs it
     hits = search_docs(settings, user, question, selection=selection, k=SEARCH_K, mode=mode)
     docs = selected_docs(settings, user, selection)
     if not docs:
@@ -289,10 +312,14 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
     def consider(h: dict, rank: float) -> None:
         key = (h["doc_id"], h["anchor"])
         u = units.get(key)
-        if key in out or u is None or h["coverage"] <= 0:  # coverage 0: found by meaning alone
+        if key in out or u is None:
             return
         match = _Text(u.match_text)
-        held = [t for t in keys if match.has(t, loose=False)]
+        held = [t for t in keys if match.has(t, loose=False)] if h["coverage"] > 0 else []  # coverage 0: found by meaning alone
+        if not held:
+            # a section in the other language: it is one when half the key terms meet it through the dictionary
+            met = [t for t in keys if match.translated(t)]
+            held = met if len(met) >= bilingual.BRIDGE_COVERAGE * len(keys) else []
         if held:
             out[key] = {**h, "rank": rank, "held": held}
 
@@ -416,7 +443,9 @@ def _extractive(q: Query, keys: list[str], read: list[dict], zh: bool, budget: i
                 overlap = len(qterms & set(kb_terms(s))) / (len(qterms) or 1)
                 by_title = sum(1 for t in titled if not m.has(t, loose=False))
                 score = 2.0 * exact + 0.5 * loose + 1.0 * by_title + overlap
-                if exact or by_title or overlap >= 0.3:
+                # a sentence in the other language: half the key terms meet it through the dictionary
+                crossed = not exact and 2 * sum(1 for t in keys if m.translated(t)) >= len(keys)
+                if exact or by_title or overlap >= 0.3 or crossed:
                     text = s if len(s) <= SENTENCE_CHARS else _window(s, q, SENTENCE_CHARS)
                     scored.append((score, si, pos, text))
                 pos += 1

@@ -14,7 +14,8 @@ Selectors:
   result says so.
 - :class:`LexicalSelector`: BM25 (the project tokenizer, jieba for Chinese) over description and body,
   fused with the embedder's cosine, then a floor so that a query unrelated to every record selects nothing
-  (see GATE_* below for how it was measured).
+  (see GATE_* below for how it was measured); when nothing passes it, the records in the other language whose
+  words meet half the query's through a Chinese-English dictionary are served (``LexicalSelector.bridged``).
   Choices measured on MADial (bench/results/madial-zh.md, bench/madial.py): convex fusion
   with BM25 weight 0.2 beat RRF and heavier BM25 weights; a dialogue context is embedded three times, whole,
   as its latest two turns and as the user's own turns, and the cosines averaged (the whole context says
@@ -160,10 +161,26 @@ class LexicalSelector:
     def select(self, query: str, records: list, limit: int) -> list[tuple[str, float]]:
         """The clearly relevant records, best first, at most ``limit``: [(name, fused score)]."""
         scored = self.scored(query, records)
-        if not scored or not _window_matches(scored):
+        if not scored:
             return []
+        if not _window_matches(scored):
+            # Nothing in the query's own words: its words may still meet records in the other language through
+            # the dictionary (kernel.bilingual); then only those records are served, best first.
+            met = self.bridged(query, records)
+            return [(name, round(f, 4)) for name, f, *_ in scored if name in met][: min(limit, HARD_MAX)]
         top = scored[0][1]
         return [(name, round(f, 4)) for name, f, *_ in scored if f >= REL_SHARE * top][: min(limit, HARD_MAX)]
+
+    @staticmethod
+    def bridged(query: str, records: list) -> set[str]:
+        """The records in the other language whose words meet half the query's content words through the dictionary.
+        A dialogue context is read as its latest turns (what the user is on about now: the whole context's words
+        are too many for any one record to meet half of them)."""
+        from kernel import bilingual
+
+        views = query_views(query[-MAX_QUERY_CHARS:])
+        focus = views[1] if len(views) > 1 else query
+        return bilingual.bridged(focus, {r.name: record_text(r)[:EMBED_CHARS] for r in records})
 
     # -- signals --------------------------------------------------------------------------------------------
     def _toks(self, text: str) -> list[str]:
@@ -353,6 +370,10 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         settings = load_settings()
     from query.rules import check_request
 
+    from kernel import bilingual
+    from kernel.workspace import Workspace
+
+    bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a query needs it
     refusal = check_request(settings.home, text)  # L0 first, as on every read path: nothing is read for a forbidden request
     if refusal is not None:
         res.status, res.rule = "blocked", refusal.rule_text

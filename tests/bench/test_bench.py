@@ -99,10 +99,17 @@ def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(ev
 def test_agentos_bench_perf_at_a_small_size(tmp_path):
     import subprocess
 
-    p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--json"], capture_output=True, text=True, timeout=900)
+    report = tmp_path / "perf.md"
+    p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--kb-size", "300", "--json", "--report", str(report)],
+                       capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout)
     (run,) = res["runs"]
     assert run["units"] == 60 and run["full_build"]["embedded"] == 60 and run["no_change"]["status"] == "unchanged"
     assert run["incremental"]["embedded"] == run["incremental"]["changed"] >= 1
     assert run["query"]["p50_ms"] > 0 and 0 < run["hnsw"]["recall_at_10"] <= 1
+    # `agentos query` from a fresh process, answered in-process and through the warm service it started
+    assert run["cli"]["in_process_median_ms"] > run["cli"]["served_median_ms"] > 0 and run["cli"]["service_peak_rss_mb"] > 0
+    (kb,) = res["knowledge"]
+    assert kb["sections"] == 300 and kb["ann_recall_at_10"] > 0.9 and kb["exact"]["p50_ms"] > 0 and kb["ann"]["p50_ms"] > 0
+    assert "## Knowledge search by size" in report.read_text(encoding="utf-8")

@@ -204,3 +204,23 @@ def test_an_unusable_model_answer_falls_back_to_extractive(kb, replies, why):
     assert ans["method"].startswith("extractive (model failed: ") and why in ans["method"], ans["method"]
     assert ans["status"] == "answered" and "需要把 wal_level 设为 logical" in ans["answer"]
     assert [(c["doc_id"], c["anchor"]) for c in ans["citations"]][0] == (kb["pg"], "配置")
+
+
+def test_a_question_in_the_other_language_is_answered_through_the_dictionary(kb):
+    """An English question over the Chinese document, a Chinese one over the English runbook: half their key terms
+    or more meet a section through CC-CEDICT (restart / 重启, database / 数据库; 验证 / verify, 快照 / snapshot), so
+    it is read and cited; a question whose words meet nothing there still says so. What the dictionary lacks stays
+    uncovered and is named ("replication": CC-CEDICT's 复制 is "to copy", not "to replicate")."""
+    s = kb["settings"]
+    en = answer(s, "default", "Does the database need a restart?", selection="task")
+    _shape(en)
+    assert en["status"] == "answered" and kb["pg"] in {c["doc_id"] for c in en["citations"]}, en
+    assert "重启数据库" in en["answer"]
+    zh = answer(s, "default", "怎么验证快照？", selection="task")
+    _shape(zh)
+    assert zh["status"] == "answered" and kb["runbook"] in {c["doc_id"] for c in zh["citations"]}, zh
+    assert "Verify the checksum of the snapshot" in zh["answer"]
+    gap = answer(s, "default", "How do I configure logical replication?", selection="task")
+    assert gap["status"] == "partial" and "replication" in gap["terms"]["missing"] and kb["pg"] in _cited(gap)
+    for unrelated in ("How do I bake sourdough bread?", "火星上的天气怎么样？", "Which cricket team won the league?"):
+        assert answer(s, "default", unrelated, selection="task")["status"] == "not_covered", unrelated

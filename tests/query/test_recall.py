@@ -207,3 +207,28 @@ def test_the_write_side_embeds_records_and_recall_writes_no_vectors(tmp_path, mo
     assert "编辑器" in names(res)
     assert rows() == before  # the new record's vector was made for the answer, not stored
     assert embed_records(settings, "alice")["embedded"] == 1 and len(rows()) == len(before) + 1
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("Which coffee do I prefer?", "coffee"),  # coffee / 咖啡 (CC-CEDICT)
+    ("What did the server get upgraded to?", "server-spec"),  # server / 服务器, upgrade / 升级
+    ("我用什么编辑器？", "editor"),  # 编辑器 / editor
+    ("我的马拉松是在柏林吗？", "half-marathon"),  # 马拉松 / marathon, 柏林 / Berlin
+])
+def test_a_question_in_the_other_language_recalls_the_memory(env, query, expected):
+    settings, book = env
+    res = recall(query, user="alice", settings=settings, book=book)
+    assert res.status == "ok" and names(res)[0] == expected, (res.hits, res.notices)
+
+
+def test_the_dictionary_bridge_serves_only_records_in_the_other_language_that_meet_the_question(env):
+    from query.recall import LexicalSelector
+
+    _, book = env
+    records = [book.read("alice", n) for n, *_ in RECORDS]
+    assert LexicalSelector.bridged("Which coffee do I prefer?", records) == {"coffee"}
+    assert LexicalSelector.bridged("我早上喝什么咖啡？", records) == set()  # the coffee record is Chinese too: not a bridge's job
+    assert LexicalSelector.bridged("How do I bake sourdough bread?", records) == set()
+    # a dialogue context is read as its latest turns
+    context = "<Alice>: 我们聊聊周末吧\n<Assistant>: 好啊\n<Alice>: I trained hard for the Berlin half marathon.\n<Assistant>: Nice!"
+    assert "half-marathon" not in LexicalSelector.bridged(context, records)  # same language as that record

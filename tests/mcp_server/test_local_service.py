@@ -1,0 +1,144 @@
+"""The warm query service as a user meets it: ``agentos serve --query-only`` (or ``agentos mcp``) keeps it, and
+``agentos query`` from a fresh process answers through it, with the same answer it gives on its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcp_server.local_service import QueryService, Unavailable, ask_service, running, service_file
+
+AGENTOS = str(Path(sys.executable).parent / "agentos")
+QUESTION = "服务器现在是什么配置？"
+# A client that reports whether it loaded the query stack itself (it must not, when the service answers).
+CLIENT = ("import sys; from cli.main import main; code = main(sys.argv[1:]); sys.stdout.flush(); "
+          "print('IN_PROCESS' if 'query.ask' in sys.modules else 'SERVED', file=sys.stderr); sys.exit(code)")
+
+
+def _query(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", CLIENT, "query", *args], capture_output=True, text=True, timeout=120,
+                          env=env or os.environ.copy())
+
+
+def _wait_for_service(home: Path, proc: subprocess.Popen | None = None, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the service exited: {proc.stderr.read() if proc.stderr else ''}")
+        if running(home):
+            return json.loads(service_file(home).read_text(encoding="utf-8"))
+        time.sleep(0.2)
+    raise AssertionError("no query service came up")
+
+
+@pytest.fixture
+def served(indexed_home):
+    """``agentos serve --query-only`` over the indexed demo workspace, stopped (SIGTERM) after the test."""
+    proc = subprocess.Popen([AGENTOS, "serve", "--query-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
+    try:
+        _wait_for_service(indexed_home, proc)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+
+
+def _without_timings(answer: dict) -> dict:
+    return {k: v for k, v in answer.items() if k != "timings_ms"}
+
+
+def test_a_fresh_query_process_answers_through_the_running_service(served, indexed_home):
+    info = json.loads(service_file(indexed_home).read_text(encoding="utf-8"))
+    assert oct(service_file(indexed_home).stat().st_mode & 0o777) == "0o600" and info["pid"] == served.pid
+
+    text = _query(QUESTION)
+    alone = _query("--in-process", QUESTION)
+    assert text.returncode == 0 and "SERVED" in text.stderr, text.stderr
+    assert "IN_PROCESS" in alone.stderr
+    assert "8C16G" in text.stdout and text.stdout == alone.stdout
+
+    js, js_alone = _query("--json", "--raw", "what is the database port?"), _query("--json", "--raw", "--in-process", "what is the database port?")
+    assert "SERVED" in js.stderr
+    assert _without_timings(json.loads(js.stdout)) == _without_timings(json.loads(js_alone.stdout))
+
+    # a problem the user can fix reads the same, with the same exit code
+    empty, empty_alone = _query("  ??? "), _query("--in-process", "  ??? ")
+    assert empty.returncode == empty_alone.returncode == 2
+    assert empty.stderr.splitlines()[0] == empty_alone.stderr.splitlines()[0] and "empty query" in empty.stderr
+
+
+def test_a_forgotten_fact_is_not_served_by_the_warm_service(served, indexed_home):
+    before = json.loads(_query("--json", QUESTION).stdout)
+    fact = next(i for i in before["items"] if i["kind"] == "fact" and "8C16G" in i["text"])
+    forget = subprocess.run([AGENTOS, "facts", "forget", str(fact["source"]["fact"]), "--reason", "wrong"],
+                            capture_output=True, text=True, timeout=120)
+    assert forget.returncode == 0, forget.stderr
+    after = _query("--json", QUESTION)
+    assert "SERVED" in after.stderr
+    assert fact["id"] not in [i["id"] for i in json.loads(after.stdout)["items"]]
+
+
+def test_other_settings_or_a_dead_service_answer_in_process(served, indexed_home):
+    # the client's own settings win: a different AGENTOS_QUERY_K is answered here, with one unit at most
+    one = _query("--json", QUESTION, env={**os.environ, "AGENTOS_QUERY_K": "1"})
+    assert "IN_PROCESS" in one.stderr and one.returncode == 0
+    assert len([i for i in json.loads(one.stdout)["items"] if i["layer"] == "L1"]) <= 1
+
+    # a service killed without cleaning up leaves its file behind: the question is still answered
+    served.kill()
+    served.wait(timeout=30)
+    assert service_file(indexed_home).exists() and not running(indexed_home)
+    left = _query(QUESTION)
+    assert left.returncode == 0 and "IN_PROCESS" in left.stderr and "8C16G" in left.stdout
+
+
+def test_the_service_stops_cleanly_and_removes_its_file(served, indexed_home):
+    served.send_signal(signal.SIGTERM)
+    code = served.wait(timeout=30)
+    assert code == 143, served.stderr.read()
+    assert not service_file(indexed_home).exists()
+
+
+def test_only_a_client_with_the_token_and_the_same_settings_is_answered(indexed_home):
+    from kernel.settings import load_settings
+
+    service = QueryService(load_settings()).start(warm=False)
+    try:
+        request = {"text": QUESTION}
+        reply = ask_service(request, home=indexed_home)
+        assert "8C16G" in reply["text"]
+        assert service.answer({"token": "guess", "env": service.env, "ask": request}) == {"unavailable": "wrong token"}
+        with pytest.raises(Unavailable, match="settings differ"):
+            ask_service(request, home=indexed_home, environ={**os.environ, "AGENTOS_QUERY_BUDGET": "50"})
+    finally:
+        service.stop()
+    assert not service_file(indexed_home).exists()
+    with pytest.raises(Unavailable):
+        ask_service({"text": QUESTION}, home=indexed_home)
+
+
+def test_the_mcp_server_keeps_the_service_for_the_cli(indexed_home, tmp_path):
+    pytest.importorskip("mcp")
+    from tests.kit.mcp import session
+
+    env = {"AGENTOS_HOME": str(indexed_home), "AGENTOS_HOSTNAME": "testhost", "PATH": os.environ.get("PATH", ""),
+           "HOME": os.environ.get("HOME", str(indexed_home)), "DO_NOT_TRACK": "1"}  # the MCP server's own environment
+
+    async def script(s):
+        await s.call_tool("memory_query", {"text": QUESTION})
+        _wait_for_service(indexed_home)
+        return _query(QUESTION, env=env)
+
+    cli, stray = session(indexed_home, tmp_path / "mcp.err", script)
+    assert not stray
+    assert cli.returncode == 0 and "SERVED" in cli.stderr and "8C16G" in cli.stdout
+    assert not service_file(indexed_home).exists()  # the server removed it when the agent host closed it
