@@ -103,9 +103,16 @@ def answer_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
     folder = eval_dir / "vue_docs_zh_cn"
     settings = bench_workspace(work / "vue")
     src = folder / "src"
+    sets = {"en>zh (English headings)": en_heading_queries(folder),
+            "zh>zh (Chinese link texts)": [q for q in zh_link_queries(folder) if q["descriptive"]]}
+    files = ["src/" + p.relative_to(src).as_posix() for p in sorted(src.rglob("*.md"))]
+    if limit:  # a quick run: the files its questions target, and as many others
+        sets = {name: qs[:limit] for name, qs in sets.items()}
+        need = {q["file"] for qs in sets.values() for q in qs}
+        files = [f for f in files if f in need] + [f for f in files if f not in need][:len(need)]
     docs, file_of = [], {}
-    for p in sorted(src.rglob("*.md")):
-        rel = "src/" + p.relative_to(src).as_posix()
+    for rel in files:
+        p = folder / rel
         body = p.read_text(encoding="utf-8")
         doc_id = _doc_id(rel)
         file_of[doc_id] = rel
@@ -114,11 +121,9 @@ def answer_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
     anchors = {file_of[d]: {s["anchor"] for s in o} for d, o in outlines.items()}
     sections, seconds, _ = warm(settings, log)
     log(f"crosslingual answers: {len(docs)} documents, {sections} sections ({seconds} s to embed)")
-    sets = {"en>zh (English headings)": en_heading_queries(folder),
-            "zh>zh (Chinese link texts)": [q for q in zh_link_queries(folder) if q["descriptive"]]}
     out: dict = {}
     for name, qs in sets.items():
-        qs = [q for q in qs if q["anchor"] in anchors.get(q["file"], ())][:limit]
+        qs = [q for q in qs if q["anchor"] in anchors.get(q["file"], ())]
         passed, evidence, refused = [], [], 0
         for q in qs:
             try:
@@ -152,7 +157,7 @@ def run(path, *, work=None, limit: int | None = None, log: Callable[[str], None]
         if not (eval_dir / need).is_file():
             raise FileNotFoundError(f"no {need} in {eval_dir} (the shared eval folder)")
     t0 = time.perf_counter()
-    controls = locomo_questions(eval_dir)
+    controls = locomo_questions(eval_dir, limit or CONTROL_QUESTIONS)
     tmp = None
     if work is None:
         tmp = work = Path(tempfile.mkdtemp(prefix="agentos-bench-xl-"))

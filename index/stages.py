@@ -410,5 +410,37 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
             counts[name] = {"user": coll.get("user"), "stores": len(now), "manifest": len(have), "keyword": len(kw_ids), "vector": len(vec)}
     finally:
         vi.close()
+    drift += section_ann_drift(settings, embedder.identity, counts)
     return {"ok": not drift, "generation": gen.name, "embedder": man.get("embedder"), "tokenizer": man.get("tokenizer"),
             "drift": drift, "counts": counts}
+
+
+def section_ann_drift(settings: Settings, embedder_identity: str, counts: dict) -> list[str]:
+    """The knowledge sections' ANN index (index/section_ann.py), when there is one: complete, readable, of the
+    settings' embedder. Sections approved since it was published are not drift: search scores them exactly."""
+    from index.section_ann import ann_store
+    from storage.kb_sections import ANN_COLLECTION
+    from storage.vector_index import VectorIndex, VectorIndexError
+
+    store = ann_store(settings)
+    if store.current_name() is None:
+        return []
+    try:
+        gen = store.current()
+        gen.verify()
+        want = gen.manifest["collections"][ANN_COLLECTION]["units"]
+        vi = VectorIndex(gen.chroma_dir)
+        try:
+            have = vi.count(ANN_COLLECTION)
+        finally:
+            vi.close()
+    except (IndexMissing, IndexCorrupt, VectorIndexError, KeyError) as e:
+        return [f"knowledge section index: {e} (knowledge search is exact until the next nightly embedding rebuilds it)"]
+    counts[ANN_COLLECTION] = {"user": None, "manifest": want, "vector": have}
+    out = []
+    if have != want:
+        out.append(f"knowledge section index: {have} vectors, manifest says {want}")
+    if gen.manifest.get("embedder") != embedder_identity:
+        out.append(f"knowledge section index built with {gen.manifest.get('embedder')}, settings say {embedder_identity} "
+                   "(not used until the next nightly embedding rebuilds it)")
+    return out

@@ -73,6 +73,11 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
     try:
         info = json.loads(service_file(home).read_text(encoding="utf-8"))
         port, token = int(info["port"]), str(info["token"])
+        # A service killed without cleaning up leaves its file: its port may now be another program's, which must
+        # not be sent the question.
+        os.kill(int(info["pid"]), 0)
+    except PermissionError:
+        pass  # the pid is alive (another user's process would not have been able to write our file)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise Unavailable(f"no query service for {home}: {e}") from None
     payload = {"token": token, "env": settings_env(environ), "ask": {k: request.get(k) for k in ASK_FIELDS}}

@@ -118,3 +118,18 @@ def test_agentos_bench_links_reports_every_query_set(eval_dir, tmp_path):
             assert {"hit@1", "hit@5", "hit@10", "mrr@10", "queries"} <= set(d)
     assert res["sets"]["en_headings"]["bm25"]["queries"] == 1
     assert "Goal (descriptive zh link texts" in report.read_text(encoding="utf-8")
+
+
+def test_agentos_bench_crosslingual_reports_both_read_paths_with_their_controls(eval_dir, tmp_path):
+    report = tmp_path / "xl.md"
+    res = json.loads(run_cli("bench", "crosslingual", eval_dir, "--limit", "4", "--work", tmp_path / "work", "--json",
+                             "--report", report, home=tmp_path / "home").stdout)
+    recall, answers = res["recall"], res["answers"]
+    assert set(recall) == {"zh>zh", "en>zh", "zh>en", "en>en", "unrelated(en)>zh", "unrelated(en)>en"}
+    assert all(recall[k]["queries"] == 4 and 0 <= recall[k]["evidence"] <= recall[k]["passed"] <= 1 for k in ("zh>zh", "en>zh", "zh>en", "en>en"))
+    assert recall["zh>zh"]["evidence"] >= 0.5  # its own language: the reference
+    assert recall["unrelated(en)>zh"]["queries"] == 4 and recall["unrelated(en)>zh"]["stopped"] is not None
+    heads, links = answers["en>zh (English headings)"], answers["zh>zh (Chinese link texts)"]
+    assert heads["queries"] >= 1 and links["queries"] >= 1 and links["evidence"] > 0
+    assert answers["unrelated(en)>zh (LoCoMo questions)"]["queries"] == 4
+    assert "| en>zh | 4 |" in report.read_text(encoding="utf-8")

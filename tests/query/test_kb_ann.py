@@ -58,6 +58,20 @@ def test_the_nightly_embedding_publishes_the_index_and_search_answers_as_exact_s
     assert first["ann"]["status"] == "published" and first["ann"]["sections"] == first["sections"]
     assert read_manifest(s)["collections"]["global"]["units"] == first["sections"]
     assert embed_sections(s)["ann"]["status"] == "unchanged"  # nothing new: no new generation
+    from index.section_ann import ann_store
+    from index.stages import section_ann_drift
+
+    counts: dict = {}
+    assert section_ann_drift(s, settings_dense(s).embedder.identity, counts) == []  # what `agentos doctor` checks
+    assert counts["global"] == {"user": None, "manifest": first["sections"], "vector": first["sections"]}
+    assert "built with" in section_ann_drift(s, "another-embedder", {})[0]
+    manifest = ann_store(s).current().manifest_path
+    saved = manifest.read_text(encoding="utf-8")
+    manifest.write_text("{", encoding="utf-8")  # damaged: doctor says so, and search goes exact
+    try:
+        assert "knowledge section index" in section_ann_drift(s, settings_dense(s).embedder.identity, {})[0]
+    finally:
+        manifest.write_text(saved, encoding="utf-8")
 
     ann = section_ann(s)
     assert ann is not None and len(ann.keys) == first["sections"]
