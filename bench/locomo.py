@@ -140,6 +140,32 @@ def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=p
             "units": chain["index"]["units"], "turns": len(turns), "days": len(chain["digest"]["days"]), "build_s": round(build_s, 1)}
 
 
+CROSS_QUESTIONS = 60  # per conversation: enough for a share, few enough to keep the run short
+
+
+def cross_conversation(work: Path, sids: list[str], samples: list[dict], log=print) -> dict:
+    """Unrelated questions: each conversation's memory asked the next conversation's questions (categories 1-4, the
+    first CROSS_QUESTIONS). Other people's lives: the layered query should stop at ``no_history`` (or at least
+    serve no fact, ``no_memory``)."""
+    from kernel.settings import load_settings
+    from query.ask import ask
+
+    if len(sids) < 2:
+        return {"questions": 0, "no_history": None, "stopped": None}
+    by_sid = {str(s.get("sample_id")): s for s in samples}
+    statuses = []
+    for i, sid in enumerate(sids):
+        other = by_sid[sids[(i + 1) % len(sids)]]
+        qs = [q["question"] for q in other.get("qa") or [] if q.get("category") in CATEGORIES and q.get("question")][:CROSS_QUESTIONS]
+        settings = load_settings(home=work / sid / "home", user=sid, llm_base_url=None)
+        statuses += [ask(q, user=sid, settings=settings).status for q in qs]
+    out = {"questions": len(statuses), "no_history": round(mean([s == "no_history" for s in statuses]), 3),
+           "stopped": round(mean([s in ("no_history", "no_memory") for s in statuses]), 3)}
+    log(f"cross-conversation: {out['questions']} questions of another conversation, no_history {out['no_history']}, "
+        f"no_history or no_memory {out['stopped']}")
+    return out
+
+
 def summarise(convs: list[dict]) -> dict:
     rows = [r for c in convs for r in c["rows"]]
 
@@ -189,6 +215,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
     t0 = time.perf_counter()
     try:
         convs = [run_conversation(src, sid, work, samples, log) for sid in sids]
+        cross = cross_conversation(work, sids, samples, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     from index.stages import make_settings_embedder
@@ -196,6 +223,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
 
     s = load_settings()
     res = summarise(convs)
+    res["cross_conversation"] = cross
     res["dataset"] = str(src)
     res["conversations"] = [{k: c[k] for k in ("conversation", "days", "turns", "units", "build_s")} for c in convs]
     res["settings"] = {"fusion": s.fusion, "convex_alpha": s.convex_alpha, "min_confidence": s.min_confidence, "query_k": s.query_k,
@@ -235,4 +263,7 @@ def render(res: dict) -> str:
     for cat, d in res["per_category"].items():
         lines.append(row(f"  {cat} ({d['questions']})", d))
     lines.append(f"category 5 (adversarial): {res['cat5_abstain']} of {res['cat5_questions']} answered no_history / no_memory")
+    if (x := res.get("cross_conversation")) and x.get("questions"):
+        lines.append(f"another conversation's questions: {x['questions']}, stopped at no_history {x['no_history']}, "
+                     f"no_history or no_memory {x['stopped']}")
     return "\n".join(lines)

@@ -25,7 +25,10 @@ def locomo_markdown(res: dict, command: str, plot_name: str | None = None) -> st
     md += ["", f"Default answer (no raw reads, default budget): evidence recall {res['recall_default']}, median tokens "
                f"{res['tokens_median']}, latency p50 {res['latency_p50_ms']} ms / p95 {res['latency_p95_ms']} ms, "
                f"stopped at no_history {res['no_history_share']}.",
-           f"Category 5 (adversarial, {res['cat5_questions']} questions): answered no_history or no_memory {res['cat5_abstain']}.", ""]
+           f"Category 5 (adversarial, {res['cat5_questions']} questions): answered no_history or no_memory {res['cat5_abstain']}.",
+           *([f"Another conversation's questions (each conversation's memory asked the next one's, {x['questions']} questions): "
+              f"stopped at no_history {x['no_history']}, no_history or no_memory {x['stopped']}."]
+             if (x := res.get("cross_conversation")) and x.get("questions") else []), ""]
     if plot_name:
         md += [f"![evidence recall against token budget]({plot_name})", ""]
     md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]

