@@ -82,9 +82,12 @@ def recall_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
                 evidence.append(bool(got & set(q["relevant_memory_ids"])))
             stopped = [not recall(c, user=USER, settings=settings, book=book, selector=sel).hits for c in controls] if q_lang == "en" else []
             key = f"{q_lang}>{mem_lang}"
-            out[key] = {"queries": len(queries), "passed": _rate(passed), "evidence": _rate(evidence)}
+            # the cross-lingual constants of query.recall were chosen on the even-numbered half: both halves apart
+            out[key] = {"queries": len(queries), "passed": _rate(passed), "evidence": _rate(evidence),
+                        "evidence_even": _rate(evidence[0::2]), "evidence_odd": _rate(evidence[1::2])}
             if stopped:
-                out[f"unrelated(en)>{mem_lang}"] = {"queries": len(stopped), "stopped": _rate(stopped)}
+                out[f"unrelated(en)>{mem_lang}"] = {"queries": len(stopped), "stopped": _rate(stopped),
+                                                    "stopped_even": _rate(stopped[0::2]), "stopped_odd": _rate(stopped[1::2])}
             log(f"crosslingual recall {key}: passed {out[key]['passed']}, evidence {out[key]['evidence']} over {len(queries)}")
     return out
 
@@ -178,7 +181,7 @@ def render(res: dict) -> str:
     for part, title in (("recall", "memory recall (MADial, user 1)"), ("answers", "knowledge answers (Vue docs in Chinese)")):
         lines.append(title)
         for name, r in res[part].items():
-            figs = ", ".join(f"{k} {v}" for k, v in r.items() if k not in ("queries", "no_key_terms"))
+            figs = ", ".join(f"{k} {v}" for k, v in r.items() if k in ("passed", "evidence", "stopped"))
             lines.append(f"  {name:<34} {figs} ({r['queries']} questions)")
     return "\n".join(lines)
 
@@ -190,9 +193,13 @@ def markdown(res: dict, command: str) -> str:
           "an unrelated question got nothing. Pairs read question language > memory language.", ""]
     for part, title in (("recall", "Memory recall (MADial, user 1's memories in both languages)"),
                         ("answers", "Knowledge answers (Vue docs in Chinese published as a knowledge base)")):
-        md += [f"## {title}", "", "| pair | questions | passed | evidence | unrelated stopped |", "|---|---|---|---|---|"]
+        md += [f"## {title}", "", "| pair | questions | passed | evidence (even / odd half) | unrelated stopped (even / odd half) |",
+               "|---|---|---|---|---|"]
+        halves = lambda r, k: f" ({r[k + '_even']} / {r[k + '_odd']})" if k + "_even" in r else ""  # noqa: E731
         for name, r in res[part].items():
-            md.append(f"| {name} | {r['queries']} | {r.get('passed', '')} | {r.get('evidence', '')} | {r.get('stopped', '')} |")
+            ev = f"{r['evidence']}{halves(r, 'evidence')}" if "evidence" in r else ""
+            st = f"{r['stopped']}{halves(r, 'stopped')}" if "stopped" in r else ""
+            md.append(f"| {name} | {r['queries']} | {r.get('passed', '')} | {ev} | {st} |")
         md.append("")
     md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
     return "\n".join(md)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 import re
 import sqlite3
@@ -347,6 +348,36 @@ def bridged(question: str, texts: dict[str, str], floor: float = BRIDGE_COVERAGE
         return set()
     return {k for k, t in texts.items() if script_lang(t) in ("en", "zh") and script_lang(t) != qlang
             and coverage(question, qlang, t) >= floor}
+
+
+def content_words(text: str) -> list[str]:
+    """A text's content words in its own language (Chinese words and Latin ones for Chinese, Latin for English)."""
+    return list(dict.fromkeys(chinese_words(text) + english_words(text) if script_lang(text) == "zh" else english_words(text)))
+
+
+def met_shares(query: str, texts: dict[str, str], keys: list[str]) -> dict[str, float]:
+    """For each of ``keys`` (of ``texts``, in the other language than ``query``): the share of the text's content
+    words, weighted by their idf among ``texts``, that the query meets through the dictionary. The memory's side of
+    a keyword gate across languages (a long query, a dialogue, meets half of no text's words; a text's rare words
+    met in it say it is about the text)."""
+    words = {k: content_words(t) for k, t in texts.items()}
+    df: dict[str, int] = {}
+    for ws in words.values():
+        for w in set(ws):
+            df[w] = df.get(w, 0) + 1
+    n = len(texts)
+    idf = {w: math.log((n + 1) / (c + 0.5)) for w, c in df.items()}
+    out = {}
+    for k in keys:
+        text = texts[k]
+        lang = script_lang(text)
+        if lang not in ("en", "zh") or lang == script_lang(query):
+            out[k] = 0.0
+            continue
+        hit = set(met(text, lang, query)[1])
+        total = sum(idf[w] for w in words[k])
+        out[k] = sum(idf[w] for w in words[k] if w in hit) / total if total > 0 else 0.0
+    return out
 
 
 def coverage(question: str, qlang: str, text: str) -> float:

@@ -55,6 +55,14 @@ GATE_QUERY_COVERAGE = 0.3  # a short question: the share of its own idf mass a r
 GATE_LIFT = 0.08
 GATE_COSINE_FEW = 0.88  # fewer than MIN_CROWD records: no median to stand above, an absolute cosine instead
 MIN_CROWD = 5
+# Across languages (LexicalSelector.bridged): a record among the BRIDGE_TOP closest by meaning passes when the query
+# meets, through the dictionary, BRIDGE_RECORD_SHARE of its words' idf mass. Meaning alone does not separate (a
+# dialogue's cosine lift over the window's median is no higher for its own memories than for LoCoMo's unrelated
+# questions), nor do dictionary words alone (0.12, the same-language floor, let 0.3-0.4 of unrelated questions
+# through); together they do. Chosen on MADial's even-numbered dialogue contexts for unrelated questions stopped
+# >= 0.9 (0.2, 3); the odd-numbered ones, not looked at, are reported apart (bench/results/cross-lingual.md).
+BRIDGE_RECORD_SHARE = 0.2
+BRIDGE_TOP = 3
 REL_SHARE = 0.5  # 0.6 served zh recall@5 0.584, 0.5: 0.596, 0.4: 0.599 (more records per recall); measured on MADial
 _HAS_WORD = re.compile(r"[^\W_]")
 _SPEAKER = re.compile(r"^\s*(?:<[^<>\n]{1,40}>|[^\s:：<>]{1,40})\s*[:：]\s*")  # "<Bart>:" / "用户：" before a turn
@@ -166,21 +174,28 @@ class LexicalSelector:
         if not _window_matches(scored):
             # Nothing in the query's own words: its words may still meet records in the other language through
             # the dictionary (kernel.bilingual); then only those records are served, best first.
-            met = self.bridged(query, records)
+            met = self.bridged(query, records, scored)
             return [(name, round(f, 4)) for name, f, *_ in scored if name in met][: min(limit, HARD_MAX)]
         top = scored[0][1]
         return [(name, round(f, 4)) for name, f, *_ in scored if f >= REL_SHARE * top][: min(limit, HARD_MAX)]
 
     @staticmethod
-    def bridged(query: str, records: list) -> set[str]:
-        """The records in the other language whose words meet half the query's content words through the dictionary.
-        A dialogue context is read as its latest turns (what the user is on about now: the whole context's words
-        are too many for any one record to meet half of them)."""
+    def bridged(query: str, records: list, scored: list | None = None) -> set[str]:
+        """The records in the other language the query is about, through the dictionary: those whose words meet half
+        the query's content words (a short question); and, among the BRIDGE_TOP records closest by meaning
+        (``scored``' cosines), those whose own rare words the query meets for at least BRIDGE_RECORD_SHARE of their
+        idf mass (a dialogue). A dialogue context is read as its latest turns (what the user is on about now)."""
         from kernel import bilingual
 
         views = query_views(query[-MAX_QUERY_CHARS:])
         focus = views[1] if len(views) > 1 else query
-        return bilingual.bridged(focus, {r.name: record_text(r)[:EMBED_CHARS] for r in records})
+        texts = {r.name: record_text(r)[:EMBED_CHARS] for r in records}
+        out = bilingual.bridged(focus, texts)
+        if scored:
+            near = [name for name, *_ in sorted(scored, key=lambda x: -x[4])[:BRIDGE_TOP]]
+            shares = bilingual.met_shares(focus, texts, near)
+            out |= {name for name in near if shares[name] >= BRIDGE_RECORD_SHARE}
+        return out
 
     # -- signals --------------------------------------------------------------------------------------------
     def _toks(self, text: str) -> list[str]:

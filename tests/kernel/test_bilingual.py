@@ -49,3 +49,14 @@ def test_coverage_counts_the_question_words_a_translation_meets():
     assert B.coverage("数据库备份几点执行？", "zh", "The database backup runs at 2 am every night") == 1.0
     assert B.coverage("红烧肉怎么做", "zh", "The database backup runs at 2 am every night") == 0
     assert B.coverage("???", "en", memory) == 0
+
+
+def test_met_shares_weighs_a_memorys_rare_words_that_a_question_in_the_other_language_meets():
+    """The memory's side of the bridge (recall's dialogue contexts): the share of a text's content words, weighted by
+    their rarity among the texts, that the query meets through the dictionary; texts in the query's language get 0."""
+    texts = {"party": "Bart在圣诞节晚会上跳舞，感觉非常开心。", "race": "Bart在学校的体育节上获得男子一百米第一名，感到非常开心。",
+             "ice": "Bart在新开的冰淇淋店尝试了芒果口味的冰淇淋，感到非常开心。", "same": "Bart won a prize at the party."}
+    shares = B.met_shares("I danced at the Christmas party and it was great", texts, list(texts))
+    assert shares["party"] > 0.5 > 0.1 > max(shares["race"], shares["ice"]) and shares["same"] == 0.0
+    assert set(B.met_shares("How do I bake sourdough bread?", texts, list(texts)).values()) == {0.0}
+    assert B.content_words(texts["party"])[:3] == ["圣诞节", "晚会", "跳舞"]
