@@ -54,6 +54,15 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
         assert {d["name"] for d in deployments} >= {"daily-digest", "backfill", "nightly", "index-rebuild"}
         con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
         assert con.execute("select count(*) from facts where source_day=?", [yesterday.isoformat()]).fetchone()[0] > 0
+        # the same process keeps the warm query service `agentos query` uses, and it answers as a fresh process does
+        from mcp_server.local_service import running
+
+        assert running(home)
+        client = "import sys; from cli.main import main; c = main(sys.argv[1:]); print('IN' if 'query.ask' in sys.modules else 'OUT', file=sys.stderr); sys.exit(c)"
+        served, alone = (subprocess.run([sys.executable, "-c", client, "query", *extra, "服务器现在是什么配置？"], env=env, cwd=tmp_path,
+                                        capture_output=True, text=True, timeout=300) for extra in ([], ["--in-process"]))
+        assert "OUT" in served.stderr and "IN" in alone.stderr
+        assert (served.returncode, served.stdout, served.stderr.splitlines()[:-1]) == (alone.returncode, alone.stdout, alone.stderr.splitlines()[:-1])
     finally:
         record = home / "agent-local/runtime/prefect-server.json"
         server_pid = json.loads(record.read_text()).get("pid") if record.exists() else None
