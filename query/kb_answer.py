@@ -27,7 +27,7 @@ it out, is named as such, and that section is one of the ``pointers`` with ``cit
 shares with unrelated sections: "What does John like about Lebron James?" over the Vue docs, whose examples name
 a John): then ``answer`` is the statement of what the base lacks, nothing else, and no model is asked (it could
 only answer from general knowledge). Half is the rule the dictionary bridge uses too (``kernel.bilingual``); on
-the Vue docs it took unrelated LoCoMo questions stopped from 0.19 to 0.78 and cost no answerable question its
+the Vue docs it took unrelated LoCoMo questions stopped from 0.19 to 0.72 and cost no answerable question its
 evidence (bench/results/cross-lingual.md). The statement is also the end of the answer
 text, so a caller reading only ``answer`` sees the gap too.
 
