@@ -60,9 +60,14 @@ def cmd_serve(args) -> int:
         if args.query_only:
             import threading
 
+            from mcp_server.local_service import idle_for
+
+            idle = args.idle_exit
             print(f"[agentos] query service on 127.0.0.1:{service.port} for {service.home} "
-                  "(`agentos query` uses it; Ctrl-C stops it)", flush=True)
-            threading.Event().wait()
+                  f"(`agentos query` uses it; Ctrl-C stops it{f'; exits after {idle} s without a question' if idle else ''})", flush=True)
+            wake = threading.Event()
+            while not (idle and idle_for(service) >= idle):
+                wake.wait(min(idle, 5) if idle else None)
             return 0
         from deployments.serve import serve
 
@@ -87,6 +92,7 @@ def add_parser(sub, name: str) -> None:
         sp = add_command(sub, "serve", cmd_serve, "run a local Prefect server (with UI) and serve every deployment on its schedule; "
                          "keep the warm query service `agentos query` uses", json_flag=False)
         sp.add_argument("--query-only", action="store_true", help="only keep the warm query service (no Prefect server, no schedules)")
+        sp.add_argument("--idle-exit", type=counted(), metavar="SECONDS", help="with --query-only: exit after this many seconds without a question")
         sp.add_argument("--port", type=counted(1, 65535), help="port of the server and its UI (default: AGENTOS_PREFECT_PORT, 4200)")
         sp.add_argument("--host", help="address to bind (default: AGENTOS_PREFECT_HOST, 127.0.0.1; 0.0.0.0 for every interface)")
     else:

@@ -17,8 +17,10 @@ def cmd_query(args) -> int:
                                  "budget": args.budget, "history": args.history})
         except Refused as e:
             raise CliError(str(e)) from None
-        except Unavailable:
-            pass  # no warm service for this workspace and these settings: answer here, the same way
+        except Unavailable as e:
+            # no warm service for this workspace and these settings: answer here, the same way (and, when the
+            # settings ask for it, start one for the next questions)
+            _start_service_if_asked(str(e))
         else:
             emit(args, reply["answer"], lambda o: print(reply["text"]))
             return 0
@@ -32,6 +34,19 @@ def cmd_query(args) -> int:
         raise CliError(str(e)) from None
     emit(args, a.to_dict(), lambda o: print(format_answer(a)))
     return 0
+
+
+def _start_service_if_asked(why: str) -> None:
+    """``AGENTOS_QUERY_SERVICE_IDLE`` > 0 and no service at all for this workspace: start one in the background."""
+    if not why.startswith("no query service"):
+        return  # one runs (for other settings, or it failed this question): never a second one
+    from kernel.settings import load_settings
+    from kernel.workspace import Workspace
+    from mcp_server.local_service import spawn, workspace_home
+
+    settings = load_settings()
+    if settings.query_service_idle > 0 and Workspace(settings.home).exists():
+        spawn(workspace_home(), settings.query_service_idle)
 
 
 def cmd_raw(args) -> int:

@@ -66,6 +66,9 @@ class Settings(BaseSettings):
     min_confidence: float = Field(0.7, description="Facts below this confidence are not returned by the layered query (L2).")
     query_k: int = Field(5, description="How many cards the layered query returns at most (L1).")
     query_budget: int = Field(1000, description="Token budget of one layered-query answer (Chinese characters + English words).")
+    query_service_idle: int = Field(0, ge=0, description="When > 0, `agentos query` with no warm query service running starts one "
+                                    "(agentos serve --query-only, in the background) that exits after this many idle seconds: "
+                                    "every question after the first is answered warm. 0: never start one.")
     fusion: str = Field("convex", description="How keyword and vector rankings are fused: convex (measured best on LoCoMo, "
                         "bench/results/fusion.md), rrf (reciprocal rank fusion, k=60), bm25 or dense.")
     convex_alpha: float = Field(0.6, description="Weight of the max-scaled BM25 score in the convex fusion (the rest is the min-max-scaled cosine).")

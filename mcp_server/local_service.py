@@ -25,6 +25,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -119,6 +120,7 @@ class QueryService:
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
+        self.last_request = time.monotonic()
 
     @property
     def port(self) -> int:
@@ -170,6 +172,7 @@ class QueryService:
             threading.Thread(target=self._handle, args=(conn,), name="agentos-query-service-conn", daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
+        self.last_request = time.monotonic()
         with conn:
             try:
                 conn.settimeout(10.0)
@@ -219,6 +222,25 @@ class QueryService:
             except OSError:
                 pass
             self._sock.close()
+
+
+def idle_for(service: QueryService) -> float:
+    return time.monotonic() - service.last_request
+
+
+def spawn(home: Path, idle_s: int, environ=None) -> None:
+    """Start ``agentos serve --query-only --idle-exit idle_s`` for ``home`` in the background, detached (its output
+    goes to the workspace's runtime folder); the caller answers its own question meanwhile."""
+    import subprocess
+    import sys
+
+    log_path = service_file(home).with_name("query-service.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ if environ is None else environ)
+    env["AGENTOS_HOME"] = str(home)
+    with open(log_path, "ab") as log_file:
+        subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--query-only", "--idle-exit", str(idle_s)], env=env,
+                         stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def warm_up(settings) -> None:

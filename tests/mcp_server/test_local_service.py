@@ -142,3 +142,19 @@ def test_the_mcp_server_keeps_the_service_for_the_cli(indexed_home, tmp_path):
     assert not stray
     assert cli.returncode == 0 and "SERVED" in cli.stderr and "8C16G" in cli.stdout
     assert not service_file(indexed_home).exists()  # the server removed it when the agent host closed it
+
+
+def test_with_the_setting_a_query_starts_the_service_and_it_exits_when_idle(indexed_home):
+    env = {**os.environ, "AGENTOS_QUERY_SERVICE_IDLE": "3"}
+    plain = _query(QUESTION)  # without the setting nothing is started
+    assert "IN_PROCESS" in plain.stderr and not service_file(indexed_home).exists()
+    first = _query(QUESTION, env=env)  # answered here, and a service started for the next questions
+    assert first.returncode == 0 and "IN_PROCESS" in first.stderr and first.stdout == plain.stdout
+    _wait_for_service(indexed_home)
+    second = _query(QUESTION, env=env)
+    assert "SERVED" in second.stderr and second.stdout == first.stdout
+    deadline = time.monotonic() + 60  # three idle seconds later it is gone, and its file with it
+    while service_file(indexed_home).exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not service_file(indexed_home).exists()
+    assert "exits after 3 s without a question" in (indexed_home / "agent-local/runtime/query-service.log").read_text(encoding="utf-8")
