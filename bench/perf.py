@@ -203,8 +203,19 @@ def queries_from(home: Path, n: int, seed: int = 3) -> list[str]:
     return out
 
 
+# The child's peak is VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a child started by
+# a parent holding 400 MB (this benchmark, after a full build) reported the parent's size. The issue's "477 MB at 10k
+# units" was that artefact; the process's own peak was ~285 MB.
 QUERY_CHILD = r"""
 import json, resource, statistics, sys, time
+def peak_mb():
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 sys.path.insert(0, sys.argv[1])
 from kernel.settings import load_settings
 from query.ask import ask
@@ -222,18 +233,6 @@ print(json.dumps({"queries": len(qs), "p50_ms": round(p(lat, .5), 1), "p95_ms": 
                   "keyword_p50_ms": round(p(kw, .5), 2), "vector_p50_ms": round(p(vec, .5), 2), "status": status,
                   "peak_rss_mb": peak_mb()}))
 """
-# VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a child started by a parent that
-# holds 400 MB (this benchmark, after a full build) reported the parent's size. The issue's "477 MB at 10k units"
-# was that artefact; the process's own peak was ~285 MB.
-QUERY_CHILD = QUERY_CHILD.replace("import json, resource, statistics, sys, time", """import json, resource, statistics, sys, time
-def peak_mb():
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)""")
 
 
 def query_latency(home: Path, queries: list[str]) -> dict:
@@ -417,7 +416,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
     centers = rng.normal(size=(topics, 384)).astype(np.float32)
     vecs = centers[rng.integers(0, topics, size=n)] + 0.9 * rng.normal(size=(n, 384)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-    table = {embed_text(u)[:1200]: vecs[i] for i, u in enumerate(units)}
+    table = {embed_text(u): vecs[i] for i, u in enumerate(units)}
     picks = [rnd.randrange(n) for _ in range(queries)]
     qs = []
     for i in picks:

@@ -20,7 +20,8 @@ def cmd_query(args) -> int:
         except Unavailable as e:
             # no warm service for this workspace and these settings: answer here, the same way (and, when the
             # settings ask for it, start one for the next questions)
-            _start_service_if_asked(str(e))
+            if e.none_running:
+                _start_service_if_asked()
         else:
             emit(args, reply["answer"], lambda o: print(reply["text"]))
             return 0
@@ -36,10 +37,9 @@ def cmd_query(args) -> int:
     return 0
 
 
-def _start_service_if_asked(why: str) -> None:
-    """``AGENTOS_QUERY_SERVICE_IDLE`` > 0 and no service at all for this workspace: start one in the background."""
-    if not why.startswith("no query service"):
-        return  # one runs (for other settings, or it failed this question): never a second one
+def _start_service_if_asked() -> None:
+    """No service at all for this workspace (never a second one beside one for other settings): start one in the
+    background when ``AGENTOS_QUERY_SERVICE_IDLE`` > 0."""
     from kernel.settings import load_settings
     from kernel.workspace import Workspace
     from mcp_server.local_service import spawn, workspace_home

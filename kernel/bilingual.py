@@ -356,7 +356,7 @@ def bridged(question: str, texts: dict[str, str], floor: float = BRIDGE_COVERAGE
     qlang = script_lang(question)
     if qlang not in ("en", "zh"):
         return set()
-    return {k for k, t in texts.items() if script_lang(t) in ("en", "zh") and script_lang(t) != qlang
+    return {k for k, t in texts.items() if (lang := script_lang(t)) in ("en", "zh") and lang != qlang
             and coverage(question, qlang, t) >= floor}
 
 

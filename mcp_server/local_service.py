@@ -58,7 +58,12 @@ def workspace_home(environ=None) -> Path:
 
 
 class Unavailable(Exception):
-    """The service cannot answer this question as asked: answer in-process (the reason is for logs and tests)."""
+    """The service cannot answer this question as asked: answer in-process (the reason is for logs and tests).
+    ``none_running``: no service at all for this workspace (not one for other settings, or one that failed)."""
+
+    def __init__(self, message: str, *, none_running: bool = False):
+        super().__init__(message)
+        self.none_running = none_running
 
 
 class Refused(Exception):
@@ -80,7 +85,7 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
     except PermissionError:
         pass  # the pid is alive (another user's process would not have been able to write our file)
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise Unavailable(f"no query service for {home}: {e}") from None
+        raise Unavailable(f"no query service for {home}: {e}", none_running=True) from None
     payload = {"token": token, "env": settings_env(environ), "ask": {k: request.get(k) for k in ASK_FIELDS}}
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S) as s:

@@ -46,6 +46,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
+from kernel import bilingual
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
 from query.kb import KBBlocked, KBQueryError, Query, _phrase_norm, _window, check_l0, kb_terms, parse_query, read_section, search_docs
@@ -159,8 +160,6 @@ class _Text:
         """The term in the other language (kernel.bilingual, CC-CEDICT): an English word one of whose Chinese words
         is in the text, or a Chinese word one of whose English words is a word of the text. Words that say nothing
         of a subject (use, make, 哪些 ...) never count."""
-        from kernel import bilingual
-
         t = _phrase_norm(term)
         if " " in t or not bilingual.is_content(t):
             return False
@@ -305,7 +304,6 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
     its section text prepared for matching."""
     from query.kb import section_index, selected_docs
 
-    from kernel import bilingual
     from kernel.workspace import Workspace
 
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a term needs it
