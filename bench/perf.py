@@ -143,7 +143,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
 
     rnd = random.Random(seed)
     settings = load_settings(home=home, hostname="bench", user="bench")
-    card_files = sorted((home / "agent-sync/04_memory/cards/bench").glob("*.md"))
+    card_files = sorted((home / "agent-local/memory/cards/bench").glob("*.md"))
     picked = rnd.sample(card_files, max(1, len(card_files) // 100))
     for p in picked:
         post = frontmatter.load(p)
@@ -195,7 +195,7 @@ def queries_from(home: Path, n: int, seed: int = 3) -> list[str]:
     import frontmatter
 
     rnd = random.Random(seed)
-    files = sorted((home / "agent-sync/04_memory/cards/bench").glob("*.md"))
+    files = sorted((home / "agent-local/memory/cards/bench").glob("*.md"))
     out = []
     for p in rnd.sample(files, min(n, len(files))):
         words = [w for w in str(frontmatter.load(p).metadata["summary"]).replace("。", " ").replace("，", " ").split() if w]

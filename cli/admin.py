@@ -1,5 +1,5 @@
-"""``agentos init``, ``config``, ``import`` and ``serve``: the workspace, its settings, public datasets as
-logs, and the local Prefect server."""
+"""``agentos init``, ``restore``, ``config``, ``import`` and ``serve``: the workspace (new, or a second machine's from
+agent-sync), its settings, public datasets as logs, and the local Prefect server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
 from kernel import clock
 
-COMMANDS = ("init", "config", "import", "serve")
+COMMANDS = ("init", "restore", "config", "import", "serve")
 
 
 def cmd_init(args) -> int:
@@ -20,6 +20,32 @@ def cmd_init(args) -> int:
     end = clock.yesterday(settings.timezone)
     out = (init_demo_workspace(settings.home, user=settings.user, end_day=end) if args.demo else init_workspace(settings.home))
     emit(args, out, lambda o: print(f"workspace ready at {o['home']}" + (f"; {len(o['demo_logs'])} demo log files written" if o["demo_logs"] else "")))
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from restore.run import RestoreError, restore
+
+    settings = settings_from_args(args)
+    try:
+        report = restore(settings, force=args.force, log=(lambda m: None) if args.json else (lambda m: print(m, flush=True))).to_dict()
+    except RestoreError as e:
+        raise CliError(str(e)) from None
+
+    def render(r):
+        days = sum(len(d) for d in r["users"].values())
+        print(f"restored {r['home']} from agent-sync in {r['seconds']['total']} s: {days} day(s) of {len(r['users'])} user(s) digested, "
+              f"{len(r['documents'])} knowledge document(s), {len(r['decisions']['applied'])} decision(s) replayed from the journal")
+        if r["moved_aside"]:
+            print(f"  this machine's earlier derived stores: {r['moved_aside']}")
+        for d in r["decisions"]["waiting"]:
+            print(f"  waiting (its target is not here yet; retried by every nightly run): {d}")
+        for p in r["problems"] + r["decisions"]["problems"]:
+            print(f"  problem: {p}")
+        print(f"  indexes: generation {r['index'].get('generation')}, {r['index'].get('units')} unit(s), "
+              f"{r['index'].get('sections')} knowledge section(s)")
+
+    emit(args, report, render)
     return 0
 
 
@@ -81,6 +107,11 @@ def add_parser(sub, name: str) -> None:
     if name == "init":
         sp = add_command(sub, "init", cmd_init, "create the workspace tree (and, with --demo, a week of sample logs)")
         sp.add_argument("--demo", action="store_true", help="write demo working-memory logs ending yesterday")
+    elif name == "restore":
+        sp = add_command(sub, "restore", cmd_restore, "make every derived store (facts, cards, knowledge registry, indexes) again from "
+                         "agent-sync: a second machine, or a lost agent-local", user=False)
+        sp.add_argument("--force", action="store_true", help="this machine already holds derived stores: move them to "
+                        "agent-local/restore-backup-<time>/ and restore anyway")
     elif name == "config":
         add_command(sub, "config", cmd_config, "show the settings in effect and what each means")
     elif name == "import":

@@ -20,7 +20,7 @@ from cli.common import CliError
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
 # The order of `agentos --help` (demo, which runs the others through main, comes last).
-COMMANDS = ("init", "digest", "backfill", "nightly", "facts", "query", "rebuild", "doctor", "mcp", "bench", "raw", "config",
+COMMANDS = ("init", "restore", "digest", "backfill", "nightly", "facts", "query", "rebuild", "doctor", "mcp", "bench", "raw", "config",
             "memory", "collect", "kb", "refine", "import", "serve")
 
 

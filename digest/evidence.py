@@ -32,6 +32,7 @@ from kernel.domain import Candidate
 from kernel.settings import Settings
 from kernel.text import nfkc, split_lines
 from kernel.workspace import Workspace, workspace_lock
+from storage import journal
 from storage.cards import CardStore
 from storage.facts import FactStore, open_facts
 from storage.raw_archive import ArchiveError, RawArchive
@@ -187,16 +188,26 @@ def retire_files(store: FactStore, settings: Settings, inp) -> int:
     return len(rows)
 
 
-def forget_fact(settings: Settings, user: str, fact_id: int, reason: str) -> dict:
+def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, replayed: bool = False) -> dict:
     """A person forgets a fact (``agentos facts forget``, MCP ``fact_forget``): closed in the fact store with the
     reason, and dropped from the cards and daily summaries that list it. The indexes drop it at their next rebuild;
     until then no read serves it (reads re-check the store). Raises KeyError for an unknown fact (another user's
-    included), ValueError for one already forgotten."""
+    included), ValueError for one already forgotten.
+
+    The decision goes to this machine's journal in agent-sync (``storage.journal``), by content (subject, predicate,
+    value, the days and files that said it), so another machine, or a restore, forgets the same fact; ``replayed``:
+    this is that replay (``restore.replay``), already in a journal."""
     with workspace_lock(settings.home):
         store = open_facts(settings)
         try:
             row = store.forget(user, fact_id, reason)
-            days = sorted({e["source_day"] for e in store.evidence_of(fact_id)} | {row["source_day"]})
+            evidence = store.evidence_of(fact_id)
+            days = sorted({e["source_day"] for e in evidence} | {row["source_day"]})
+            if not replayed:
+                sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in evidence} | {f"{row['source_day']}|{row['source_file']}"})
+                journal.record(store, Workspace(settings.home).journal_dir, settings.hostname, "fact.forget", user,
+                               {"subject": row["subject"], "subject_key": row["subject_key"], "predicate": row["predicate"],
+                                "object": row["object"], "object_key": row["object_key"], "sources": sources, "reason": row["closed_reason"]})
         finally:
             store.close()
         ws = Workspace(settings.home)

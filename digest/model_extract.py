@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import date
+from pathlib import Path
 
+from kernel.files import atomic_write
 from kernel.domain import EXPLICITNESS, NATURES, Candidate, Turn
 from kernel.llm import ChatClient, LLMError
 from kernel.secrets import mask_lines, mask_value
@@ -60,17 +64,55 @@ def _candidate(item: dict, turns: list[Turn], day: date, model: str) -> Candidat
     )
 
 
-def extract_with_model(turns: list[Turn], day: date, client: ChatClient, batch_turns: int = 40) -> list[Candidate]:
-    """Candidates from the chat model, in turn order. Raises ``LLMError`` on any unusable answer."""
+class CacheMiss(LLMError):
+    """No chat model is configured and the extraction cache has no answer for this input."""
+
+
+class ExtractionCache:
+    """The chat model's usable answers, one JSON file per input (system prompt and the chunk of the log, hashed),
+    under ``agent-sync/04_memory/cache/extraction/``: synced, so a restore on another machine, or a re-digest of the
+    same lines, reads the answer instead of asking a model (which may be gone, or answer differently). Only the
+    answer and the model's name are kept, never the input (already masked, but a log's text belongs to the log)."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def _path(self, system: str, user: str) -> Path:
+        key = hashlib.sha256(json.dumps([system, user], ensure_ascii=False).encode("utf-8")).hexdigest()
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, system: str, user: str) -> dict | None:
+        path = self._path(system, user)
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            return saved if isinstance(saved, dict) and isinstance(saved.get("answer"), (dict, list)) else None
+        except (OSError, ValueError):  # absent, or damaged (a torn sync): asked again
+            return None
+
+    def put(self, system: str, user: str, model: str, answer) -> None:
+        atomic_write(self._path(system, user), json.dumps({"model": model, "answer": answer}, ensure_ascii=False, sort_keys=True))
+
+
+def extract_with_model(turns: list[Turn], day: date, client: ChatClient | None, batch_turns: int = 40,
+                       cache: ExtractionCache | None = None) -> list[Candidate]:
+    """Candidates from the chat model, in turn order. Raises ``LLMError`` on any unusable answer. With ``cache``, an
+    input answered before is read from it (and a new usable answer kept); ``client`` None: only the cache answers
+    (``CacheMiss`` for an input it lacks)."""
     out: list[Candidate] = []
     for start in range(0, len(turns), batch_turns):
         chunk = turns[start : start + batch_turns]
         listing = "\n".join(f"[{start + i}] ({t.role}) {t.speaker}: {t.text}" for i, t in enumerate(chunk))
-        data = client.complete_json(SYSTEM_PROMPT, f"Date of the log: {day.isoformat()}\n\n{listing}")
+        prompt = f"Date of the log: {day.isoformat()}\n\n{listing}"
+        saved = cache.get(SYSTEM_PROMPT, prompt) if cache is not None else None
+        if saved is None and client is None:
+            raise CacheMiss("no chat model configured and no cached answer for this part of the log")
+        data, model = (saved["answer"], str(saved.get("model") or "cached")) if saved else (client.complete_json(SYSTEM_PROMPT, prompt), client.model)
         facts = data.get("facts") if isinstance(data, dict) else data
         if not isinstance(facts, list):
             raise LLMError("model answer has no 'facts' list")
-        out.extend(_candidate(item, turns, day, client.model) for item in facts)
+        out.extend(_candidate(item, turns, day, model) for item in facts)
+        if saved is None and cache is not None:  # kept once it has proved usable
+            cache.put(SYSTEM_PROMPT, prompt, model, data)
     order = {(t.source_file, t.line_start): i for i, t in enumerate(turns)}
     out.sort(key=lambda c: order[(c.source_file, c.line_start)])  # stable: the log's own order
     return out

@@ -123,11 +123,28 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    from digest.model_extract import extract_with_model
+    """The chat model's candidates, its answers kept in (and read back from) the synced extraction cache."""
+    from digest.model_extract import ExtractionCache, extract_with_model
     from kernel.llm import ChatClient
 
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
-    return extract_with_model(inp.turns, inp.day, client) if inp.turns else []
+    cache = ExtractionCache(Workspace(settings.home).extraction_cache)
+    return extract_with_model(inp.turns, inp.day, client, cache=cache) if inp.turns else []
+
+
+def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
+    """Without a chat model: the candidates a model gave for exactly these lines before (the synced extraction cache,
+    e.g. on a machine restored from agent-sync), or None when any part of the day was never answered."""
+    from digest.model_extract import ExtractionCache, extract_with_model
+    from kernel.llm import LLMError
+
+    folder = Workspace(settings.home).extraction_cache
+    if not inp.turns or not folder.is_dir():
+        return None
+    try:
+        return extract_with_model(inp.turns, inp.day, None, cache=ExtractionCache(folder))
+    except LLMError:
+        return None
 
 
 def known_people(subjects: list[tuple[str, str]]) -> list[str]:
@@ -394,7 +411,8 @@ def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list
     rules'; returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain
     or as tasks."""
     if not settings.llm_base_url:
-        return by_rules(inp), "rules"
+        cached = extract_cached(settings, inp)
+        return (cached, "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
     try:
         return by_model(settings, inp), f"llm:{settings.llm_model}"
     except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day

@@ -9,6 +9,7 @@ from digest.stages import pending_days
 from flows.collect import collect_sources
 from flows.daily import _setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
+from tasks import digest as d
 from tasks import index as ix
 from tasks import knowledge as k
 from tasks import memory as m
@@ -34,7 +35,14 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     days = pending_days(settings, user, folder, until)
     log = get_run_logger()
     log.info("nightly: %d day(s) to digest for %s", len(days), user)
+    # Decisions synced from another machine apply before the digest and again after it (for those that wait on a day
+    # this machine digests only now): a forget made elsewhere never reaches tonight's cards.
+    journal = d.replay_journal(settings)
     digested = digest_days(settings, user, days, folder, kind="nightly")
+    after = d.replay_journal(settings)
+    journal = {"applied": journal["applied"] + after["applied"], "waiting": after["waiting"], "problems": after["problems"]}
+    for p in journal["problems"]:
+        log.warning("journal: %s", p)
     collected, refined = _knowledge(settings, user, log)
     # Memory consolidation cards from the inbox (memory partition), through the same guarded write path.
     try:
@@ -47,8 +55,8 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         cards["records_embedded"] = ix.embed_memory_records(settings, user)["embedded"]
     except Exception as e:  # noqa: BLE001
         log.warning("memory records not embedded: %s", e)
-    return {"stages": ["digest", "collect", "refine", "memory-inbox", "index-rebuild"], "digest": digested, "collect": collected,
-            "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
+    return {"stages": ["journal", "digest", "collect", "refine", "memory-inbox", "index-rebuild"], "journal": journal, "digest": digested,
+            "collect": collected, "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
 
 
 def _knowledge(settings, user: str, log) -> tuple[dict, dict]:

@@ -18,6 +18,7 @@ offset for record keeping (``stamp``).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -60,9 +61,27 @@ def pinned() -> datetime | None:
     return at
 
 
+_replayed: list[datetime] = []  # instants held by ``replaying`` (innermost last)
+
+
+@contextmanager
+def replaying(instant: str | datetime):
+    """Inside the block, "now" is ``instant`` (this process only; an aware ISO time or datetime): a decision replayed
+    from the journal (``restore.replay``) happens at the instant it was made, so what it stamps (a forgotten fact's
+    end of validity, an approved document's facts) is the same on every machine that replays it."""
+    at = datetime.fromisoformat(instant.replace("Z", "+00:00")) if isinstance(instant, str) else instant
+    if at.tzinfo is None:
+        raise ClockError(f"a replayed instant needs its UTC offset, not {instant!r}")
+    _replayed.append(at)
+    try:
+        yield at
+    finally:
+        _replayed.pop()
+
+
 def now(tz: Zone | None = DEFAULT_TZ) -> datetime:
     """The current instant, in ``tz`` (aware, whole seconds)."""
-    at = pinned() or datetime.now(timezone.utc)
+    at = (_replayed[-1] if _replayed else None) or pinned() or datetime.now(timezone.utc)
     return at.astimezone(zone(tz)).replace(microsecond=0)
 
 

@@ -1,11 +1,19 @@
 """The workspace (``AGENTOS_HOME``): its folder tree, paths to every store, and ``init``.
 
-``agent-sync/`` is what a user syncs between machines (identity, knowledge, facts, summaries, logs);
-``agent-local/`` is private to this machine and rebuildable (raw archive, vector indexes, runtime).
+``agent-sync/`` is what a user syncs between machines: only what a person or an agent wrote, and what cannot be
+made again (identity files, conversation logs, memory records, knowledge documents and their inbox, the journal of
+decisions a person made, a chat model's extraction cache). Never a SQLite file: two machines that each write one
+and sync it corrupt it. ``agent-local/`` is this machine's and everything in it is derived from agent-sync (the
+fact store, memory cards and daily summaries, the knowledge registry, indexes, caches, operational logs):
+``agentos restore`` rebuilds it on a machine that has only agent-sync.
+
+Workspaces made before that split keep their derived stores under agent-sync until a writer runs
+(``Workspace.ensure`` moves them; until then every path below finds them where they are).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +35,12 @@ KNOWLEDGE_DIRS = [
     "90_archive",
     "99_system",
 ]
+
+
+# Derived stores that earlier versions kept under agent-sync: (property, path there relative to agent-sync).
+LEGACY_DERIVED = (("facts_db", "04_memory/long_term/facts.db"), ("memory_records_db", "04_memory/long_term/records.db"),
+                  ("memory_proposals_db", "04_memory/long_term/memory_proposals.db"), ("kb_db", "03_knowledge/99_system/kb.db"),
+                  ("cards_dir", "04_memory/cards"), ("summaries_dir", "04_memory/daily_summaries"), ("logs", "04_memory/logs"))
 
 
 @dataclass(frozen=True)
@@ -59,20 +73,56 @@ class Workspace:
         return self.local / "vector_db"
 
     @property
+    def derived(self) -> Path:
+        """The stores made from agent-sync by the nightly stages (and by ``agentos restore``)."""
+        return self.local / "memory"
+
+    def _new_place(self, name: str) -> Path:
+        return {"facts_db": self.derived / "facts.db", "memory_records_db": self.derived / "records.db",
+                "memory_proposals_db": self.derived / "memory_proposals.db", "kb_db": self.local / "knowledge" / "kb.db",
+                "cards_dir": self.derived / "cards", "summaries_dir": self.derived / "daily_summaries", "logs": self.local / "logs"}[name]
+
+    def _derived(self, name: str) -> Path:
+        """The store's place in agent-local, unless this workspace predates the split and still holds it at its old
+        place in agent-sync."""
+        here = self._new_place(name)
+        if not here.exists():
+            old = self.sync / dict(LEGACY_DERIVED)[name]
+            if old.exists():
+                return old
+        return here
+
+    @property
     def facts_db(self) -> Path:
-        return self.memory / "long_term" / "facts.db"
+        return self._derived("facts_db")
 
     @property
     def cards_dir(self) -> Path:
-        return self.memory / "cards"
+        return self._derived("cards_dir")
 
     @property
     def summaries_dir(self) -> Path:
-        return self.memory / "daily_summaries"
+        return self._derived("summaries_dir")
 
     @property
     def logs(self) -> Path:
-        return self.memory / "logs"
+        """This machine's operational logs (conflicts, quarantine, errors, ingest): appended by every run, never synced."""
+        return self._derived("logs")
+
+    @property
+    def kb_db(self) -> Path:
+        """The knowledge registry (``storage.kb_store``), made from the documents in ``03_knowledge`` and the journal."""
+        return self._derived("kb_db")
+
+    @property
+    def journal_dir(self) -> Path:
+        """Decisions a person made, one append-only file per machine (``storage.journal``)."""
+        return self.memory / "journal"
+
+    @property
+    def extraction_cache(self) -> Path:
+        """A chat model's fact extraction by input hash, so a restore needs no model (``digest.model_extract``)."""
+        return self.memory / "cache" / "extraction"
 
     @property
     def raw_dir(self) -> Path:
@@ -89,13 +139,13 @@ class Workspace:
 
     @property
     def memory_records_db(self) -> Path:
-        """The same records in one SQLite file (the sqlite backend)."""
-        return self.memory / "long_term" / "records.db"
+        """The same records in one SQLite file (the sqlite backend: one machine's; records to sync live in files)."""
+        return self._derived("memory_records_db")
 
     @property
     def memory_proposals_db(self) -> Path:
         """Changes automatic extraction proposes and the user accepts or rejects."""
-        return self.memory / "long_term" / "memory_proposals.db"
+        return self._derived("memory_proposals_db")
 
     def working_dir(self, user: str) -> Path:
         return self.memory / "working" / user
@@ -104,15 +154,19 @@ class Workspace:
         return self.core.is_dir() and self.memory.is_dir()
 
     def ensure(self) -> None:
-        """Create every folder of the tree (idempotent; never touches existing files)."""
+        """Create every folder of the tree (idempotent; never touches existing files), after moving the derived
+        stores an earlier version kept under agent-sync to their place in agent-local."""
+        self.move_legacy_derived()
         dirs = [
             self.core,
             self.sync / "02_skills",
             *[self.knowledge / d for d in KNOWLEDGE_DIRS],
-            self.facts_db.parent,
+            self.derived,
             self.cards_dir,
             self.summaries_dir,
             self.logs,
+            self.kb_db.parent,
+            self.journal_dir,
             self.memory / "working",
             self.memory_records_dir,
             self.raw_dir,
@@ -122,6 +176,24 @@ class Workspace:
         ]
         for d in dirs:
             d.mkdir(parents=True, exist_ok=True)
+
+
+    def move_legacy_derived(self) -> list[str]:
+        """Move derived stores found at their old places in agent-sync into agent-local (a SQLite file with its
+        -wal and -shm companions); nothing is moved over a store already in agent-local. Returns what moved."""
+        moved = []
+        for name, rel in LEGACY_DERIVED:
+            old = self.sync / rel
+            new = self._new_place(name)
+            if not old.exists() or new.exists():
+                continue
+            new.parent.mkdir(parents=True, exist_ok=True)
+            for suffix in ("", "-wal", "-shm") if old.is_file() else ("",):
+                src = old.with_name(old.name + suffix)
+                if src.exists():
+                    os.replace(src, new.with_name(new.name + suffix))
+            moved.append(f"{rel} -> {new.relative_to(self.home)}")
+        return moved
 
 
 def init_workspace(home: Path) -> dict:
@@ -145,7 +217,7 @@ def kb_paths(settings) -> dict[str, Path]:
     """The knowledge base's paths: the taxonomy root, the inbox, the registry (kb.db), reliability list, ingest log, archive."""
     ws = Workspace(settings.home)
     system = ws.knowledge / "99_system"
-    return {"knowledge": ws.knowledge, "inbox": ws.knowledge / "00_stream" / "inbox", "db": system / "kb.db",
+    return {"knowledge": ws.knowledge, "inbox": ws.knowledge / "00_stream" / "inbox", "db": ws.kb_db,
             "reliability": system / "reliability.yaml", "log": ws.logs / "kb_ingest.log", "archive": ws.knowledge / "90_archive" / "versions"}
 
 

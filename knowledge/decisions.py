@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 
 from kernel.settings import Settings
 from knowledge.refine import apply_fact_candidates, kb_paths, open_kb, retract_unreviewed, written_unreviewed
+from kernel.workspace import Workspace
+from storage import journal
 from storage.facts import open_facts
 from storage.kb_cards import restamp
 from storage.kb_store import DocumentNotFound
@@ -83,18 +85,23 @@ def show(settings: Settings, doc_id: str, viewer: str | None = None) -> dict:
     return doc
 
 
-def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str | None = None) -> dict:
-    """Approve (-> ready) or reject (-> rejected) a pending document; the card's frontmatter follows."""
+def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str | None = None, *, replayed: bool = False,
+           checked: bool = True) -> dict:
+    """Approve (-> ready) or reject (-> rejected) a pending document; the card's frontmatter follows, and the decision
+    goes to this machine's journal in agent-sync (``storage.journal``) so a restore, or another machine, replays it.
+    ``replayed``: this is that replay (``restore.replay``): the synced card already says what was decided, so it is
+    not rewritten (a rewrite on every machine would make the sync tool see edits that conflict). ``checked=False``: a
+    decision a person made elsewhere and that only the card records (who made it is not known here): not re-checked."""
     if decision not in ("approve", "reject"):
         raise ValueError(f"a decision is approve or reject, not {decision!r}")
     store = open_kb(settings)
     try:
         doc = store.get(doc_id)
-        if not may_see(doc, who):  # another user's personal document: as if there were none
+        if checked and not may_see(doc, who):  # another user's personal document: as if there were none
             raise _unknown(doc_id)
         if doc["status"] != "pending":
             raise ValueError(f"{doc_id} is {doc['status']}, not pending: only pending documents are decided")
-        why = may_decide(settings, doc, who)
+        why = may_decide(settings, doc, who) if checked else None
         if why:
             raise NotAllowed(why)
         _settle_facts(settings, store, doc, decision)
@@ -102,10 +109,21 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
         doc = store.get(doc_id)
     finally:
         store.close()
-    path = kb_paths(settings)["knowledge"] / doc["path"]
-    if path.exists():
-        restamp(path, doc)
+    if not replayed:
+        _journal(settings, doc["owner"], "kb.decide", {"doc_id": doc_id, "decision": decision, "who": who, "note": note,
+                                                         "content_hash": doc["content_hash"]})
+        path = kb_paths(settings)["knowledge"] / doc["path"]
+        if path.exists():
+            restamp(path, doc)
     return item(doc)
+
+
+def _journal(settings: Settings, user: str, kind: str, fields: dict) -> None:
+    facts = open_facts(settings)
+    try:
+        journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, kind, user, fields)
+    finally:
+        facts.close()
 
 
 def _settle_facts(settings: Settings, store, doc: dict, decision: str) -> None:
@@ -151,14 +169,23 @@ def open_conflicts(settings: Settings, user: str) -> list[dict]:
         facts.close()
 
 
-def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool) -> dict:
+def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool, replayed: bool = False) -> dict:
     """Settle one of the user's fact conflicts: ``accept`` makes the contested value current, otherwise the store
-    keeps what it holds. Raises KeyError (no such open conflict) or ValueError."""
+    keeps what it holds. Raises KeyError (no such open conflict) or ValueError. The decision goes to the journal by
+    the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay."""
     facts = open_facts(settings)
     try:
-        return facts.resolve_conflict(user, int(conflict_id), accept=accept)
+        out = facts.resolve_conflict(user, int(conflict_id), accept=accept)
+        if not replayed:
+            journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
+                           {"accept": accept, **{k: out[k] for k in CONFLICT_KEY}})
+        return out
     finally:
         facts.close()
+
+
+# What names a conflict on every machine (its row id is one machine's).
+CONFLICT_KEY = ("subject", "predicate", "existing_object", "candidate_object", "source_day", "source_file", "line_start", "line_end")
 
 
 @dataclass

@@ -269,6 +269,13 @@ def mark_stale(row: dict, at: str) -> dict:
     return {**row, "stale": stale, "stale_since": expires[:10] if stale else None}
 
 
+@migrations
+def m004_journal_applied(db: sqlite_utils.Database) -> None:
+    """Which decisions of the journal (``storage.journal``, in agent-sync) this store already holds: a decision made
+    here is marked when it is made, one synced from another machine when it is replayed (``restore.replay``)."""
+    db.execute("create table journal_applied (id text primary key, kind text not null, host text, outcome text not null, applied_at text not null)")
+
+
 class FactStore:
     """The facts database. Open with a path; ``apply`` writes, everything else reads."""
 
@@ -368,6 +375,35 @@ class FactStore:
     def digested_names(self, user: str, day: date) -> set[str]:
         """Every file name any digest of the day read, live or not."""
         return {r[0] for r in self.db.execute("select file from digested where user_id=? and day=?", [user, day.isoformat()]).fetchall()}
+
+    def last_digested_day(self, user: str) -> str | None:
+        """The latest day digested for ``user`` (ISO), or None: where in the history a decision made now falls."""
+        return self.db.execute("select max(day) from digested where user_id=? and retired_at is null", [user]).fetchone()[0]
+
+    def journal_applied(self) -> set[str]:
+        return {r[0] for r in self.db.execute("select id from journal_applied").fetchall()}
+
+    def mark_journal_applied(self, event: dict, outcome: str) -> None:
+        self.db.execute("insert or replace into journal_applied (id, kind, host, outcome, applied_at) values (?, ?, ?, ?, ?)",
+                        [event["id"], event["kind"], event.get("host"), outcome, clock.stamp(self.tz)])
+        self.db.conn.commit()
+
+    def forget_targets(self, user: str, skey: str, predicate: str, okey: str, sources: list[str]) -> list[int]:
+        """The facts (not yet forgotten) a forget made elsewhere meant: the same subject, predicate and value, said on
+        one of the days and files it named."""
+        rows = self._rows("select id, source_day, source_file from facts where user_id=? and subject_key=? and predicate=? and object_key=?"
+                          " and status != 'forgotten' order by id", [user, skey, predicate, okey])
+        want = set(sources)
+        return [r["id"] for r in rows
+                if f"{r['source_day']}|{r['source_file']}" in want
+                or want & {f"{e['source_day']}|{e['source_file']}" for e in self.evidence_of(r["id"])}]
+
+    def find_conflict(self, user: str, key: dict) -> dict | None:
+        """The open conflict a decision made elsewhere settled: the same subject, values and source lines."""
+        return self._row("select * from conflicts where user_id=? and status='open' and subject=? and predicate=? and existing_object=?"
+                         " and candidate_object=? and source_day=? and source_file=? and line_start is ? and line_end is ? order by id limit 1",
+                         [user, key["subject"], key["predicate"], key["existing_object"], key["candidate_object"], key["source_day"],
+                          key["source_file"], key.get("line_start"), key.get("line_end")])
 
     def retire_digested(self, rowids: list[int]) -> None:
         """These files (or these contents of them) are no longer their day's: a digest read the day without them."""

@@ -106,3 +106,11 @@ def range_markdown(kind: str, total: dict) -> str:
 
 def digest_markdown(r: dict) -> str:
     return DayReport.from_dict(r).artifact_markdown()
+
+
+@task(name="replay-journal", cache_policy=NONE)
+def replay_journal(settings: Settings) -> dict:
+    """Decisions made on another machine (synced into agent-sync's journal) that this one does not hold yet."""
+    from restore.replay import replay
+
+    return replay(settings, reached=True).to_dict()

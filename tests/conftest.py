@@ -96,12 +96,12 @@ def snapshot(home: Path) -> dict:
     import sqlite3
 
     out = {}
-    for sub in ("agent-sync/04_memory/cards", "agent-sync/04_memory/daily_summaries", "agent-local/memory/raw",
+    for sub in ("agent-local/memory/cards", "agent-local/memory/daily_summaries", "agent-local/memory/raw",
                 "agent-sync/04_memory/records"):
         for p in sorted((home / sub).rglob("*")):
             if p.is_file():
                 out[str(p.relative_to(home))] = (p.read_bytes(), p.stat().st_mtime_ns)
-    con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
+    con = sqlite3.connect(home / "agent-local/memory/facts.db")
     for table in ("facts", "evidence", "conflicts", "digested"):
         out[table] = con.execute(f"select * from {table} order by rowid").fetchall()
     con.close()

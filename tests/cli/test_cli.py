@@ -29,8 +29,8 @@ def test_init_creates_the_workspace_tree(tmp_path):
     run_cli("init", home=home)
     for rel in ["agent-sync/01_core/SOUL.md", "agent-sync/01_core/IDENTITY.md", "agent-sync/01_core/USER.md",
                 "agent-sync/03_knowledge/00_stream/inbox/knowledge/clipping", "agent-sync/03_knowledge/00_stream/inbox/personal",
-                "agent-sync/03_knowledge/10_concepts/ai", "agent-sync/03_knowledge/99_system", "agent-sync/04_memory/long_term",
-                "agent-sync/04_memory/logs", "agent-local/memory/raw", "agent-local/vector_db", "agent-local/runtime"]:
+                "agent-sync/03_knowledge/10_concepts/ai", "agent-sync/03_knowledge/99_system", "agent-local/memory", "agent-local/knowledge", "agent-sync/04_memory/journal",
+                "agent-local/logs", "agent-local/memory/raw", "agent-local/vector_db", "agent-local/runtime"]:
         assert (home / rel).exists(), rel
     soul = home / "agent-sync/01_core/SOUL.md"
     soul.write_text("my own constraints", encoding="utf-8")

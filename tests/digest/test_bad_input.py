@@ -68,7 +68,7 @@ def test_every_day_of_the_corpus_is_digested_and_every_bad_input_quarantined(cor
         assert case.file in errors, case
     assert len(errors.split("\n")) - 1 == len([q for r in reports for q in r["quarantined"]])  # one line each
 
-    store = FactStore(s.home / "agent-sync/04_memory/long_term/facts.db")
+    store = FactStore(s.home / "agent-local/memory/facts.db")
     rows = {}
     for d in DAYS:
         rows.update({r["object"]: r for r in store.facts_of_day("default", d)})

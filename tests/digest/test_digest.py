@@ -38,7 +38,7 @@ def test_bad_files_are_quarantined_and_the_rest_of_the_day_is_digested(tmp_path)
     for needle in ("陌生人", "2026-11-03-gbk.md:1: invalid UTF-8", "binary", "empty file", "broken frontmatter", "2026-11-03.jsonl:2: invalid JSON",
                    "2026-11-03-huge.md: file too large: 52.4 MB"):
         assert needle in text, needle
-    store = FactStore(s.home / "agent-sync/04_memory/long_term/facts.db")
+    store = FactStore(s.home / "agent-local/memory/facts.db")
     objects = {f["object"] for f in store.current("default")}
     store.close()
     assert {"林晓", "5432", "咖啡"} <= objects  # the good files and lines were digested
@@ -81,7 +81,7 @@ def test_card_points_to_facts_and_raw_lines(tmp_path):
     assert post["keywords"] and post["summary"]
     lines = RawArchive(Workspace(s.home).raw_dir).read_lines(post["raw"]["ref"], *post["raw"]["lines"])
     assert lines[0].endswith("我叫林晓。")
-    summary = (s.home / "agent-sync/04_memory/daily_summaries/default/2026-11-03.md").read_text(encoding="utf-8")
+    summary = (s.home / "agent-local/memory/daily_summaries/default/2026-11-03.md").read_text(encoding="utf-8")
     assert card_id in summary and "5432" in summary
 
 

@@ -24,7 +24,7 @@ def write(logs, name, lines):
 
 
 def rows(s: Settings) -> list[dict]:
-    con = sqlite3.connect(s.home / "agent-sync/04_memory/long_term/facts.db")
+    con = sqlite3.connect(s.home / "agent-local/memory/facts.db")
     con.row_factory = sqlite3.Row
     try:
         return [dict(r) for r in con.execute("select * from facts order by id")]
@@ -125,7 +125,7 @@ def test_a_removed_log_retracts_the_facts_only_it_said_at_the_next_night(tmp_pat
     summary = frontmatter.load(ws.summaries_dir / "default" / "2026-11-04.md")
     assert summary.metadata["files"] == [] and "5433" not in summary.content
     assert pending_days(s, "default", logs, D2) == []
-    store = FactStore(s.home / "agent-sync/04_memory/long_term/facts.db")
+    store = FactStore(s.home / "agent-local/memory/facts.db")
     try:
         assert [f["object"] for f in store.current("default") if f["subject"] == "数据库端口"] == ["5432"]
     finally:
@@ -155,7 +155,7 @@ def test_legacy_observations_are_keyed_from_the_archive_on_the_next_digest(tmp_p
     s, logs = log_workspace(tmp_path)
     write(logs, "2026-11-03.md", LINES)
     digest_day(s, "default", D1, logs)
-    db = s.home / "agent-sync/04_memory/long_term/facts.db"
+    db = s.home / "agent-local/memory/facts.db"
     con = sqlite3.connect(db)  # as the migration leaves a store of before: file-hash keys, no content, no folder
     con.execute("update evidence set origin='legacy', obs_hash=null, obs_occurrence=null, candidate_key='legacy-' || rowid")
     con.execute("update digested set folder=null")

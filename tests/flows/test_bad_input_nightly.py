@@ -30,7 +30,7 @@ def test_the_nightly_gets_through_the_bad_input_corpus(ws, tmp_path, capfd):
     assert all(d["extractor"] == "rules" and d["turns"] > 0 for d in r["digest"]["per_day"])
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 0  # the rebuild after the digest ran
 
-    logs = ws / "agent-sync/04_memory/logs"
+    logs = ws / "agent-local/logs"
     entries = [json.loads(x) for x in (logs / "quarantine.jsonl").read_text(encoding="utf-8").split("\n") if x]
     errors = (logs / "errors.log").read_text(encoding="utf-8")
     for case in c.cases:
@@ -77,7 +77,7 @@ def test_a_day_that_fails_outright_costs_only_itself(ws, tmp_path, monkeypatch):
     (reason,) = per_day["2026-11-21"]["quarantined"]
     assert reason.startswith("(day 2026-11-21): the day's digest failed (RuntimeError: disk on fire)")
     assert r["index"]["status"] == "rebuilt"
-    ws_logs = ws / "agent-sync/04_memory/logs"
+    ws_logs = ws / "agent-local/logs"
     assert "disk on fire" in (ws_logs / "errors.log").read_text(encoding="utf-8")
     assert "disk on fire" in (ws_logs / "quarantine.jsonl").read_text(encoding="utf-8")
 

@@ -39,7 +39,7 @@ def test_deploy_from_prefect_yaml_and_run_on_a_process_worker(server, demo_home)
     run(PREFECT + ["worker", "start", "--pool", "agentos-local", "--run-once"], env, timeout=400)
     (fr,) = [r for r in flow_runs(server.url) if r["state"]["type"] != "SCHEDULED"]
     assert fr["state"]["type"] == "COMPLETED", fr["state"]
-    con = sqlite3.connect(demo_home / "agent-sync/04_memory/long_term/facts.db")
+    con = sqlite3.connect(demo_home / "agent-local/memory/facts.db")
     assert con.execute("select count(*) from facts where source_day='2026-11-24'").fetchone()[0] > 0
 
 

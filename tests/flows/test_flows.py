@@ -28,8 +28,8 @@ def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
     day = date(2026, 11, 22)
     r = daily_digest(day=day)
     assert r["turns"] > 0 and r["facts_added"] > 0 and r["cards"] > 0 and r["quarantined"] == []
-    assert (demo_home / "agent-sync/04_memory/daily_summaries/default/2026-11-22.md").exists()
-    assert any((demo_home / "agent-sync/04_memory/cards/default").glob("testhost_20261122_*.md"))
+    assert (demo_home / "agent-local/memory/daily_summaries/default/2026-11-22.md").exists()
+    assert any((demo_home / "agent-local/memory/cards/default").glob("testhost_20261122_*.md"))
     assert any((demo_home / "agent-local/memory/raw/default/2026-11-22").rglob("2026-11-22.md"))
 
     arts = [a for a in latest_artifacts() if a.key == "digest-default-2026-11-22"]
@@ -68,7 +68,7 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     inbox = demo_home / "agent-sync/03_knowledge/00_stream/inbox/memory"
     (inbox / "card.md").write_text("---\ntype: user\ndescription: 我是数据平台组的负责人\n---\n负责数据平台组。\n", encoding="utf-8")
     r = nightly()
-    assert r["stages"] == ["digest", "collect", "refine", "memory-inbox", "index-rebuild"] and len(r["digest"]["days"]) >= 8
+    assert r["stages"] == ["journal", "digest", "collect", "refine", "memory-inbox", "index-rebuild"] and len(r["digest"]["days"]) >= 8
     # user memories: extracted inside the digest, and the inbox's memory card taken into the records
     assert any(d["memories"]["created"] for d in r["digest"]["per_day"])
     assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1
@@ -86,7 +86,7 @@ def test_index_rebuild_flow_is_incremental(demo_home):
     from flows.nightly import nightly
 
     nightly()
-    card = next((demo_home / "agent-sync/04_memory/cards/default").glob("*.md"))
+    card = next((demo_home / "agent-local/memory/cards/default").glob("*.md"))
     card.write_text(card.read_text(encoding="utf-8").replace("summary: ", "summary: 已复核 "), encoding="utf-8")
     r = index_rebuild()
     assert r["status"] == "rebuilt" and r["changed"] == 1 and r["embedded"] == 1

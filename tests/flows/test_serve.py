@@ -52,7 +52,7 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
         assert done is not None, (tmp_path / "serve.log").read_text()[-4000:]
         deployments = api(ui_api, "/deployments/filter", {})  # the UI's Deployments page, through its URL
         assert {d["name"] for d in deployments} >= {"daily-digest", "backfill", "nightly", "index-rebuild"}
-        con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
+        con = sqlite3.connect(home / "agent-local/memory/facts.db")
         assert con.execute("select count(*) from facts where source_day=?", [yesterday.isoformat()]).fetchone()[0] > 0
         # the same process keeps the warm query service `agentos query` uses, and it answers as a fresh process does
         from mcp_server.local_service import running

@@ -80,7 +80,7 @@ def test_a_new_day_is_indexed_incrementally_and_only_its_units_are_embedded(inde
 
 def test_a_card_deleted_from_the_store_leaves_both_indexes(indexed_home):
     s = _settings()
-    cards = sorted((indexed_home / "agent-sync/04_memory/cards/default").glob("*.md"))
+    cards = sorted((indexed_home / "agent-local/memory/cards/default").glob("*.md"))
     n_before = _chroma_count(indexed_home)
     victim = next(c for c in cards if "coffee" in c.read_text(encoding="utf-8").lower())
     victim.unlink()
@@ -181,7 +181,7 @@ def test_a_damaged_live_index_is_never_served_nor_repaired_by_a_read(indexed_hom
 
 
 def test_a_damaged_live_index_is_answered_from_the_last_good_generation(indexed_home):
-    (indexed_home / "agent-sync/04_memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
+    (indexed_home / "agent-local/memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
         "---\nid: testhost_20261122_note\nuser: default\ndate: '2026-11-22'\nsummary: 记一笔：周五团建\nkeywords: [团建]\n---\n\n记一笔\n",
         encoding="utf-8")
     before = _store(indexed_home).current_name()
@@ -206,14 +206,14 @@ def test_leftovers_of_a_killed_build_are_never_read_and_are_cleaned_up(indexed_h
     from query.ask import ask
 
     assert ask("database port", settings=_settings()).status == "ok"
-    (indexed_home / "agent-sync/04_memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
+    (indexed_home / "agent-local/memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
         "---\nid: testhost_20261122_note\nuser: default\ndate: '2026-11-22'\nsummary: 记一笔：周五团建\nkeywords: [团建]\n---\n\n记一笔\n", encoding="utf-8")
     r = rebuild(_settings())
     assert r["status"] == "rebuilt" and junk.name in r["pruned"] and not junk.exists()
 
 
 def test_an_unreadable_card_is_reported_and_the_rest_is_indexed(indexed_home):
-    bad = indexed_home / "agent-sync/04_memory/cards/default/testhost_20261122_broken.md"
+    bad = indexed_home / "agent-local/memory/cards/default/testhost_20261122_broken.md"
     bad.write_text("---\nid: [unclosed\nsummary: x\n---\nbody\n", encoding="utf-8")
     r = rebuild(_settings())
     assert any("testhost_20261122_broken.md" in p for p in r["problems"])

@@ -188,7 +188,7 @@ def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_cur
 def _facts_db_days(home: Path):
     import sqlite3
 
-    con = sqlite3.connect(home / "agent-sync/04_memory/long_term/facts.db")
+    con = sqlite3.connect(home / "agent-local/memory/facts.db")
     try:
         return con.execute("select distinct source_day from facts").fetchall()
     finally:

@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PIPELINES = {"digest", "memory", "index", "knowledge"}
+PIPELINES = {"digest", "memory", "index", "knowledge", "restore"}
 PACKAGES = ["kernel", "storage", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server", "flows", "tasks", "deployments", "cli"]
 PROJECT = set(PACKAGES)
 

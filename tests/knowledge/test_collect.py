@@ -209,14 +209,14 @@ def test_refused_formats_are_named_quarantined_and_the_rest_is_collected(home):
         assert reason.startswith(f"{name}:") and "convert" in reason and "Markdown" in reason
     assert "PDF" in reasons["paper.pdf"] and "Word" in reasons["合同.docx"]
     assert "binary" in reasons["fake.md"] and "UTF-8" in reasons["gbk.txt"] and "limit" in reasons["huge.md"]
-    quarantine = [json.loads(line) for line in (home / "agent-sync/04_memory/logs/quarantine.jsonl").read_text(encoding="utf-8").splitlines()]
+    quarantine = [json.loads(line) for line in (home / "agent-local/logs/quarantine.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {Path(q["file"]).name for q in quarantine if q["stage"] == "collect"} == set(reasons)
     assert all(q["user"] == "alice" and q["reason"] == reasons[Path(q["file"]).name] for q in quarantine)
     md = collect_markdown(r)
     assert "## Refused" in md and all(name in md for name in reasons)
     # a re-run lists them again (they are still there) but quarantine.jsonl does not grow
     assert len(collect(settings(home), "alice")["refused"]) == 5
-    assert len((home / "agent-sync/04_memory/logs/quarantine.jsonl").read_text(encoding="utf-8").splitlines()) == len(quarantine)
+    assert len((home / "agent-local/logs/quarantine.jsonl").read_text(encoding="utf-8").splitlines()) == len(quarantine)
 
 
 def test_symlinks_out_of_the_folder_are_refused_not_followed(home, tmp_path):
@@ -361,7 +361,7 @@ def test_rss_and_atom_feeds_from_a_loopback_server(home, tmp_path):
         # the 404 is reported (naming the URL), the other feeds and sources went on
         assert r["per_source"]["gone"]["status"] == "failed"
         assert any("missing.xml" in e and "404" in e for e in r["errors"])
-        assert "404" in (home / "agent-sync/04_memory/logs/errors.log").read_text(encoding="utf-8")
+        assert "404" in (home / "agent-local/logs/errors.log").read_text(encoding="utf-8")
 
         again = collect(settings(home), "alice")
         assert again["collected"] == [] and again["duplicates"] == 5

@@ -68,7 +68,7 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
     text = card.read_text(encoding="utf-8")
     assert "status: pending" in text and "reliability: 0.8" in text and "wal_level" in text
     assert (src.read_bytes(), src.stat().st_mtime_ns) == before  # the inbox item is never changed
-    log = [json.loads(x) for x in (ws / "agent-sync/04_memory/logs/kb_ingest.log").read_text(encoding="utf-8").splitlines()]
+    log = [json.loads(x) for x in (ws / "agent-local/logs/kb_ingest.log").read_text(encoding="utf-8").splitlines()]
     assert log[-1]["doc_id"] == doc_id and log[-1]["outcome"] == "new"
 
     from knowledge.decisions import show
@@ -130,7 +130,7 @@ def test_consistency_with_facts_identical_new_and_contradicting(ws, kit_cache):
     assert after["Redis 端口"]["extractor"] == f"kb:{doc_id}"
     doc = show(settings, doc_id)
     assert doc["fact_candidates"] == [] and doc["review"]["consistency"]["applied"] == 3
-    logged = (ws / "agent-sync/04_memory/logs/conflicts.log").read_text(encoding="utf-8").splitlines()
+    logged = (ws / "agent-local/logs/conflicts.log").read_text(encoding="utf-8").splitlines()
     assert len(logged) == 1 and "5432" in logged[0]
 
 
@@ -333,7 +333,7 @@ def test_bad_inbox_items_are_quarantined_and_the_rest_refined(ws, kit_cache):
                       ("blob.md", "binary"), ("doc.pdf", "convert it"), ("huge.txt", "larger than")):
         assert name in reasons and why in reasons, (name, reasons)
     assert {p: p.read_bytes() for p in inbox.rglob("*") if p.is_file()} == snapshot  # nothing lost or altered
-    q = [json.loads(x)["file"] for x in (ws / "agent-sync/04_memory/logs/quarantine.jsonl").read_text().splitlines()]
+    q = [json.loads(x)["file"] for x in (ws / "agent-local/logs/quarantine.jsonl").read_text().splitlines()]
     assert {"knowledge/clipping/broken.md", "personal/huge.txt"} <= set(q)
 
 

@@ -64,7 +64,7 @@ def test_fact_lookup_flags_stale_facts_and_fact_forget_closes_one_for_good(tmp_p
 
     # the same log digested again does not bring it back
     digest_day(s, "default", DAY, logs)
-    store = FactStore(s.home / "agent-sync/04_memory/long_term/facts.db")
+    store = FactStore(s.home / "agent-local/memory/facts.db")
     try:
         assert [(r["object"], r["status"]) for r in store.history("default", "数据库端口")] == [("5432", "forgotten")]
     finally:

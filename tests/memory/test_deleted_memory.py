@@ -29,7 +29,7 @@ def test_a_deleted_auto_memory_is_not_recreated_from_the_same_lines(tmp_path):
 
     run_cli("memory", "delete", name, home=home)
     # only hashes of where it came from are kept, never the deleted words
-    db = (home / "agent-sync/04_memory/long_term/memory_proposals.db").read_bytes()
+    db = (home / "agent-local/memory/memory_proposals.db").read_bytes()
     assert "简洁格式".encode() not in db
 
     again = digest_day(s, "default", DAY, logs)  # the same day digested again

@@ -113,7 +113,7 @@ def test_memory_cards_from_the_inbox_join_the_records_once(demo_home):
     reasons = " ".join(r["quarantined"])
     assert "latin1.md" in reasons and "UTF-8" in reasons and "blob.md" in reasons and "binary" in reasons
     assert "badtype.md" in reasons and "'type'" in reasons
-    quarantine = [json.loads(x) for x in (demo_home / "agent-sync/04_memory/logs/quarantine.jsonl").read_text().splitlines()]
+    quarantine = [json.loads(x) for x in (demo_home / "agent-local/logs/quarantine.jsonl").read_text().splitlines()]
     assert {"latin1.md", "blob.md", "badtype.md"} <= {q["file"] for q in quarantine}
     assert _records(demo_home, "bob") == {}  # bob's card waits for bob's run
 

@@ -122,14 +122,14 @@ def _plant_old_stores(settings) -> None:
     from kernel.workspace import Workspace
 
     ws = Workspace(settings.home)
-    con = sqlite3.connect(ws.memory / "long_term" / "facts.db")
+    con = sqlite3.connect(ws.facts_db)
     cols = [r[1] for r in con.execute("pragma table_info(facts)") if r[1] != "id"]
     con.execute(f"insert into facts ({', '.join(cols)}) select {', '.join(cols)} from facts where subject = '数据库端口'")
     con.execute("update facts set subject = 'VPN password', subject_key = 'vpn password', object = ?, object_key = ?, "
                 "evidence = ? where id = (select max(id) from facts)", [OLD_FACT, OLD_FACT.lower(), f"the VPN password is {OLD_FACT}"])
     con.commit()
     con.close()
-    card = next((ws.memory / "cards" / settings.user).glob("*.md"))
+    card = next((ws.cards_dir / settings.user).glob("*.md"))
     text = card.read_text(encoding="utf-8")
     card.write_text(text.replace("summary: ", f"summary: the home server password is {OLD_CARD} ", 1), encoding="utf-8")
     records = ws.memory / "records" / settings.user
@@ -159,7 +159,7 @@ def test_no_read_path_serves_a_secret(planted, tmp_path):
     _plant_old_stores(settings)
     rebuild(settings)
     at_rest = _stores_at_rest(home)  # only the planted old stores themselves: the indexes hold none of it
-    assert not [p for p in at_rest if not p.startswith(("agent-sync/04_memory/long_term/facts.db", "agent-sync/04_memory/cards/",
+    assert not [p for p in at_rest if not p.startswith(("agent-local/memory/facts.db", "agent-local/memory/cards/",
                                                          "agent-sync/04_memory/records/default/old-backup.md"))], at_rest
 
     outputs: list[tuple[str, str]] = []

@@ -148,7 +148,7 @@ def test_cli_query_readable_and_json(indexed_home):
 def test_cli_doctor_and_direct_rebuild(indexed_home):
     p = subprocess.run([AGENTOS, "doctor"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "agree" in p.stdout, p.stdout + p.stderr
-    next((indexed_home / "agent-sync/04_memory/cards/default").glob("*.md")).unlink()
+    next((indexed_home / "agent-local/memory/cards/default").glob("*.md")).unlink()
     p = subprocess.run([AGENTOS, "doctor", "--json"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 1 and json.loads(p.stdout)["drift"]
     p = subprocess.run([AGENTOS, "rebuild", "--direct"], capture_output=True, text=True, timeout=300)

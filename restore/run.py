@@ -1,0 +1,148 @@
+"""``agentos restore``: a machine that has only agent-sync gets every derived store back.
+
+What is synced is what a person or an agent wrote (``kernel.workspace``): logs, memory records, knowledge documents
+and their inbox, identity files, the journal of decisions, a chat model's extraction cache. From it, in order:
+
+1. the knowledge registry from the document cards (all pending until the journal decides them);
+2. for each user, every logged day up to the nightly's last day, digested in date order (facts, raw archive, memory
+   cards and daily summaries, memory records extracted from the logs), each day followed by the journal's
+   decisions made when the user's history had reached it (so a conflict accepted before a later day superseded
+   it is settled before that day, as it was);
+3. the journal's remaining decisions, then documents decided before the journal existed, as their cards say;
+4. the indexes (BM25, vectors, knowledge sections) and the memory records' vectors.
+
+Embeddings come from the embedding cache when agent-local still has one, else they are computed again; a chat
+model's fact extraction comes from the synced extraction cache, so a restore needs no model for what it saw before.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+
+from kernel import clock
+from kernel.settings import Settings
+from kernel.workspace import Workspace
+from restore import registry
+from restore.replay import ReplayReport, replay
+
+
+class RestoreError(RuntimeError):
+    """The workspace cannot be restored as asked (no agent-sync, or derived stores present without ``force``)."""
+
+
+@dataclass
+class RestoreReport:
+    home: str
+    users: dict[str, list[str]] = field(default_factory=dict)  # user -> days digested
+    documents: list[str] = field(default_factory=list)
+    settled_from_cards: list[str] = field(default_factory=list)
+    decisions: dict = field(default_factory=dict)
+    moved_aside: str | None = None
+    problems: list[str] = field(default_factory=list)
+    index: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def derived_present(ws: Workspace) -> list[Path]:
+    """The derived stores this machine already holds (a restore would be made over them)."""
+    stores = [ws.facts_db, ws.kb_db, ws.cards_dir, ws.summaries_dir, ws.memory_proposals_db, ws.raw_dir, ws.index_dir]
+    return [p for p in stores if p.exists() and (p.is_file() or any(p.iterdir()))]
+
+
+def _move_aside(ws: Workspace) -> str:
+    """Move the derived stores into ``agent-local/restore-backup-<stamp>/``: nothing this machine made is deleted."""
+    target = ws.local / f"restore-backup-{clock.now(None).strftime('%Y%m%dT%H%M%S')}"
+    for p in derived_present(ws) + [q for q in (ws.logs,) if q.exists()]:
+        companions = [p.with_name(p.name + s) for s in ("-wal", "-shm")] if p.is_file() else []
+        for src in [p, *[c for c in companions if c.exists()]]:
+            dest = target / src.relative_to(ws.home)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(src), str(dest))
+    return str(target.relative_to(ws.home))
+
+
+def users_with_logs(settings: Settings) -> list[str]:
+    """The users whose logs agent-sync holds (one folder each under ``04_memory/working``), or the configured user
+    when ``AGENTOS_LOGS_DIR`` names the folder."""
+    if settings.logs_dir is not None:
+        return [settings.user]
+    working = Workspace(settings.home).memory / "working"
+    return sorted(p.name for p in working.iterdir() if p.is_dir() and not p.name.startswith(".")) if working.is_dir() else []
+
+
+def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreReport:
+    """Rebuild every derived store from agent-sync (see the module). Raises RestoreError when agent-sync is missing,
+    or when this machine already holds derived stores and ``force`` is not given (with ``force`` they are moved aside,
+    never deleted)."""
+    from digest.logformat import list_days
+    from digest.stages import run_day
+
+    ws = Workspace(settings.home)
+    if not ws.sync.is_dir():
+        raise RestoreError(f"no agent-sync folder at {ws.sync}: copy or sync it there first")
+    report = RestoreReport(home=str(ws.home))
+    present = derived_present(ws)
+    if present and not force:
+        names = ", ".join(str(p.relative_to(ws.home)) for p in present)
+        raise RestoreError(f"this machine already holds derived stores ({names}); `agentos restore --force` moves them to "
+                           "agent-local/restore-backup-<time>/ and makes them again from agent-sync")
+    if present:
+        report.moved_aside = _move_aside(ws)
+    ws.ensure()
+    t0 = time.perf_counter()
+
+    regs = registry.register_documents(settings)
+    report.documents, report.problems = regs["registered"], list(regs["problems"])
+    log(f"restore: {len(report.documents)} knowledge document(s) registered from their cards")
+    decisions = ReplayReport()
+    until = last_day(settings)
+    for user in users_with_logs(settings):
+        mine = settings.model_copy(update={"user": user})
+        folder = Path(mine.working_dir())
+        days = [d for d in list_days(folder) if d <= until]
+        decisions.merge(replay(mine, user=user, only_undated=True))
+        for day in days:
+            r = run_day(mine, user, day, folder, run="restore")
+            report.problems += [f"{user} {day}: {q}" for q in r.get("quarantined") or []]
+            decisions.merge(replay(mine, user=user, through=day.isoformat()))
+        report.users[user] = [d.isoformat() for d in days]
+        log(f"restore: {user}: {len(days)} day(s) digested")
+    report.seconds["digest"] = round(time.perf_counter() - t0, 2)
+    decisions.merge(replay(settings))
+    report.settled_from_cards = registry.settle_from_cards(settings, regs["card_status"])
+    report.decisions = {"applied": decisions.applied, "waiting": decisions.waiting, "problems": decisions.problems}
+    log(f"restore: {len(decisions.applied)} journal decision(s) replayed, {len(decisions.waiting)} waiting")
+
+    t1 = time.perf_counter()
+    report.index = _rebuild_indexes(settings, sorted(set(report.users) | set(users_with_records(settings))))
+    report.seconds["index"] = round(time.perf_counter() - t1, 2)
+    report.seconds["total"] = round(time.perf_counter() - t0, 2)
+    return report
+
+
+def _rebuild_indexes(settings: Settings, users: list[str]) -> dict:
+    from index.stages import rebuild
+    from index.vectors import embed_records, embed_sections
+
+    out = rebuild(settings)
+    out["sections"] = embed_sections(settings)
+    out["records_embedded"] = {u: embed_records(settings.model_copy(update={"user": u}), u)["embedded"] for u in users}
+    return {"generation": out.get("generation"), "units": out.get("units"), "sections": out["sections"].get("sections"),
+            "records_embedded": out["records_embedded"]}
+
+
+def last_day(settings: Settings) -> date:
+    """The last day the nightly digests (today with ``AGENTOS_INCLUDE_TODAY``): a restore stops at the same day."""
+    return clock.today(settings.timezone) if settings.include_today else clock.yesterday(settings.timezone)
+
+
+def users_with_records(settings: Settings) -> list[str]:
+    folder = Workspace(settings.home).memory_records_dir
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.is_dir() else []
