@@ -390,17 +390,19 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
         store.close()
 
 
-def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:
+def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest", memories: bool = True) -> dict:
     """All stages of one day, in order, under the workspace lock, as plain calls (benchmarks, tests, and the
     one-task-per-day runs of backfill and nightly). ``flows/daily.py`` lists the same stages as task runs; a
-    test keeps the two orders equal. A model failure after its retries falls back to the rules."""
+    test keeps the two orders equal. A model failure after its retries falls back to the rules. ``memories=False``
+    (a restore): the memory records the logs gave are synced already, so none is extracted (a restore writes
+    nothing into agent-sync)."""
     with workspace_lock(settings.home):
         inp = read_day(settings, user, day, folder)
         refs = archive_day(settings, inp)
         cands, extractor = extract(settings, inp, extract_model, extract_rules)
         facts = write_facts(settings, inp, cands, refs)
         cards = write_cards(settings, inp, cands, facts["fact_ids"], refs)
-        memories = extract_memories(settings, inp)
+        memories = extract_memories(settings, inp) if memories else dict(NO_MEMORIES)
         quarantined = record_problems(settings, inp, run)
         mark_digested(settings, inp, refs)
     return summarize(inp, cands, facts, cards, quarantined, extractor, memories).to_dict()

@@ -80,7 +80,7 @@ def register_documents(settings: Settings) -> dict:
                 doc["outline"] = outline_of(body)
             except Exception:  # noqa: BLE001 - as refine: a structure the parser cannot read is one section
                 doc["outline"] = []
-            review: dict = {"restored": "registered from its card by agentos restore"}
+            review: dict = {"version_rule": "restored", "restored": "registered from its card by agentos restore"}
             # what approval would apply, staged as refine stages it
             day = date.fromisoformat(doc["created"][:10])
             review["consistency"], doc["fact_candidates"] = consistency(settings, doc["owner"], doc_id, rel_path, body,

@@ -5,7 +5,8 @@ and their inbox, identity files, the journal of decisions, a chat model's extrac
 
 1. the knowledge registry from the document cards (all pending until the journal decides them);
 2. for each user, every logged day up to the nightly's last day, digested in date order (facts, raw archive, memory
-   cards and daily summaries, memory records extracted from the logs), each day followed by the journal's
+   cards and daily summaries; not the memory records, which are synced: a restore writes nothing into agent-sync,
+   so a machine restored without the chat model cannot add records the model would not have), each day followed by the journal's
    decisions made when the user's history had reached it (so a conflict accepted before a later day superseded
    it is settled before that day, as it was);
 3. the journal's remaining decisions, then documents decided before the journal existed, as their cards say;
@@ -109,7 +110,7 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         days = [d for d in list_days(folder) if d <= until]
         decisions.merge(replay(mine, user=user, only_undated=True))
         for day in days:
-            r = run_day(mine, user, day, folder, run="restore")
+            r = run_day(mine, user, day, folder, run="restore", memories=False)
             report.problems += [f"{user} {day}: {q}" for q in r.get("quarantined") or []]
             decisions.merge(replay(mine, user=user, through=day.isoformat()))
         report.users[user] = [d.isoformat() for d in days]

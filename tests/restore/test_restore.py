@@ -1,0 +1,211 @@
+"""A second machine from agent-sync (``agentos restore``), as plain functions: the first machine is the indexed demo
+workspace with decisions made on it; the second gets a copy of its agent-sync only.
+
+The same scenario through the CLI and the nightly flow, with a knowledge approval and two machines converging after
+each adds a day, is tests/flows/test_second_machine.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from kernel.settings import load_settings
+from kernel.workspace import Workspace
+from tests.kit.chat_server import ChatServer
+
+# A row's id (and the ids it points at) is one machine's; learned_at is when this machine's digest read the line.
+FACT_COLUMNS_MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}
+
+
+def facts_ids_aside(home: Path) -> list[str]:
+    """Every fact row (current or closed), its ids replaced by what they point at."""
+    con = sqlite3.connect(Workspace(home).facts_db)
+    con.row_factory = sqlite3.Row
+    rows = {r["id"]: dict(r) for r in con.execute("select * from facts")}
+    con.close()
+
+    def key(fid):
+        r = rows.get(fid)
+        return None if r is None else [r["subject_key"], r["predicate"], r["object_key"], r["valid_from"], r["source_file"]]
+
+    return sorted(json.dumps({**{k: v for k, v in r.items() if k not in FACT_COLUMNS_MACHINE_BOUND},
+                              "previous": key(r["previous_version"]), "superseded_by": key(r["superseded_by"])},
+                             sort_keys=True, ensure_ascii=False) for r in rows.values())
+
+
+def conflicts_ids_aside(home: Path) -> list[tuple]:
+    con = sqlite3.connect(Workspace(home).facts_db)
+    out = sorted(con.execute("select subject, predicate, existing_object, candidate_object, source_day, source_file, status"
+                             " from conflicts").fetchall())
+    con.close()
+    return out
+
+
+def sqlite_files(folder: Path) -> list[str]:
+    return [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.read_bytes()[:16] == b"SQLite format 3\x00"]
+
+
+def synced_bytes(home: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(home)): p.read_bytes() for p in (home / "agent-sync").rglob("*") if p.is_file()}
+
+
+def answer_ids_aside(a) -> list[tuple]:
+    """What an answer says: status, layer, and each item's kind and text (a card's id names the machine that built it)."""
+    return [a.status, a.layer] + [(i.kind, i.text) for i in a.items]
+
+
+@pytest.fixture
+def machine_a(indexed_home):
+    """The demo after its nights, then a person's decisions: a fact forgotten, the open conflict accepted."""
+    from digest.evidence import forget_fact
+    from knowledge.decisions import open_conflicts, resolve_conflict
+
+    settings = load_settings(home=indexed_home, hostname="laptop")
+    con = sqlite3.connect(Workspace(indexed_home).facts_db)
+    (coffee,) = con.execute("select id from facts where object='coffee' and status='active'").fetchone()
+    con.close()
+    forget_fact(settings, settings.user, coffee, "I switched to tea")
+    (java,) = [c for c in open_conflicts(settings, settings.user) if c["candidate_object"] == "Java"]
+    resolve_conflict(settings, settings.user, java["id"], accept=True)
+    from index.stages import rebuild
+
+    rebuild(settings)
+    return indexed_home
+
+
+def test_a_second_machine_gets_the_same_memory_from_agent_sync_alone(machine_a, tmp_path, monkeypatch):
+    from digest.logformat import list_days
+    from query.ask import ask
+    from restore.run import restore
+
+    journal = list((machine_a / "agent-sync/04_memory/journal").glob("*.jsonl"))
+    assert [p.name for p in journal] == ["laptop.jsonl"]
+    kinds = [json.loads(line)["kind"] for line in journal[0].read_text(encoding="utf-8").splitlines()]
+    assert kinds == ["fact.forget", "fact.resolve"]
+    assert sqlite_files(machine_a / "agent-sync") == []  # nothing a sync tool copies is a SQLite file
+
+    b = tmp_path / "b"
+    shutil.copytree(machine_a / "agent-sync", b / "agent-sync")
+    before = synced_bytes(b)
+    settings_b = load_settings(home=b, hostname="desktop", llm_base_url=None)
+    report = restore(settings_b, log=lambda m: None)
+
+    assert report.users == {"default": [d.isoformat() for d in list_days(b / "agent-sync/04_memory/working/default")]}
+    assert len(report.decisions["applied"]) == 2 and report.decisions["waiting"] == []
+    fa, fb = facts_ids_aside(machine_a), facts_ids_aside(b)
+    assert [f for f in fb if f not in fa] == [f for f in fa if f not in fb] == []  # the forgotten fact and the accepted value too
+    assert conflicts_ids_aside(b) == conflicts_ids_aside(machine_a)
+    assert synced_bytes(b) == before  # a restore writes nothing a sync would carry back
+    assert sqlite_files(b / "agent-sync") == []
+
+    settings_a = load_settings(home=machine_a, hostname="laptop")
+    for q in ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "which database did we pick, and why?",
+              "我的数据库密码是多少？", "what is the weather on Mars?", "Do I like Java?"]:
+        assert answer_ids_aside(ask(q, settings=settings_b)) == answer_ids_aside(ask(q, settings=settings_a)), q
+    served = [i.text for i in ask("what do I like to drink?", settings=settings_b).items if i.kind == "fact"]
+    assert served and not any("coffee" in t for t in served)  # forgotten on the first machine: never served on the second
+
+
+def test_restore_over_existing_stores_needs_force_and_moves_them_aside(machine_a):
+    from restore.run import RestoreError, restore
+
+    settings = load_settings(home=machine_a, hostname="laptop")
+    old = Workspace(machine_a).facts_db.read_bytes()
+    with pytest.raises(RestoreError, match="agentos restore --force"):
+        restore(settings, log=lambda m: None)
+    report = restore(settings, force=True, log=lambda m: None)
+    backup = machine_a / report.moved_aside / "agent-local/memory/facts.db"
+    assert backup.read_bytes()[:16] == old[:16] and backup.stat().st_size > 0  # kept, not deleted
+    # the decisions made here were marked as held in the old store; the new one replays them from the journal
+    assert len(report.decisions["applied"]) == 2
+
+
+def test_a_decision_whose_log_has_not_synced_yet_waits_for_it(machine_a, tmp_path):
+    """The journal arrives before the log that said the forgotten fact: the forget waits, and applies (on the next
+    replay, which every nightly run does) once the day is digested."""
+    from digest.stages import run_day
+    from restore.replay import replay
+
+    from digest.logformat import list_days
+
+    b = tmp_path / "b"
+    shutil.copytree(machine_a / "agent-sync", b / "agent-sync")
+    folder = b / "agent-sync/04_memory/working/default"
+    (late,) = [p for p in folder.iterdir() if "coffee" in p.read_text(encoding="utf-8", errors="replace")]  # the day coffee was said
+    held = late.read_bytes()
+    late.unlink()
+    settings = load_settings(home=b, hostname="desktop", llm_base_url=None)
+    Workspace(b).ensure()
+    for day in list_days(folder):
+        run_day(settings, "default", day, folder)
+    first = replay(settings, reached=True)
+    assert not any("fact.forget" in a for a in first.applied) and any("fact.forget" in w for w in first.waiting)
+    late.write_bytes(held)  # the sync catches up
+    run_day(settings, "default", date.fromisoformat(late.name[:10]), folder)
+    second = replay(settings, reached=True)
+    assert any("forgot fact" in a for a in second.applied) and not any("fact.forget" in w for w in second.waiting)
+    con = sqlite3.connect(Workspace(b).facts_db)
+    assert con.execute("select status from facts where object='coffee'").fetchall() == [("forgotten",)]
+    con.close()
+    assert replay(settings).applied == []  # never twice
+
+
+def test_a_workspace_from_before_the_split_is_read_in_place_and_moved_by_the_next_writer(indexed_home):
+    from query.ask import ask
+
+    ws = Workspace(indexed_home)
+    settings = load_settings(home=indexed_home)
+    expected = answer_ids_aside(ask("服务器现在是什么配置？", settings=settings))
+    legacy = {"agent-local/memory/facts.db": "agent-sync/04_memory/long_term/facts.db",
+              "agent-local/memory/cards": "agent-sync/04_memory/cards",
+              "agent-local/memory/daily_summaries": "agent-sync/04_memory/daily_summaries"}
+    for new, old in legacy.items():
+        (indexed_home / old).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            if (indexed_home / (new + suffix)).exists():
+                shutil.move(indexed_home / (new + suffix), indexed_home / (old + suffix))
+    assert ws.facts_db == indexed_home / "agent-sync/04_memory/long_term/facts.db"  # found where it is
+    assert answer_ids_aside(ask("服务器现在是什么配置？", settings=settings)) == expected
+
+    ws.ensure()  # what every flow (and init) runs first
+    assert ws.facts_db == indexed_home / "agent-local/memory/facts.db" and ws.facts_db.is_file()
+    assert not (indexed_home / "agent-sync/04_memory/long_term/facts.db").exists()
+    assert any((indexed_home / "agent-local/memory/cards/default").glob("*.md"))
+    assert sqlite_files(indexed_home / "agent-sync") == []
+    assert answer_ids_aside(ask("服务器现在是什么配置？", settings=settings)) == expected
+
+
+def test_a_chat_model_s_extraction_is_replayed_from_the_synced_cache_without_the_model(demo_home, tmp_path):
+    from digest.stages import run_day
+    from restore.run import restore
+
+    facts = {"facts": [{"turn": 0, "subject": "user", "predicate": "name", "object": "林晓", "nature": "fact", "confidence": 0.9,
+                        "explicitness": "stated"}, {"turn": 1, "subject": "user", "predicate": "works_at", "object": "云栈科技",
+                                                    "nature": "fact", "confidence": 0.9, "explicitness": "stated"}]}
+    from digest.logformat import list_days
+
+    folder = demo_home / "agent-sync/04_memory/working/default"
+    first = list_days(folder)[0]  # the day the user introduces themself
+    with ChatServer([(200, json.dumps(facts, ensure_ascii=False))]) as srv:
+        a = load_settings(home=demo_home, hostname="laptop", llm_base_url=srv.base_url)
+        Workspace(demo_home).ensure()
+        r = run_day(a, "default", first, folder)
+        asked = len(srv.requests)
+    assert r["extractor"].startswith("llm:") and asked >= 1
+    cached = [json.loads(p.read_text(encoding="utf-8")) for p in (demo_home / "agent-sync/04_memory/cache/extraction").rglob("*.json")]
+    assert cached and all(set(c) == {"model", "answer"} for c in cached)  # the answer only: never the log's lines
+
+    b = tmp_path / "b"
+    shutil.copytree(demo_home / "agent-sync", b / "agent-sync")
+    for p in (b / "agent-sync/04_memory/working/default").iterdir():  # only the day the model read
+        if not p.name.startswith(first.isoformat()):
+            p.unlink()
+    restore(load_settings(home=b, hostname="desktop", llm_base_url=None), log=lambda m: None)
+    assert len(srv.requests) == asked  # the model was not asked again (it is not even configured there)
+    got = [f for f in facts_ids_aside(b) if '"extractor": "llm:' in f]
+    assert got and sorted(got) == sorted(f for f in facts_ids_aside(demo_home) if '"extractor": "llm:' in f)
