@@ -462,7 +462,7 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
 def server_checks(settings: Settings) -> tuple[list[str], list[str]]:
     """With a Chroma server: (drift, warnings). Drift: the server does not answer its heartbeat. Warnings: collections
     of this workspace that no kept generation names (they take space, nothing reads them)."""
-    from storage.vector_index import server_client
+    from storage.vector_index import VectorIndexError, server_client
 
     if not settings.chroma_url:
         return [], []
@@ -470,11 +470,13 @@ def server_checks(settings: Settings) -> tuple[list[str], list[str]]:
         client = server_client(settings.chroma_url)
         try:
             client.heartbeat()
+        except Exception as e:
+            raise VectorIndexError(f"Chroma server {settings.chroma_url} unreachable ({type(e).__name__}: {e})") from e
         finally:
             client.close()
         orphans = server_orphans(settings)
-    except Exception as e:  # doctor reports whatever stops it from reaching the server; it never fails on it
-        return [f"Chroma server {settings.chroma_url} unreachable ({type(e).__name__}: {e}): start it "
+    except VectorIndexError as e:
+        return [f"{e}: start it "
                 "(`chroma run --path <folder> --host 127.0.0.1 --port <port>`) or unset AGENTOS_CHROMA_URL and run `agentos rebuild`"], []
     if not orphans:
         return [], []

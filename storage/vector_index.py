@@ -101,12 +101,11 @@ class VectorIndex:
         try:
             self._client = server_client(url) if url else chromadb.PersistentClient(
                 path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False))
+        except VectorIndexError:
+            raise
         except Exception as e:
             raise VectorIndexError(f"{self._where}: {type(e).__name__}: {e}") from e
         self._cols: dict[str, Any] = {}
-
-    def server_name(self, name: str) -> str:
-        return self.prefix + name
 
     def create(self, name: str, *, embedder_identity: str, embedder_spec: str, scope: str):
         col = self._client.get_or_create_collection(
@@ -192,14 +191,18 @@ class VectorIndex:
 
 
 def server_client(url: str):
-    """A client of the Chroma server at ``url`` (http[s]://host:port), telemetry off; raises when unreachable."""
+    """A client of the Chroma server at ``url`` (http[s]://host:port), telemetry off; VectorIndexError when it
+    cannot be reached."""
     from urllib.parse import urlsplit
 
     u = urlsplit(url)
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise ValueError(f"AGENTOS_CHROMA_URL must look like http://127.0.0.1:8765, not {url!r}")
-    return chromadb.HttpClient(host=u.hostname, port=u.port or (443 if u.scheme == "https" else 80), ssl=u.scheme == "https",
-                               settings=ChromaSettings(anonymized_telemetry=False))
+        raise VectorIndexError(f"AGENTOS_CHROMA_URL must look like http://127.0.0.1:8765, not {url!r}")
+    try:
+        return chromadb.HttpClient(host=u.hostname, port=u.port or (443 if u.scheme == "https" else 80), ssl=u.scheme == "https",
+                                   settings=ChromaSettings(anonymized_telemetry=False))
+    except Exception as e:
+        raise VectorIndexError(f"Chroma server {url} unreachable ({type(e).__name__}: {e})") from e
 
 
 def server_collections(url: str, prefix: str) -> dict[str, int]:
@@ -207,6 +210,8 @@ def server_collections(url: str, prefix: str) -> dict[str, int]:
     client = server_client(url)
     try:
         return {c.name: c.count() for c in client.list_collections() if c.name.startswith(prefix)}
+    except Exception as e:
+        raise VectorIndexError(f"Chroma server {url}: {type(e).__name__}: {e}") from e
     finally:
         client.close()
 

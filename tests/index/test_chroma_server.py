@@ -103,7 +103,7 @@ def test_rebuilds_write_new_prefixes_swap_current_and_prune_old_collections(on_s
 
 
 def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, chroma_server):
-    from storage.vector_index import delete_server_collections
+    from storage.vector_index import VectorIndex, delete_server_collections
 
     first = _rebuild(on_server)["generation"]
     _note(on_server, 1, "拉萨")
@@ -120,9 +120,15 @@ def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, 
     assert victim in p.stdout and "agentos rebuild" in p.stdout
 
     (older,) = _store(on_server).generations()[0].server_collections()
-    delete_server_collections(chroma_server.url, [older])
+    vi = VectorIndex(url=chroma_server.url)  # the earlier generation emptied of one vector behind our back
+    vi.delete(older, vi.collection(older).get(limit=1)["ids"])
+    vi.close()
     p = run_cli("query", "服务器现在是什么配置？", home=on_server, check=False)
     assert p.returncode != 0 and "agentos rebuild" in p.stderr  # no intact generation left: the command that repairs it
+    from storage.index_store import IndexCorrupt
+
+    with pytest.raises(IndexCorrupt, match=rf"server collection {older} holds \d+ vectors, manifest says \d+"):
+        IndexStore(on_server / "agent-local/vector_db", chroma_url=chroma_server.url).generations()[0].verify()
 
     r = _rebuild(on_server)
     assert r["full"] and r["reason"].startswith("live index damaged") and r["generation"] not in (first, second)
