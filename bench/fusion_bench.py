@@ -92,7 +92,7 @@ def signals(settings, questions: list[str]) -> list[dict]:
     from query.ask import CANDIDATES, _embedder, _tokenizer, gate_cosines, script_lang, unit_lang
     from query.index_reader import open_reader
 
-    reader = open_reader(Workspace(settings.home).index_dir)
+    reader = open_reader(Workspace(settings.home).index_dir, settings.chroma_url)
     coll = collection_name("local", "bench")
     tk, emb = _tokenizer(settings), _embedder(settings)
     out = []

@@ -112,6 +112,8 @@ def cmd_doctor(args) -> int:
             print(f"drift ({len(o['drift'])}): the next rebuild (`agentos rebuild`, or the nightly flow) repairs it")
             for line in o["drift"]:
                 print(f"  - {line}")
+        for line in o.get("warnings") or []:
+            print(f"warning: {line}")
 
     emit(args, r, render)
     return 0 if r["ok"] else 1

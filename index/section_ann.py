@@ -10,7 +10,7 @@ without a rebuild by hand; the next night takes it into the index.
 
 A section is keyed by document, anchor and the hash of its embedded text (``storage.kb_sections.section_key``):
 an edited section is a new key, its old vector is dropped. A generation copies the previous one's Chroma folder
-and applies only the changes; nothing is written when the set of keys is unchanged.
+(on a Chroma server: its collection) and applies only the changes; nothing is written when the set of keys is unchanged.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, SectionUnit, e
 
 
 def ann_store(settings: Settings) -> IndexStore:
-    return IndexStore(Workspace(settings.home).index_dir / ANN_COLLECTION)
+    return IndexStore(Workspace(settings.home).index_dir / ANN_COLLECTION, chroma_url=settings.chroma_url)
 
 
 def _keys_digest(keys: list[str]) -> str:
@@ -41,8 +41,6 @@ def publish_section_ann(settings: Settings, units: list[SectionUnit], *, embedde
                         min_sections: int = ANN_MIN_SECTIONS) -> dict:
     """Publish an ANN generation over ``units`` (published sections whose vectors are in the embedding cache) when
     there are at least ``min_sections`` and the set differs from the live one; returns {status, sections, ...}."""
-    from storage.vector_index import VectorIndex
-
     t0 = time.perf_counter()
     keyed = {section_key(u): u for u in units}
     if len(keyed) < min_sections:
@@ -53,7 +51,8 @@ def publish_section_ann(settings: Settings, units: list[SectionUnit], *, embedde
         previous = None
         try:
             live = store.current()
-            if live.manifest.get("embedder") == embedder_identity:
+            live.verify()  # a damaged one (or one whose server collection is gone) is not copied: all is written anew
+            if live.manifest.get("embedder") == embedder_identity and store.same_vector_store(live):
                 previous = live
         except (IndexMissing, IndexCorrupt):
             pass
@@ -80,9 +79,7 @@ def publish_section_ann(settings: Settings, units: list[SectionUnit], *, embedde
         build = store.new_build()
         vi = None
         try:
-            if previous is not None:
-                shutil.copytree(previous.chroma_dir, build.chroma_dir)
-            vi = VectorIndex(build.chroma_dir)
+            vi = store.start_vectors(build, previous, embedder_spec)  # a copy of the live generation's vectors
             vi.create(ANN_COLLECTION, embedder_identity=embedder_identity, embedder_spec=embedder_spec, scope="global")
             if gone:
                 vi.delete(ANN_COLLECTION, gone)
@@ -107,6 +104,8 @@ def publish_section_ann(settings: Settings, units: list[SectionUnit], *, embedde
             store.prune(keep=2)
         except BaseException:
             if vi is not None:
+                if vi.url:  # the build's server collection (a folder's goes with the folder)
+                    vi.drop(ANN_COLLECTION)
                 vi.close()
             shutil.rmtree(build.path, ignore_errors=True)
             raise

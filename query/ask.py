@@ -100,14 +100,14 @@ def _tokenizer(settings: Settings):
 def _reader(settings: Settings, notices: list[str]):
     root = Workspace(settings.home).index_dir
     try:
-        return open_reader(root)
+        return open_reader(root, settings.chroma_url)
     except IndexMissing as e:
         raise QueryError(f"{e}") from None
     except IndexCorrupt as e:
         # Never answer from a damaged index, and never repair it here (the read path writes nothing):
         # answer from the last good generation the rebuild kept, and say so; the next rebuild repairs.
         try:
-            reader = open_last_good(root)
+            reader = open_last_good(root, settings.chroma_url)
         except IndexMissing:
             raise QueryError(f"the index is damaged ({e}) and no earlier generation is intact: run `agentos rebuild`") from None
         notices.append(f"the live index is damaged ({e}); answered from the last good generation {reader.name}; "

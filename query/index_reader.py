@@ -2,7 +2,9 @@
 
 A long-lived reader (the MCP server) looks at ``CURRENT`` on every call and moves to a new generation
 when a rebuild has published one; a generation it has not seen is verified against its manifest first,
-so a damaged index raises IndexCorrupt instead of answering from it.
+so a damaged index raises IndexCorrupt instead of answering from it. A generation whose vectors are on a Chroma
+server is read from the server the settings name (``chroma_url``), after checking that every collection its
+manifest names is there with its count.
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ class IndexReader:
 
     def vectors(self):
         if self._vi is None:
-            from storage.vector_index import VectorIndex, VectorIndexError
+            from storage.vector_index import VectorIndexError
 
             try:
-                vi = VectorIndex(self.gen.chroma_dir)
+                vi = self.gen.open_vectors()
                 for name, info in self.collections().items():
                     n = vi.count(name)
                     if n != info.get("units"):
@@ -81,9 +83,9 @@ _readers: dict[str, IndexReader] = {}
 _readers_lock = threading.Lock()
 
 
-def open_reader(root: Path) -> IndexReader:
+def open_reader(root: Path, chroma_url: str | None = None) -> IndexReader:
     """The reader of the live generation under ``root`` (verified the first time this process sees it)."""
-    store = IndexStore(root)
+    store = IndexStore(root, chroma_url=chroma_url)
     key = str(Path(root).resolve())
     with _readers_lock:
         cached = _readers.get(key)
@@ -99,12 +101,12 @@ def open_reader(root: Path) -> IndexReader:
         return reader
 
 
-def open_last_good(root: Path) -> IndexReader:
+def open_last_good(root: Path, chroma_url: str | None = None) -> IndexReader:
     """A reader of the newest generation that is not the live one and still matches its manifest (the
     rebuild keeps the one before the live one for readers still on it). The read path never repairs a
     damaged live generation; it answers from this one and the next rebuild repairs. Not cached: the live
     generation is looked at again on the next call."""
-    store = IndexStore(root)
+    store = IndexStore(root, chroma_url=chroma_url)
     live = store.current_name()
     for gen in reversed(store.generations()):
         if gen.name == live:

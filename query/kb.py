@@ -454,7 +454,7 @@ def section_ann(settings: Settings) -> SectionANN | None:
     if not (root / "CURRENT").is_file():
         return None
     try:
-        reader = open_reader(root)  # moves to a newer generation when the nightly has published one
+        reader = open_reader(root, settings.chroma_url)  # moves to a newer generation when the nightly has published one
         with _lock:
             ann = _anns.get((str(root), reader.name))
         if ann is None:

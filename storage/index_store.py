@@ -15,6 +15,13 @@ Layout under ``agent-local/vector_db/``::
 Because a generation is written in full before ``CURRENT`` names it, a query during a rebuild, or after
 a rebuild killed half-way, reads the last complete generation. A reader checks the manifest's file
 digests before serving a generation it has not seen, so a damaged one is detected, never served.
+
+With a Chroma server (``AGENTOS_CHROMA_URL``) the generation folder has no ``chroma/``: its vectors are the
+server collections ``<workspace key>__<generation>__<collection>``, which the manifest names with their counts
+(``vector_store`` and each collection's ``server_collection``). The workspace key is this store's folder and
+host, hashed, so two workspaces (or users) on one server never share a collection. Everything else holds:
+a build writes new collections before CURRENT moves, a reader checks that the collections are there with their
+counts before serving them, and pruning a generation deletes its collections (and any left by a killed build).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -56,11 +64,21 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file())
 
 
+def workspace_key(root: Path) -> str:
+    """This store's namespace on a Chroma server: the same folder on the same host always gets the same key."""
+    where = f"{socket.gethostname()}\0{Path(root).resolve()}"
+    return "agentos-" + hashlib.sha256(where.encode("utf-8")).hexdigest()[:12]
+
+
 class Generation:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, chroma_url: str | None = None, key: str | None = None):
         self.path = Path(path)
         self.name = self.path.name.removeprefix(".build-")
         self._manifest: dict | None = None
+        # The server the settings name (None: embedded). A build goes there; a published generation is read
+        # from where its manifest says it was written, at this URL when one is set (the server may have moved).
+        self.chroma_url = chroma_url
+        self.key = key
 
     @property
     def units_db(self) -> Path:
@@ -99,7 +117,35 @@ class Generation:
             out[rel] = _digest(p)
         return out
 
+    @property
+    def server_prefix(self) -> str:
+        return f"{self.key}__{self.name}__"
+
+    def vector_store(self) -> dict | None:
+        """{"url", "key", "prefix"} when the vectors are on a Chroma server, None when they are in ``chroma/``.
+        A build answers from its settings; a written generation from its manifest."""
+        if self._manifest is not None or self.manifest_path.is_file():
+            vs = self.manifest.get("vector_store")
+            return {**vs, "url": self.chroma_url or vs["url"]} if vs else None
+        return {"url": self.chroma_url, "key": self.key, "prefix": self.server_prefix} if self.chroma_url else None
+
+    def open_vectors(self):
+        from storage.vector_index import VectorIndex
+
+        vs = self.vector_store()
+        return VectorIndex(url=vs["url"], prefix=vs["prefix"]) if vs else VectorIndex(self.chroma_dir)
+
+    def server_collections(self) -> list[str]:
+        """The server collections this generation's manifest names (none for an embedded one)."""
+        if not self.manifest.get("vector_store"):
+            return []
+        return sorted(c["server_collection"] for c in (self.manifest.get("collections") or {}).values())
+
     def write_manifest(self, manifest: dict) -> None:
+        vs = self.vector_store()
+        if vs:
+            manifest = {**manifest, "vector_store": vs, "collections": {
+                name: {**c, "server_collection": vs["prefix"] + name} for name, c in manifest.get("collections", {}).items()}}
         manifest = {**manifest, "format": FORMAT, "generation": self.name, "complete": True,
                     "files": self.digest_files(), "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
         atomic_write(self.manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1, sort_keys=True), durable=True, prefix=".manifest-")
@@ -108,7 +154,9 @@ class Generation:
     def verify(self) -> None:
         """Raise IndexCorrupt unless every file the manifest lists is there with its digest."""
         expected = self.manifest.get("files") or {}
-        if not self.chroma_dir.is_dir():
+        if self.manifest.get("vector_store"):
+            self.verify_server()
+        elif not self.chroma_dir.is_dir():
             raise IndexCorrupt(f"index generation {self.name}: chroma/ is missing")
         for rel, digest in expected.items():
             p = self.path / rel
@@ -116,6 +164,33 @@ class Generation:
                 raise IndexCorrupt(f"index generation {self.name}: {rel} is missing")
             if _digest(p) != digest:
                 raise IndexCorrupt(f"index generation {self.name}: {rel} does not match its manifest digest")
+
+    def verify_server(self) -> None:
+        """Raise IndexCorrupt unless every server collection the manifest names is there with its count and
+        embedder (one deleted or emptied behind our back is never served)."""
+        from storage.vector_index import VectorIndexError
+
+        if self.key and self.manifest["vector_store"].get("key") != self.key:
+            raise IndexCorrupt(f"index generation {self.name}: its server collections belong to another workspace "
+                               f"({self.manifest['vector_store'].get('key')}; this one, copied or moved, is {self.key})")
+        try:
+            vi = self.open_vectors()
+        except VectorIndexError as e:
+            raise IndexCorrupt(f"index generation {self.name}: {e}") from e
+        try:
+            for name, info in (self.manifest.get("collections") or {}).items():
+                try:
+                    n, emb = vi.count(name), vi.embedder_of(name)
+                except VectorIndexError as e:
+                    raise IndexCorrupt(f"index generation {self.name}: {e}") from e
+                if n != info.get("units"):
+                    raise IndexCorrupt(f"index generation {self.name}: server collection {info['server_collection']} holds {n} "
+                                       f"vectors, manifest says {info.get('units')}")
+                if emb != self.manifest.get("embedder"):
+                    raise IndexCorrupt(f"index generation {self.name}: server collection {info['server_collection']} records "
+                                       f"embedder {emb}, manifest {self.manifest.get('embedder')}")
+        finally:
+            vi.close()
 
     # -- units.db -----------------------------------------------------------------------------------
     def open_units(self, create: bool = False) -> sqlite3.Connection:
@@ -132,8 +207,39 @@ class Generation:
 
 
 class IndexStore:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, chroma_url: str | None = None):
         self.root = Path(root)
+        self.chroma_url = chroma_url or None
+        self.key = workspace_key(self.root)
+
+    def generation(self, path: Path) -> Generation:
+        return Generation(path, chroma_url=self.chroma_url, key=self.key)
+
+    def same_vector_store(self, gen: Generation) -> bool:
+        """Whether ``gen``'s vectors live where the settings would write a new build's (an incremental build copies
+        them; a move between the embedded folder and a server rebuilds in full). The server is the one the settings
+        name, so a server that moved keeps its collections."""
+        vs = gen.manifest.get("vector_store")
+        return (vs is not None) == bool(self.chroma_url) and (vs is None or vs.get("key") == self.key)
+
+    def start_vectors(self, build: Generation, previous: Generation | None, embedder_spec: str):
+        """The build's vector store, opened, holding a copy of ``previous``'s collections when there is one:
+        its Chroma folder copied, or on a server its collections copied into the build's own."""
+        from storage.vector_index import VectorIndex
+
+        if build.vector_store() is None:
+            if previous is not None:
+                shutil.copytree(previous.chroma_dir, build.chroma_dir)
+            return VectorIndex(build.chroma_dir)
+        vi = build.open_vectors()
+        if previous is not None:
+            old = previous.open_vectors()
+            try:
+                for name in previous.manifest.get("collections") or {}:
+                    vi.copy_from(old, name, embedder_spec=embedder_spec)
+            finally:
+                old.close()
+        return vi
 
     @property
     def current_file(self) -> Path:
@@ -150,20 +256,21 @@ class IndexStore:
         name = self.current_name()
         if name is None:
             raise IndexMissing(f"no index in {self.root}: run `agentos rebuild` (or the nightly flow) first")
-        gen = Generation(self.root / name)
+        gen = self.generation(self.root / name)
         if not gen.path.is_dir():
             raise IndexCorrupt(f"CURRENT names {name}, which is not in {self.root}")
         gen.manifest  # noqa: B018  (raises IndexCorrupt when incomplete)
         return gen
 
     def generations(self) -> list[Generation]:
-        return [Generation(p) for p in sorted(self.root.glob("gen-*")) if p.is_dir()]
+        return [self.generation(p) for p in sorted(self.root.glob("gen-*")) if p.is_dir()]
 
     def new_build(self) -> Generation:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        now = datetime.now(timezone.utc)  # milliseconds: two rebuilds in one second still sort in the order they ran
+        stamp = now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}"
         path = self.root / f".build-gen-{stamp}-{secrets.token_hex(3)}"
         path.mkdir(parents=True)
-        return Generation(path)
+        return self.generation(path)
 
     def publish(self, build: Generation) -> Generation:
         """Move a finished build into place and point CURRENT at it (the single atomic step)."""
@@ -171,21 +278,59 @@ class IndexStore:
         final = self.root / build.name
         os.replace(build.path, final)
         atomic_write(self.current_file, build.name + "\n", durable=True, prefix=".current-")
-        return Generation(final)
+        return self.generation(final)
 
     def prune(self, keep: int = 2) -> list[str]:
         """Drop old generations (the live one and the one before it stay, for readers still on it) and
-        leftovers of killed builds."""
+        leftovers of killed builds, with their server collections."""
         live = self.current_name()
         removed = []
         gens = [g for g in self.generations() if g.name != live]
         for g in gens[: max(0, len(gens) - (keep - 1))]:
+            self._drop_server_collections(g)
             shutil.rmtree(g.path, ignore_errors=True)
             removed.append(g.name)
         for p in self.root.glob(".build-*"):
             shutil.rmtree(p, ignore_errors=True)
             removed.append(p.name)
+        if self.chroma_url:  # a killed build's collections (no manifest names them), and any others left behind
+            try:
+                self.delete_orphans()
+            except Exception:
+                pass  # the server is down: doctor lists what is left, the next rebuild deletes it
         return removed
+
+    def _drop_server_collections(self, gen: Generation) -> None:
+        from storage.vector_index import delete_server_collections
+
+        try:  # only this workspace's: a copied workspace's manifests name the original's collections
+            names = [n for n in gen.server_collections() if n.startswith(self.key + "__")]
+            if names:
+                delete_server_collections(gen.vector_store()["url"], names)
+        except Exception:
+            pass  # an unreadable manifest, or the server is down: the orphan sweep finds them later
+
+    def orphans(self) -> dict[str, int]:
+        """Server collections with this store's key that no generation kept here names (a pruned generation's whose
+        delete failed, a killed build's, one of a generation folder deleted by hand): name -> count. A build in
+        progress is not finished yet, so its collections are not orphans."""
+        from storage.vector_index import server_collections
+
+        # builds first: one published meanwhile (.build-X renamed gen-X) is then seen as a generation
+        building = {f"{self.key}__{p.name.removeprefix('.build-')}__" for p in self.root.glob(".build-*")}
+        named = set()
+        for g in self.generations():
+            try:
+                named.update(g.server_collections())
+            except IndexCorrupt:
+                pass
+        return {n: c for n, c in server_collections(self.chroma_url, self.key + "__").items()
+                if n not in named and not any(n.startswith(b) for b in building)}
+
+    def delete_orphans(self) -> list[str]:
+        from storage.vector_index import delete_server_collections
+
+        return delete_server_collections(self.chroma_url, sorted(self.orphans()))
 
     @contextmanager
     def lock(self, wait_s: float = 3600.0):

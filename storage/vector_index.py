@@ -87,19 +87,29 @@ def embedding_function(spec: str) -> AgentOSEmbeddingFunction:
 
 
 class VectorIndex:
-    """One Chroma persistent folder; collections are named by scope (``local-<user key>``, ``global``)."""
+    """One Chroma store; collections are named by scope (``local-<user key>``, ``global``).
 
-    def __init__(self, path: Path):
-        self.path = Path(path)
+    Embedded (the default): a persistent folder. With ``url`` (``AGENTOS_CHROMA_URL``): a Chroma server, where
+    every name is stored as ``prefix + name``, so that generations and workspaces sharing one server never meet
+    (the prefix is ``<workspace key>__<generation>__``, see ``storage.index_store``).
+    """
+
+    def __init__(self, path: Path | None = None, *, url: str | None = None, prefix: str = ""):
+        self.path = Path(path) if path is not None else None
+        self.url, self.prefix = url, prefix
+        self._where = f"Chroma server {url}" if url else f"vector index {self.path}"
         try:
-            self._client = chromadb.PersistentClient(path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False))
+            self._client = server_client(url) if url else chromadb.PersistentClient(
+                path=str(self.path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False))
+        except VectorIndexError:
+            raise
         except Exception as e:
-            raise VectorIndexError(f"vector index {self.path}: {type(e).__name__}: {e}") from e
+            raise VectorIndexError(f"{self._where}: {type(e).__name__}: {e}") from e
         self._cols: dict[str, Any] = {}
 
     def create(self, name: str, *, embedder_identity: str, embedder_spec: str, scope: str):
         col = self._client.get_or_create_collection(
-            name, embedding_function=embedding_function(embedder_spec), configuration={"hnsw": dict(HNSW)},
+            self.prefix + name, embedding_function=embedding_function(embedder_spec), configuration={"hnsw": dict(HNSW)},
             metadata={"embedder": embedder_identity, "scope": scope})
         self._cols[name] = col
         return col
@@ -108,14 +118,34 @@ class VectorIndex:
         col = self._cols.get(name)
         if col is None:
             try:
-                col = self._client.get_collection(name)
+                col = self._client.get_collection(self.prefix + name)
             except Exception as e:
-                raise VectorIndexError(f"vector index {self.path}: no collection {name!r} ({e})") from e
+                raise VectorIndexError(f"{self._where}: no collection {self.prefix + name!r} ({e})") from e
             self._cols[name] = col
         return col
 
     def names(self) -> list[str]:
-        return sorted(c.name for c in self._client.list_collections())
+        return sorted(c.name.removeprefix(self.prefix) for c in self._client.list_collections() if c.name.startswith(self.prefix))
+
+    def drop(self, name: str) -> None:
+        """Delete a collection if it is there."""
+        self._cols.pop(name, None)
+        try:
+            self._client.delete_collection(self.prefix + name)
+        except Exception:
+            pass
+
+    def copy_from(self, other: "VectorIndex", name: str, *, embedder_spec: str) -> None:
+        """Copy collection ``name`` of ``other`` into this store, vectors and metadata as they are (the server's
+        counterpart of copying a generation's folder: an incremental build starts from the live one)."""
+        src = other.collection(name)
+        meta = src.metadata or {}
+        self.create(name, embedder_identity=meta.get("embedder", ""), embedder_spec=embedder_spec, scope=meta.get("scope", ""))
+        total, offset = src.count(), 0
+        while offset < total:
+            got = src.get(include=["embeddings", "metadatas"], limit=BATCH * 8, offset=offset)
+            self.upsert(name, got["ids"], got["embeddings"], got["metadatas"])
+            offset += BATCH * 8
 
     def embedder_of(self, name: str) -> str | None:
         return (self.collection(name).metadata or {}).get("embedder")
@@ -155,6 +185,48 @@ class VectorIndex:
         return [(i, 1.0 - float(d)) for i, d in zip(r["ids"][0], r["distances"][0])]
 
     def close(self) -> None:
-        """Release the folder (Chroma caches one system per path in the process)."""
+        """Release the folder (Chroma caches one system per path in the process) or the server connection."""
         self._cols.clear()
         self._client.close()
+
+
+def server_client(url: str):
+    """A client of the Chroma server at ``url`` (http[s]://host:port), telemetry off; VectorIndexError when it
+    cannot be reached."""
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise VectorIndexError(f"AGENTOS_CHROMA_URL must look like http://127.0.0.1:8765, not {url!r}")
+    try:
+        return chromadb.HttpClient(host=u.hostname, port=u.port or (443 if u.scheme == "https" else 80), ssl=u.scheme == "https",
+                                   settings=ChromaSettings(anonymized_telemetry=False))
+    except Exception as e:
+        raise VectorIndexError(f"Chroma server {url} unreachable ({type(e).__name__}: {e})") from e
+
+
+def server_collections(url: str, prefix: str) -> dict[str, int]:
+    """Name -> count of every collection on the server whose name starts with ``prefix``."""
+    client = server_client(url)
+    try:
+        return {c.name: c.count() for c in client.list_collections() if c.name.startswith(prefix)}
+    except Exception as e:
+        raise VectorIndexError(f"Chroma server {url}: {type(e).__name__}: {e}") from e
+    finally:
+        client.close()
+
+
+def delete_server_collections(url: str, names: Sequence[str]) -> list[str]:
+    """Delete these collections (those already gone are skipped); returns the names deleted."""
+    client = server_client(url)
+    done = []
+    try:
+        for n in names:
+            try:
+                client.delete_collection(n)
+                done.append(n)
+            except Exception:
+                pass
+    finally:
+        client.close()
+    return done

@@ -11,6 +11,7 @@ Markers (registered in pyproject.toml, assigned below in ``pytest_collection_mod
 ``@pytest.mark.<tier>`` on a test adds to these rules):
 
 - ``bench``: every test in tests/bench/;
+- ``service``: any test that uses the ``chroma_server`` fixture (a real ``chroma run`` subprocess);
 - ``cli``: every test in tests/cli/ (the command line in process through ``cli.main.main``: tests.kit.cli.run_cli);
 - ``prefect``: every test in tests/flows/, and any test that uses the ``prefect_harness`` fixture;
 - ``e2e``: tests/flows/test_serve.py, tests/flows/test_deployment.py, and the tests marked explicitly that run the
@@ -91,6 +92,19 @@ def prefect_harness(tmp_path_factory):
         yield
 
 
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """One real Chroma server for the session (``chroma run`` on a free loopback port); workspaces on it keep apart
+    by their keys, as they would on a shared server."""
+    from tests.kit.chroma_server import ChromaServer
+
+    server = ChromaServer(tmp_path_factory.mktemp("chroma-server")).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def snapshot(home: Path) -> dict:
     """Every byte and modification time under the stores a re-run must leave as they were."""
     import sqlite3
@@ -144,7 +158,7 @@ def indexed_home(indexed_template, tmp_path, monkeypatch) -> Path:
 
 # -- the test tiers ---------------------------------------------------------------------------------------------
 TESTS = Path(__file__).resolve().parent
-TIERS = ("unit", "cli", "prefect", "e2e", "bench")
+TIERS = ("unit", "cli", "prefect", "e2e", "bench", "service")
 E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py")}
 
 
@@ -159,6 +173,8 @@ def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
         out.add("prefect")
     if (folder, filename) in E2E_FILES:
         out.add("e2e")
+    if "chroma_server" in fixturenames:
+        out.add("service")
     return out
 
 
