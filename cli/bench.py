@@ -1,4 +1,4 @@
-"""``agentos bench locomo / madial / beir / links / facts / crosslingual / perf``: benchmarks over public data through the real flows
+"""``agentos bench locomo / madial / beir / links / facts / crosslingual / restore / perf``: benchmarks over public data through the real flows
 and query path (bench); a readable table, a Markdown report, or ``--json``."""
 
 from __future__ import annotations
@@ -70,6 +70,13 @@ def cmd_bench(args) -> int:
             raise CliError(f"no madial/ and vue_docs_zh_cn/ in {args.path} (the shared eval folder)")
         res = cross_lingual.run(args.path, work=args.work, limit=args.limit, log=log)
         _report_and_emit(args, res, cross_lingual, command)
+    elif args.runner == "restore":
+        from bench import restore
+
+        if args.locomo and not Path(args.locomo).is_file():
+            raise CliError(f"no LoCoMo file at {args.locomo}")
+        res = restore.run(args.locomo, conversations=args.conversations, log=log)
+        _report_and_emit(args, res, restore, command)
     elif args.runner == "facts":
         from bench import facts
 
@@ -164,6 +171,12 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.add_argument("--limit", type=counted(), help="only the first N questions of each set (a quick run)")
     _add_work(sp)
     _add_outputs(sp, "write the Markdown report here, e.g. bench/results/cross-lingual.md")
+    sp = _runner(bsub, "restore", "a second machine from agent-sync: restore time, facts and answers against the first machine",
+                 "machine A digests the demo (and LoCoMo conversations) and makes decisions; a copy of its agent-sync alone is "
+                 "restored as machine B (cold: every vector computed again), timed; facts and answers compared, ids aside")
+    sp.add_argument("locomo", nargs="?", help="the LoCoMo JSON file (e.g. ../shared/eval/locomo/locomo.json); without it, the demo only")
+    sp.add_argument("--conversations", type=counted(), default=1, help="how many LoCoMo conversations (default 1)")
+    _add_outputs(sp, "write the Markdown report here, e.g. bench/results/restore.md")
     sp = _runner(bsub, "perf", "index build, incremental runs, query latency and memory at several sizes",
                  "index build, incremental runs, query latency and memory at several sizes (half cards, half facts)")
     sp.add_argument("--size", type=counted(), action="append", help="units (repeatable; default 1000 and 10000; 100000 is optional and slow)")

@@ -101,6 +101,13 @@ def cmd_doctor(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
     r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
+    from restore.replay import pending
+
+    waiting, problems = pending(settings)  # the journal: decisions synced from another machine, damaged lines
+    r["journal"] = {"not_applied": len(waiting), "problems": problems}
+    r["warnings"] = [*(r.get("warnings") or []), *[f"journal: {p}" for p in problems],
+                     *([f"journal: {len(waiting)} decision(s) made on another machine are not applied here yet (the next "
+                        "`agentos nightly` applies them; one whose log has not synced yet waits for it)"] if waiting else [])]
 
     def render(o):
         print(f"index generation {o['generation'] or '(none)'}" + (f", embedder {o['embedder']}" if o.get("embedder") else ""))

@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     raw_max_lines: int = Field(40, description="Most raw lines one card contributes to an L3 read (raw=True).")
     memory_backend: Literal["files", "sqlite"] = Field(
         "files", description="Where user memory records live: files (agent-sync/04_memory/records/<user>/<name>.md, Obsidian-readable) "
-        "or sqlite (agent-sync/04_memory/long_term/records.db).")
+        "or sqlite (agent-local/memory/records.db: one machine's, not synced).")
     kb_ann_min_sections: int = Field(5000, ge=1, description="Knowledge search asks the nightly ANN index of sections for the nearest ones "
                                      "once a search covers this many sections (exact below; bench perf's knowledge row measures both).")
     recall_window: int = Field(200, ge=1, description="Memory recall scans the frontmatter of this many most recently modified records.")

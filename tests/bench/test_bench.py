@@ -122,3 +122,21 @@ def test_agentos_bench_perf_at_a_small_size(tmp_path):
     (kb,) = res["knowledge"]
     assert kb["sections"] == 300 and kb["ann_recall_at_10"] > 0.9 and kb["exact"]["p50_ms"] > 0 and kb["ann"]["p50_ms"] > 0
     assert "## Knowledge search by size" in report.read_text(encoding="utf-8")
+
+
+def test_agentos_bench_restore_restores_the_demo_and_a_conversation_alike(eval_dir, tmp_path):
+    import subprocess
+
+    src = tmp_path / "small.json"
+    _small_locomo(eval_dir, src)
+    report = tmp_path / "restore.md"
+    p = subprocess.run([AGENTOS, "bench", "restore", str(src), "--json", "--report", str(report)],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    demo, conv = json.loads(p.stdout)["rows"]
+    assert demo["workspace"] == "demo" and conv["workspace"].startswith("LoCoMo")
+    for row in (demo, conv):  # machine B, from agent-sync alone, holds what machine A holds
+        assert row["facts"] > 0 and row["facts_identical"] and row["answered_alike"] == row["questions"] > 0
+        assert row["decisions_waiting"] == 0 and row["restore_s"] > 0
+    assert demo["decisions_replayed"] == 2  # the demo has a conflict to accept and facts to forget one of
+    assert "| demo |" in report.read_text(encoding="utf-8")

@@ -49,7 +49,7 @@ def _doctor(home) -> tuple[int, dict]:
 
 
 def _note(home, n: int, place: str) -> None:
-    (home / "agent-sync/04_memory/cards/default" / f"testhost_20261122_note{n}.md").write_text(NOTE.format(n=n, place=place), encoding="utf-8")
+    (home / "agent-local/memory/cards/default" / f"testhost_20261122_note{n}.md").write_text(NOTE.format(n=n, place=place), encoding="utf-8")
 
 
 def _prefixed(server, prefix: str) -> dict[str, int]:

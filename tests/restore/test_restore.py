@@ -10,49 +10,13 @@ import json
 import shutil
 import sqlite3
 from datetime import date
-from pathlib import Path
 
 import pytest
 
 from kernel.settings import load_settings
 from kernel.workspace import Workspace
 from tests.kit.chat_server import ChatServer
-
-# A row's id (and the ids it points at) is one machine's; learned_at is when this machine's digest read the line.
-FACT_COLUMNS_MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}
-
-
-def facts_ids_aside(home: Path) -> list[str]:
-    """Every fact row (current or closed), its ids replaced by what they point at."""
-    con = sqlite3.connect(Workspace(home).facts_db)
-    con.row_factory = sqlite3.Row
-    rows = {r["id"]: dict(r) for r in con.execute("select * from facts")}
-    con.close()
-
-    def key(fid):
-        r = rows.get(fid)
-        return None if r is None else [r["subject_key"], r["predicate"], r["object_key"], r["valid_from"], r["source_file"]]
-
-    return sorted(json.dumps({**{k: v for k, v in r.items() if k not in FACT_COLUMNS_MACHINE_BOUND},
-                              "previous": key(r["previous_version"]), "superseded_by": key(r["superseded_by"])},
-                             sort_keys=True, ensure_ascii=False) for r in rows.values())
-
-
-def conflicts_ids_aside(home: Path) -> list[tuple]:
-    con = sqlite3.connect(Workspace(home).facts_db)
-    out = sorted(con.execute("select subject, predicate, existing_object, candidate_object, source_day, source_file, status"
-                             " from conflicts").fetchall())
-    con.close()
-    return out
-
-
-def sqlite_files(folder: Path) -> list[str]:
-    return [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.read_bytes()[:16] == b"SQLite format 3\x00"]
-
-
-def synced_bytes(home: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(home)): p.read_bytes() for p in (home / "agent-sync").rglob("*") if p.is_file()}
-
+from tests.kit.machines import conflicts_ids_aside, facts_ids_aside, sqlite_files, synced_bytes
 
 def answer_ids_aside(a) -> list[tuple]:
     """What an answer says: status, layer, and each item's kind and text (a card's id names the machine that built it)."""

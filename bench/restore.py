@@ -1,0 +1,141 @@
+"""``agentos bench restore``: how long a second machine takes to get its memory back from agent-sync, and whether
+it holds what the first machine holds.
+
+For the demo workspace and for LoCoMo conversations (imported as day logs): machine A digests every day and
+rebuilds its indexes (the nightly stages as plain calls), a person's decisions are made on it (the first open
+conflict accepted, one fact forgotten: both go to A's journal), then a copy of A's agent-sync alone becomes
+machine B and ``restore`` runs there, timed, on a cold machine (no embedding cache: every vector is computed
+again). Reported: A's digest time, B's restore time (digest, indexes, total), facts identical with row ids aside,
+and the questions answered alike (the demo's questions; for LoCoMo, its first 20 questions per conversation).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+import tempfile
+import time
+from pathlib import Path
+
+DEMO_QUESTIONS = ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "which database did we pick, and why?",
+                  "我的数据库密码是多少？", "what is the weather on Mars?"]
+MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}  # one machine's row ids; when it read the line
+
+
+def _facts(home: Path) -> list[str]:
+    from kernel.workspace import Workspace
+
+    con = sqlite3.connect(Workspace(home).facts_db)
+    con.row_factory = sqlite3.Row
+    rows = {r["id"]: dict(r) for r in con.execute("select * from facts")}
+    con.close()
+    ref = lambda fid: None if fid not in rows else [rows[fid][k] for k in ("subject_key", "predicate", "object_key", "valid_from")]  # noqa: E731
+    return sorted(json.dumps({**{k: v for k, v in r.items() if k not in MACHINE_BOUND}, "prev": ref(r["previous_version"]),
+                              "next": ref(r["superseded_by"])}, sort_keys=True, ensure_ascii=False) for r in rows.values())
+
+
+def _said(answer) -> list:
+    """An answer with what names one machine aside (card ids start with the host; fact numbers are each store's)."""
+    return [answer.status, answer.layer] + [(i.kind, re.sub(r"#\d+", "#N", i.text)) for i in answer.items]
+
+
+def _machine_a(home: Path, user: str, log) -> dict:
+    """The nightly stages over every day of ``user``'s logs, then a person's decisions."""
+    from digest.evidence import forget_fact
+    from digest.stages import pending_days, run_day
+    from index.stages import rebuild
+    from kernel import clock
+    from kernel.settings import load_settings
+    from kernel.workspace import Workspace
+    from knowledge.decisions import open_conflicts, resolve_conflict
+    from storage.facts import open_facts
+
+    settings = load_settings(home=home, user=user, hostname="machine-a", llm_base_url=None)
+    Workspace(home).ensure()
+    t0 = time.perf_counter()
+    folder = settings.working_dir()
+    days = pending_days(settings, user, folder, clock.yesterday(settings.timezone))
+    for day in days:
+        run_day(settings, user, day, folder)
+    conflicts = open_conflicts(settings, user)
+    if conflicts:
+        resolve_conflict(settings, user, conflicts[0]["id"], accept=True)
+    store = open_facts(settings)
+    try:
+        current = store.current(user)
+    finally:
+        store.close()
+    if current:
+        forget_fact(settings, user, current[len(current) // 2]["id"], "bench: a person forgets one fact")
+    rebuild(settings)
+    seconds = round(time.perf_counter() - t0, 1)
+    log(f"machine A ({user}): {len(days)} day(s) digested and indexed in {seconds} s")
+    return {"days": len(days), "digest_and_index_s": seconds, "decisions": int(bool(conflicts)) + int(bool(current))}
+
+
+def _restore_b(a: Path, b: Path, user: str, questions: list[str], log) -> dict:
+    from kernel.settings import load_settings
+    from query.ask import ask
+    from restore.run import restore
+
+    shutil.copytree(a / "agent-sync", b / "agent-sync")
+    settings_b = load_settings(home=b, user=user, hostname="machine-b", llm_base_url=None)
+    t0 = time.perf_counter()
+    report = restore(settings_b, log=lambda m: None)
+    total = round(time.perf_counter() - t0, 1)
+    settings_a = load_settings(home=a, user=user, hostname="machine-a", llm_base_url=None)
+    alike = sum(_said(ask(q, settings=settings_a)) == _said(ask(q, settings=settings_b)) for q in questions)
+    fa, fb = _facts(a), _facts(b)
+    out = {"restore_s": total, "restore_digest_s": report.seconds.get("digest"), "restore_index_s": report.seconds.get("index"),
+           "facts": len(fa), "facts_identical": fa == fb, "decisions_replayed": len(report.decisions["applied"]),
+           "decisions_waiting": len(report.decisions["waiting"]), "questions": len(questions), "answered_alike": alike}
+    log(f"machine B ({user}): restored in {total} s; facts identical: {fa == fb}; {alike}/{len(questions)} answered alike")
+    return out
+
+
+def run(locomo: str | None = None, conversations: int = 1, log=print) -> dict:
+    from demo import init_demo_workspace
+    from digest.importers import import_locomo
+    from kernel import clock
+
+    res: dict = {"rows": []}
+    with tempfile.TemporaryDirectory(prefix="agentos-bench-restore-") as tmp:
+        root = Path(tmp)
+        init_demo_workspace(root / "demo-a", end_day=clock.yesterday("Asia/Shanghai"))
+        row = {"workspace": "demo", **_machine_a(root / "demo-a", "default", log)}
+        row.update(_restore_b(root / "demo-a", root / "demo-b", "default", DEMO_QUESTIONS, log))
+        res["rows"].append(row)
+        if locomo:
+            samples = json.loads(Path(locomo).read_text(encoding="utf-8"))[:conversations]
+            for sample in samples:
+                sid = str(sample["sample_id"])
+                home = root / f"{sid}-a"
+                import_locomo(Path(locomo), home / "agent-sync/04_memory/working", conversations=[sid])
+                questions = [str(q["question"]) for q in sample.get("qa", [])[:20]]
+                row = {"workspace": f"LoCoMo {sid}", **_machine_a(home, sid, log)}
+                row.update(_restore_b(home, root / f"{sid}-b", sid, questions, log))
+                res["rows"].append(row)
+    return res
+
+
+def render(res: dict) -> str:
+    lines = [f"{'workspace':<16} {'days':>5} {'A: digest+index':>16} {'B: restore':>11} {'(digest / index)':>17} {'facts':>6} "
+             f"{'identical':>9} {'decisions':>9} {'answered alike':>15}"]
+    for r in res["rows"]:
+        lines.append(f"{r['workspace']:<16} {r['days']:>5} {r['digest_and_index_s']:>15}s {r['restore_s']:>10}s "
+                     f"{str(r['restore_digest_s']) + ' / ' + str(r['restore_index_s']):>17} {r['facts']:>6} {str(r['facts_identical']):>9} "
+                     f"{r['decisions_replayed']:>9} {str(r['answered_alike']) + '/' + str(r['questions']):>15}")
+    return "\n".join(lines)
+
+
+def markdown(res: dict, command: str) -> str:
+    md = ["# Restore: a second machine from agent-sync", "", f"`{command}`", "", __doc__.split("\n\n", 1)[1].strip(), "",
+          "| workspace | days | A: digest + index | B: restore (digest / index) | facts | identical (ids aside) | decisions replayed | answered alike |",
+          "|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        md.append(f"| {r['workspace']} | {r['days']} | {r['digest_and_index_s']} s | {r['restore_s']} s ({r['restore_digest_s']} / "
+                  f"{r['restore_index_s']}) | {r['facts']} | {'yes' if r['facts_identical'] else 'no'} | {r['decisions_replayed']} | "
+                  f"{r['answered_alike']}/{r['questions']} |")
+    return "\n".join(md) + "\n"
