@@ -26,7 +26,8 @@ def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
         else:
             tok = t.tokenize_units(settings, snap.units())
             pending = t.texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
-            embedded = t.embed_all(settings, pending)
+            with t.embedding_runner(settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
+                embedded = t.embed_all(settings, pending, runner=runner)
             build_path = t.write_generation(settings, snap, plan)
             pub = t.publish_generation(settings, build_path)
             result = rebuilt_report(snap, plan, tok, embedded, pub, t0)

@@ -229,11 +229,24 @@ def embed_key(unit: Unit) -> str:
     return hashlib.sha256(unit.embed_text.encode("utf-8")).hexdigest()
 
 
+_process_embedders: dict[tuple, object] = {}
+
+
+def process_embedder(settings: Settings):
+    """The settings' embedder, built once per process: a task runner's worker process (Dask) loads the model for its
+    first batch and keeps it for the rest, instead of loading it per batch or receiving it pickled."""
+    key = (settings.embedder, settings.embedder_api_key)
+    if key not in _process_embedders:
+        _process_embedders[key] = make_settings_embedder(settings)
+    return _process_embedders[key]
+
+
 def embed_batch(settings: Settings, batch: list[tuple[str, str]], embedder=None) -> int:
-    """Embed one batch and store the vectors in the cache (so a killed run keeps what it paid for)."""
+    """Embed one batch and store the vectors in the cache (so a killed run keeps what it paid for). Without
+    ``embedder``: this process's (``process_embedder``)."""
     if not batch:
         return 0
-    embedder = embedder or make_settings_embedder(settings)
+    embedder = embedder or process_embedder(settings)
     vectors = embedder.embed_documents([t for _, t in batch])
     cache = open_cache(settings)
     try:

@@ -81,7 +81,9 @@ def card_unit(path: Path, turns: TurnReader) -> Unit:
     card_id = str(m.get("id") or path.stem)
     speakers = [str(s) for s in (m.get("speakers") or [])]
     when = " ".join(str(x) for x in (m.get("date"), m.get("time")) if x)
-    where = f"{m.get('hostname') or ''} {raw.get('file') or ''}:{lines[0]}-{lines[1]}".strip()
+    # the host that built the card is left out of the indexed text: it says nothing about the conversation, and two
+    # machines restored from one agent-sync (each naming cards after itself) must index the same words
+    where = f"{raw.get('file') or ''}:{lines[0]}-{lines[1]}".strip()
     head = " · ".join(x for x in (str(m.get("topic") or ""), when, ", ".join(speakers), where) if x)
     parts = [head, str(m.get("summary") or ""), "keywords: " + " ".join(str(k) for k in (m.get("keywords") or []))]
     raw_tokens = 0

@@ -66,6 +66,12 @@ class Settings(BaseSettings):
                             "Empty: the embedded Chroma folder in each index generation. Changing it makes the next rebuild "
                             "write every vector there; each workspace keeps its own collections on a shared server.")
     embedder_api_key: str | None = Field(None, description="Bearer token for an openai: embedding endpoint, if it needs one.")
+    index_task_runner: Literal["threads", "dask"] = Field(
+        "threads", description="What runs the index rebuild's embedding batches: threads in the flow's process, or Dask "
+        "(prefect-dask): a local cluster of AGENTOS_INDEX_WORKERS processes, or the scheduler at AGENTOS_DASK_ADDRESS. "
+        "Each worker process loads the embedding model once.")
+    index_workers: int = Field(2, ge=1, le=256, description="How many embedding batches run at once (threads, or Dask worker processes).")
+    dask_address: str = Field("", description="A Dask scheduler (tcp://host:8786) for AGENTOS_INDEX_TASK_RUNNER=dask; empty: a local cluster.")
     min_confidence: float = Field(0.7, description="Facts below this confidence are not returned by the layered query (L2).")
     query_k: int = Field(5, description="How many cards the layered query returns at most (L1).")
     query_budget: int = Field(1000, description="Token budget of one layered-query answer (Chinese characters + English words).")

@@ -6,8 +6,9 @@ corpus), submitted together so a parallel task runner (threads here, Dask on a c
 
 from __future__ import annotations
 
-from prefect import task
+from prefect import task, unmapped
 from prefect.cache_policies import NONE
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from index import stages
 from index import vectors
@@ -41,13 +42,45 @@ def embed_batch(settings: Settings, batch: list[tuple[str, str]], embedder=None)
     return stages.embed_batch(settings, batch, embedder)
 
 
-def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None) -> int:
-    """Submit every batch at once, then wait: the flow's task runner decides how many run together."""
+def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None, runner=None) -> int:
+    """Map the batches over ``embed_batch`` tasks at once, then wait: the task runner (``runner``, else the flow's)
+    decides how many run together and where. Threads share one embedder; a Dask worker process builds its own
+    once (``index.stages.process_embedder``), so nothing heavy is pickled to it."""
     if not pending:
         return 0
-    embedder = embedder or stages.make_settings_embedder(settings)
-    futures = [embed_batch.submit(settings, b, embedder) for b in stages.batches(pending)]
+    # at most EMBED_BATCH texts a batch, and at least one batch per worker: a small rebuild is spread too
+    batches = stages.batches(pending, max(1, min(stages.EMBED_BATCH, -(-len(pending) // settings.index_workers))))
+    if runner is not None and not isinstance(runner, ThreadPoolTaskRunner):
+        futures = runner.map(embed_batch, {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)})
+    else:
+        embedder = embedder or stages.process_embedder(settings)
+        params = {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)}
+        futures = runner.map(embed_batch, params) if runner is not None else embed_batch.map(**params)
     return sum(f.result() for f in futures)
+
+
+def _api_env() -> dict[str, str]:
+    """The Prefect API this flow run reports to, for the local cluster's worker processes: without it each would
+    start a temporary server of its own (the CLI's runs use one) and record its task runs there."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return {"PREFECT_API_URL": str(client.api_url).rstrip("/")}
+
+
+def embedding_runner(settings: Settings):
+    """The task runner the settings choose for the embedding batches (``AGENTOS_INDEX_TASK_RUNNER``): threads in this
+    process, or Dask (prefect-dask): a local cluster of ``index_workers`` single-threaded processes, or the
+    scheduler at ``AGENTOS_DASK_ADDRESS``. Used as a context manager around ``embed_all``."""
+    if settings.index_task_runner == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        if settings.dask_address:
+            return DaskTaskRunner(address=settings.dask_address)
+        return DaskTaskRunner(cluster_class="distributed.LocalCluster",
+                              cluster_kwargs={"n_workers": settings.index_workers, "threads_per_worker": 1, "processes": True,
+                                              "dashboard_address": ":0", "env": _api_env()})
+    return ThreadPoolTaskRunner(max_workers=settings.index_workers)
 
 
 @task(name="write-index-generation", cache_policy=NONE, retries=1, retry_delay_seconds=2)
