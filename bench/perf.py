@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import random
 import subprocess
 import sys
@@ -482,8 +483,41 @@ def render_knowledge(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = None, log=print) -> dict:
-    """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder)."""
+def fanout(home: Path, workers: int, log=print) -> dict:
+    """The full build's embedding spread over Dask worker processes: ``agentos rebuild --full`` (the index-rebuild
+    flow, a Prefect flow run) with ``AGENTOS_INDEX_TASK_RUNNER=dask``, first with one worker, then with ``workers``,
+    each from a cold vector cache (every unit embedded). Speed-up: one worker's rebuild time over N workers'."""
+    import subprocess
+
+    rows = []
+    for n in sorted({1, workers}):
+        con = sqlite3.connect(home / "agent-local" / "vector_db" / "cache.db")
+        con.execute("delete from vectors")
+        con.commit()
+        con.close()
+        log(f"perf fan-out: full rebuild with {n} Dask worker(s)")
+        env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_INDEX_TASK_RUNNER": "dask", "AGENTOS_INDEX_WORKERS": str(n),
+               "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+        t0 = time.perf_counter()
+        p = subprocess.run([*_agentos(), "rebuild", "--full", "--json"], capture_output=True, text=True, env=env, timeout=24 * 3600)
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError(f"agentos rebuild --full with {n} worker(s) failed: {p.stderr[-2000:]}")
+        r = json.loads(p.stdout)
+        rows.append({"workers": n, "embedded": r["embedded"], "rebuild_s": r["seconds"], "wall_s": round(wall, 1)})
+    return {"cpus": os.cpu_count(), "rows": rows, "speedup": round(rows[0]["rebuild_s"] / max(rows[-1]["rebuild_s"], 1e-9), 2)}
+
+
+def render_fanout(f: dict) -> str:
+    lines = ["| Dask workers | units embedded | rebuild s | command wall s |", "|---|---|---|---|"]
+    lines += [f"| {r['workers']} | {r['embedded']} | {r['rebuild_s']} | {r['wall_s']} |" for r in f["rows"]]
+    return "\n".join(lines) + f"\n\nspeed-up, {f['rows'][-1]['workers']} workers against 1: **{f['speedup']}x** ({f['cpus']} CPUs)"
+
+
+def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = None, log=print, workers: int | None = None,
+             fanout_only: bool = False) -> dict:
+    """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder); with
+    ``workers``, the embedding fan-out too (``fanout_only``: only that, after generating the workspace)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
     from index.stages import make_settings_embedder, rebuild
     from kernel.settings import load_settings
@@ -492,6 +526,9 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
     os.environ["AGENTOS_HOME"] = str(home)
     res: dict = {"cards": cards, "facts": facts, "units": cards + facts, "cpus": os.cpu_count()}
     res["generate"] = generate(home, cards, facts)
+    if fanout_only:
+        res["fanout"] = fanout(home, workers or 2, log)
+        return res
     settings = load_settings(home=home, user="bench", hostname="bench")
     emb = TimedEmbedder(make_settings_embedder(settings))
     res["embedder"] = emb.identity
@@ -512,14 +549,19 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
     res["cli"] = cli_latency(home, qs)
     res["keyword"] = keyword_vs_rank_bm25(home, qs)
     res["hnsw"] = hnsw_recall(home)
+    if workers:
+        res["fanout"] = fanout(home, workers, log)
     return res
 
 
-def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = None, log=print) -> dict:
+def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = None, log=print, workers: int | None = None,
+        fanout_only: bool = False) -> dict:
     """``agentos bench perf``: each size is split half cards, half facts; then the knowledge rows."""
     from bench.locomo import _versions
 
-    runs = [run_size(n // 2, n - n // 2, queries=queries, log=log) for n in sizes]
+    runs = [run_size(n // 2, n - n // 2, queries=queries, log=log, workers=workers, fanout_only=fanout_only) for n in sizes]
+    if fanout_only:
+        return {"sizes": sizes, "runs": runs, "knowledge": [], "embedder": None, "versions": _versions(), "fanout_only": True}
     knowledge = knowledge_rows(kb_sizes, log=log) if kb_sizes else []
     return {"sizes": sizes, "runs": runs, "knowledge": knowledge, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
             "full_build_s": {r["units"]: r["full_build"]["wall_s"] for r in runs},
@@ -550,7 +592,9 @@ def main() -> int:
 
 
 def render_sizes(res: dict) -> str:
-    parts = [render(r) for r in res["runs"]]
+    if res.get("fanout_only"):
+        return "\n\n".join(f"{r['units']} units: embedding fan-out\n" + render_fanout(r["fanout"]) for r in res["runs"])
+    parts = [render(r) + (f"\n\nembedding fan-out\n{render_fanout(r['fanout'])}" if r.get("fanout") else "") for r in res["runs"]]
     if res.get("knowledge"):
         parts.append("knowledge search (generated sections, synthetic vectors)\n" + render_knowledge(res["knowledge"]))
     return "\n\n".join(parts)

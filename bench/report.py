@@ -69,7 +69,7 @@ def perf_markdown(res: dict, command: str) -> str:
                      if "cli" in r else "n/a | n/a")
     md += [f"| {r['units']} | {r['full_build']['wall_s']} | {r['full_build']['overhead'] * 100:.1f}% | {r['no_change']['wall_s']} | "
            f"{r['incremental']['wall_s']} | {r['query']['p50_ms']} | {r['query']['p95_ms']} | {r['query']['peak_rss_mb']} | {cli(r)} |"
-           for r in res["runs"]]
+           for r in res["runs"] if "full_build" in r]
     md += [""]
     if res.get("knowledge"):
         from bench.perf import render_knowledge
@@ -81,4 +81,13 @@ def perf_markdown(res: dict, command: str) -> str:
     for r in res["runs"]:
         md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
     md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
+    fans = [r for r in res["runs"] if r.get("fanout")]
+    if fans:
+        from bench.perf import render_fanout
+
+        md += ["## Embedding fan-out (`--workers`)", "",
+               "The full build's embedding through the index-rebuild flow with the Dask task runner (prefect-dask, a local "
+               "cluster of single-threaded worker processes, each loading the embedder once), from a cold vector cache.", ""]
+        for r in fans:
+            md += [f"{r['units']} units:", "", render_fanout(r["fanout"]), ""]
     return "\n".join(md)

@@ -89,7 +89,8 @@ def cmd_bench(args) -> int:
         from bench import perf
 
         res = perf.run([] if args.kb_only else (args.size or [1000, 10000]), queries=args.queries,
-                       kb_sizes=args.kb_size or [1000, 10000, 100000], log=log)
+                       kb_sizes=[] if args.fanout_only else (args.kb_size or [1000, 10000, 100000]), log=log, workers=args.workers,
+                       fanout_only=args.fanout_only)
         if args.report:
             Path(args.report).write_text(report.perf_markdown(res, command), encoding="utf-8")
         emit(args, res, lambda o: print(perf.render_sizes(o)))
@@ -184,4 +185,7 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.add_argument("--kb-size", type=counted(), action="append",
                     help="knowledge sections for the knowledge row (repeatable; default 1000, 10000 and 100000)")
     sp.add_argument("--kb-only", action="store_true", help="only the knowledge row (no memory workspace to embed)")
+    sp.add_argument("--workers", type=counted(), help="also the embedding fan-out: a full rebuild on the Dask runner with 1, then N "
+                    "worker processes, and the speed-up")
+    sp.add_argument("--fanout-only", action="store_true", help="with --workers: only the fan-out (generate each size, then rebuild)")
     _add_outputs(sp, "write the Markdown report here")

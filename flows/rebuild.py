@@ -12,6 +12,7 @@ from index.stages import index_store, rebuilt_report, unchanged_report, units_to
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from tasks import index as t
+from tasks.index import embedding_runner  # not a stage: what runs the embedding stage's batches
 
 
 def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
@@ -26,7 +27,7 @@ def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
         else:
             tok = t.tokenize_units(settings, snap.units())
             pending = t.texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
-            with t.embedding_runner(settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
+            with embedding_runner(settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
                 embedded = t.embed_all(settings, pending, runner=runner)
             build_path = t.write_generation(settings, snap, plan)
             pub = t.publish_generation(settings, build_path)

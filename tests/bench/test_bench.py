@@ -109,7 +109,8 @@ def test_agentos_bench_perf_at_a_small_size(tmp_path):
     import subprocess
 
     report = tmp_path / "perf.md"
-    p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--kb-size", "300", "--json", "--report", str(report)],
+    p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--kb-size", "300", "--workers", "2", "--json",
+                        "--report", str(report)],
                        capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout)
@@ -122,6 +123,9 @@ def test_agentos_bench_perf_at_a_small_size(tmp_path):
     (kb,) = res["knowledge"]
     assert kb["sections"] == 300 and kb["ann_recall_at_10"] > 0.9 and kb["exact"]["p50_ms"] > 0 and kb["ann"]["p50_ms"] > 0
     assert "## Knowledge search by size" in report.read_text(encoding="utf-8")
+    fan = run["fanout"]  # a full rebuild on the Dask runner with one worker, then two, every unit embedded each time
+    assert [r["workers"] for r in fan["rows"]] == [1, 2] and all(r["embedded"] == 60 for r in fan["rows"]) and fan["speedup"] > 0
+    assert "## Embedding fan-out" in report.read_text(encoding="utf-8")
 
 
 def test_agentos_bench_restore_restores_the_demo_and_a_conversation_alike(eval_dir, tmp_path):
