@@ -9,6 +9,8 @@ host builds its own index; the limits that did it are there to see (``prefect gc
 PostgreSQL.
 """
 
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -95,6 +97,13 @@ def run(cmd, env, timeout=300):
     return p.stdout
 
 
+def stop_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:  # already gone
+        pass
+
+
 def when(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
@@ -139,14 +148,14 @@ def test_three_users_on_two_workers_against_postgres(tmp_path, server, postgres)
                 break
             assert time.monotonic() < deadline, {r["parameters"]["user"]: r["state"]["type"] for r in runs.values()}
             time.sleep(2)
-    finally:
+    finally:  # each worker with the flow-run processes it started (its own process group)
         for w in workers:
-            w.terminate()
+            stop_group(w, signal.SIGTERM)
         for w in workers:
             try:
                 w.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                w.kill()
+                stop_group(w, signal.SIGKILL)
         for f in logs:
             f.close()
 

@@ -35,11 +35,15 @@ class Postgres:
             self.root.chmod(0o755)
             os.chown(self.root, who.pw_uid, who.pw_gid)
             self._as = {"user": who.pw_uid, "group": who.pw_gid, "extra_groups": []}
-        self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C")
-        # TCP on loopback only; the socket goes to our own folder (the default /var/run/postgresql may not exist)
-        self._run("pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60", "-o",
-                  f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200", "start")
-        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", database)
+        try:
+            self._run("initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C")
+            # TCP on loopback only; the socket goes to our own folder (the default /var/run/postgresql may not exist)
+            self._run("pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60", "-o",
+                      f"-h 127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200", "start")
+            self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", database)
+        except BaseException:
+            self.stop()
+            raise
         self.url = f"postgresql+asyncpg://postgres@127.0.0.1:{self.port}/{database}"
 
     def _run(self, exe: str, *args) -> None:
@@ -50,6 +54,7 @@ class Postgres:
 
     def stop(self) -> None:
         try:
-            self._run("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
+            if (self.data / "postmaster.pid").exists():
+                self._run("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
