@@ -11,17 +11,17 @@ from index.report import RebuildReport
 from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
-from flows.writers import workspace_writer
+from flows.writers import index_writer, workspace_writer
 from tasks import index as t
 
 
 def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
-    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact. One rebuild of this
-    host's index at a time (the index folder's lock); the snapshot is read under the workspace's Prefect limit,
-    so no day is half-digested on any host while it is read."""
+    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact. One rebuild at a time
+    (the index's Prefect limit on every host, the index folder's lock on this one); the snapshot is read under the
+    workspace's limit, so no day is half-digested on any host while it is read."""
     t0 = time.perf_counter()
     store = index_store(settings)
-    with store.lock():
+    with index_writer(settings), store.lock():
         with workspace_writer(settings):
             snap = t.collect_units(settings)
         plan = t.plan_rebuild(settings, snap, full=full)

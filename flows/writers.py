@@ -1,14 +1,17 @@
 """Who may write now, across hosts: Prefect's global concurrency limits, limit 1, one per user and one per workspace.
 
-A host's file lock (``kernel.workspace.workspace_lock``) only sees the processes of that host; workers on two hosts
-sharing one agent-sync need the server to decide. Two limits, always taken in this order (so never a deadlock):
+A host's file lock (``kernel.workspace.workspace_lock``) only sees the processes of that host (flock on a network
+mount is not to be trusted); workers on two hosts sharing one workspace need the server to decide. Two limits,
+always taken in this order (so never a deadlock):
 
 - ``agentos-user-<ws>-<user>``: held across a user's whole digest (the pending days are found inside it, then
   digested in date order): one user's runs one after the other on every host, so a second run finds the days done.
 - ``agentos-ws-<ws>``: held by each write to what the users share, a day at a time (every user's facts are in one
-  SQLite file, which takes no concurrent writers from two hosts over a network file system), by collect and refine
-  (the inbox, the knowledge base) and by the index rebuild's snapshot (so it never reads half a day). Between days
-  another user's run gets its turn; the rebuild's build runs beside it (the index is per host, in agent-local/).
+  SQLite file, which takes no concurrent writers from two hosts over a network file system), by the journal
+  replay, by collect and refine (the inbox, the knowledge base) and by the index rebuild's snapshot (so it never
+  reads half a day). Between days another user's run gets its turn.
+- ``agentos-index-<ws>``: held by a whole index rebuild (taken before the workspace's): one build of the indexes at
+  a time on every host, while digests go on beside its embedding.
 
 A limit that does not exist would let everyone through (Prefect only warns), so each is created before use, and
 slots are taken with ``strict=True``: a missing limit is an error, never a silent free-for-all.
@@ -38,6 +41,10 @@ def _slug(user: str) -> str:
 
 def workspace_limit(settings: Settings) -> str:
     return f"agentos-ws-{workspace_key(settings.home)}"
+
+
+def index_limit(settings: Settings) -> str:
+    return f"agentos-index-{workspace_key(settings.home)}"
 
 
 def user_limit(settings: Settings, user: str) -> str:
@@ -78,4 +85,11 @@ def user_writer(settings: Settings, user: str):
 def workspace_writer(settings: Settings):
     """One writer of what the workspace's users share at a time, on every host."""
     with _hold([workspace_limit(settings)]):
+        yield
+
+
+@contextmanager
+def index_writer(settings: Settings):
+    """One build of the workspace's indexes at a time, on every host."""
+    with _hold([index_limit(settings)]):
         yield
