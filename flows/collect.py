@@ -9,6 +9,7 @@ from knowledge.collect import failed_source, fetch_error, finish_collect, plan_s
 from knowledge.report import CollectReport
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
+from flows.writers import workspace_writer
 from tasks import knowledge as t
 
 
@@ -46,7 +47,8 @@ def collect_to_inbox(user: str | None = None) -> dict:
     """
     settings = load_settings(user=user)
     Workspace(settings.home).ensure()
-    result = collect_sources(settings, settings.user)
+    with workspace_writer(settings):  # the inbox is every user's, on every host
+        result = collect_sources(settings, settings.user)
     t.publish_collect_artifact(result)
     get_run_logger().info("collected %s", CollectReport.from_dict(result).log_line())
     return result

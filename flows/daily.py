@@ -12,6 +12,7 @@ from digest.report import DayReport, RangeReport
 from digest.stages import extract, summarize
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace, workspace_lock
+from flows.writers import user_writer, workspace_writer
 from tasks import digest as t
 
 
@@ -20,9 +21,10 @@ def yesterday(settings: Settings) -> date:
 
 
 def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
-    """The stages of one day, each a task run, under the workspace lock (a CLI run and a scheduled run wait
-    for each other), then the run's artifact."""
-    with workspace_lock(settings.home):
+    """The stages of one day, each a task run, under the workspace's Prefect limit (writers on every host) and
+    its file lock (a CLI run on this host without a server), then the run's artifact. The flow holds the user's
+    limit around it."""
+    with workspace_writer(settings), workspace_lock(settings.home):
         inp = t.read_day(settings, user, day, folder)
         refs = t.archive_day(settings, inp)
         cands, extractor = extract(settings, inp, t.extract_model, t.extract_rules)
@@ -59,7 +61,8 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
     """
     settings, user, folder = _setup(user, logs_dir)
     day = day or yesterday(settings)
-    return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
+    with user_writer(settings, user):
+        return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
 
 
 @flow(name="backfill", log_prints=False)
@@ -80,16 +83,19 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     from digest.logformat import list_days
 
     days = [d for d in list_days(folder) if start <= d <= end]
-    return digest_days(settings, user, days, folder, kind="backfill")
+    with user_writer(settings, user):  # the whole range in date order, no other run of the user in between
+        return digest_days(settings, user, days, folder, kind="backfill")
 
 
 def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *, kind: str) -> dict:
-    """Many days in date order, one task run per day, and one artifact for the range."""
+    """Many days in date order, one task run per day, and one artifact for the range. The caller holds the user's
+    Prefect limit around it."""
     log = get_run_logger()
     reports = []
     for i, day in enumerate(days, 1):
         try:
-            r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
+            with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
+                r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
         except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
             r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
             log.error("%s %d/%d: %s", kind, i, len(days), r.quarantined[0])

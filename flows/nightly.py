@@ -9,6 +9,7 @@ from digest.stages import pending_days
 from flows.collect import collect_sources
 from flows.daily import _setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
+from flows.writers import user_writer, workspace_writer
 from tasks import digest as d
 from tasks import index as ix
 from tasks import knowledge as k
@@ -32,31 +33,43 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
     settings, user, folder = _setup(user, logs_dir)
     today = clock.today(settings.timezone)
     until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)
-    days = pending_days(settings, user, folder, until)
     log = get_run_logger()
-    log.info("nightly: %d day(s) to digest for %s", len(days), user)
-    # Decisions synced from another machine apply before the digest and again after it (for those that wait on a day
-    # this machine digests only now): a forget made elsewhere never reaches tonight's cards.
-    journal = d.replay_journal(settings)
-    digested = digest_days(settings, user, days, folder, kind="nightly")
-    after = d.replay_journal(settings)
+    # The user's Prefect limit (every host): a second run of the user waits, then finds these days done.
+    with user_writer(settings, user):
+        days = pending_days(settings, user, folder, until)
+        log.info("nightly: %d day(s) to digest for %s", len(days), user)
+        # Decisions synced from another machine apply before the digest and again after it (for those that wait on a
+        # day this machine digests only now): a forget made elsewhere never reaches tonight's cards. Every user's.
+        with workspace_writer(settings):
+            journal = d.replay_journal(settings)
+        digested = digest_days(settings, user, days, folder, kind="nightly")
+        with workspace_writer(settings):
+            after = d.replay_journal(settings)
     journal = {"applied": journal["applied"] + after["applied"], "waiting": after["waiting"], "problems": after["problems"]}
     for p in journal["problems"]:
         log.warning("journal: %s", p)
-    collected, refined = _knowledge(settings, user, log)
-    # Memory consolidation cards from the inbox (memory partition), through the same guarded write path.
+    with workspace_writer(settings):  # the inbox and the knowledge base are every user's
+        collected, refined = _knowledge(settings, user, log)
+    with user_writer(settings, user), workspace_writer(settings):  # records may be one SQLite file for all users
+        cards = _memory(settings, user, log)
+    return {"stages": ["journal", "digest", "collect", "refine", "memory-inbox", "index-rebuild"], "journal": journal, "digest": digested,
+            "collect": collected, "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
+
+
+def _memory(settings, user: str, log) -> dict:
+    """Memory consolidation cards from the inbox (memory partition), through the same guarded write path; then the
+    records' vectors, so recall reads vectors instead of making them. A failure is logged; the rebuild still runs."""
     try:
         cards = m.ingest_cards(settings, user)
         m.publish_inbox_artifact(user, cards)
     except Exception as e:  # noqa: BLE001 - a failed memory stage is logged; the indexes are still rebuilt
         log.warning("memory inbox skipped: %s", e)
         cards = {"cards": 0, "errors": [str(e)]}
-    try:  # embed the records recall scans, so recall reads vectors instead of making them
+    try:
         cards["records_embedded"] = ix.embed_memory_records(settings, user)["embedded"]
     except Exception as e:  # noqa: BLE001
         log.warning("memory records not embedded: %s", e)
-    return {"stages": ["journal", "digest", "collect", "refine", "memory-inbox", "index-rebuild"], "journal": journal, "digest": digested,
-            "collect": collected, "refine": refined, "memory_inbox": cards, "index": rebuild_indexes(settings)}
+    return cards
 
 
 def _knowledge(settings, user: str, log) -> tuple[dict, dict]:

@@ -11,16 +11,20 @@ from index.report import RebuildReport
 from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
+from flows.writers import index_writer, workspace_writer
 from tasks import index as t
 from tasks.index import embedding_runner  # not a stage: what runs the embedding stage's batches
 
 
 def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
-    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact."""
+    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact. One rebuild at a time
+    (the index's Prefect limit on every host, the index folder's lock on this one); the snapshot is read under the
+    workspace's limit, so no day is half-digested on any host while it is read."""
     t0 = time.perf_counter()
     store = index_store(settings)
-    with store.lock():  # one rebuild of a workspace at a time
-        snap = t.collect_units(settings)
+    with index_writer(settings), store.lock():
+        with workspace_writer(settings):
+            snap = t.collect_units(settings)
         plan = t.plan_rebuild(settings, snap, full=full)
         if plan.nothing_to_do:
             result = unchanged_report(store, snap, plan, t0)

@@ -221,6 +221,31 @@ def kb_paths(settings) -> dict[str, Path]:
             "reliability": system / "reliability.yaml", "log": ws.logs / "kb_ingest.log", "archive": ws.knowledge / "90_archive" / "versions"}
 
 
+def workspace_key(home: Path) -> str:
+    """A short name for the workspace that every host sharing its ``agent-sync/`` agrees on (Prefect's concurrency
+    limits are named by it): drawn once and kept in ``agent-sync/workspace-id.txt``, so it travels with the synced
+    folder. Not the path: two hosts mount the same agent-sync at different paths, and one path on two hosts can be
+    two workspaces. Created whole or not at all (a hard link of a finished file), so a second process reads the
+    first one's id, never a half-written one."""
+    import os
+    import tempfile
+    import uuid
+
+    path = Workspace(Path(home)).sync / "workspace-id.txt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".workspace-id-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(uuid.uuid4().hex + "\n")
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    return path.read_text(encoding="utf-8").strip()[:12]
+
+
 class workspace_lock:
     """An exclusive lock on the workspace's writers (held across one day's digest).
 

@@ -1,7 +1,8 @@
 """A small ordered-migrations runner for SQLite stores (in the spirit of sqlite-utils' Migrations).
 
 Each migration is a function of the database, applied once, in order, inside a transaction; applied
-names are recorded in ``_migrations``.
+names are recorded in ``_migrations``. Processes opening a new store at once (two workers' first runs) apply
+each step once: the write lock is taken before a pending step is checked again.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ class Migrations:
             if name in done:
                 continue
             with db.conn:
+                db.conn.execute("begin immediate")  # waits for another process applying it (busy timeout), then sees it done
+                if db.execute("select 1 from _migrations where store = ? and name = ?", [self.name, name]).fetchone():
+                    continue
                 fn(db)
                 db.execute("insert into _migrations (store, name) values (?, ?)", [self.name, name])
             applied.append(name)

@@ -11,10 +11,11 @@ Markers (registered in pyproject.toml, assigned below in ``pytest_collection_mod
 ``@pytest.mark.<tier>`` on a test adds to these rules):
 
 - ``bench``: every test in tests/bench/;
-- ``service``: any test that uses the ``chroma_server`` fixture (a real ``chroma run`` subprocess);
+- ``service``: any test that uses the ``chroma_server`` fixture (a real ``chroma run`` subprocess) or the ``postgres``
+  one (a real PostgreSQL server, tests/flows/test_workers_postgres.py);
 - ``cli``: every test in tests/cli/ (the command line in process through ``cli.main.main``: tests.kit.cli.run_cli);
 - ``prefect``: every test in tests/flows/, and any test that uses the ``prefect_harness`` fixture;
-- ``e2e``: tests/flows/test_serve.py, tests/flows/test_deployment.py, and the tests marked explicitly that run the
+- ``e2e``: tests/flows/test_serve.py, tests/flows/test_deployment.py, tests/flows/test_workers_postgres.py, and the tests marked explicitly that run the
   installed ``agentos`` script as a subprocess (tests.kit.cli.agentos: the script itself, and commands that run a
   Prefect flow, since Prefect's settings and its ephemeral server are process-wide);
 - ``unit``: every test that has none of the above, the fast tier (``python -m pytest -m unit``).
@@ -159,7 +160,7 @@ def indexed_home(indexed_template, tmp_path, monkeypatch) -> Path:
 # -- the test tiers ---------------------------------------------------------------------------------------------
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "cli", "prefect", "e2e", "bench", "service")
-E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py")}
+E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py"), ("flows", "test_workers_postgres.py")}
 
 
 def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
@@ -173,7 +174,7 @@ def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
         out.add("prefect")
     if (folder, filename) in E2E_FILES:
         out.add("e2e")
-    if "chroma_server" in fixturenames:
+    if "chroma_server" in fixturenames or "postgres" in fixturenames:
         out.add("service")
     return out
 

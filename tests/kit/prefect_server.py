@@ -28,15 +28,22 @@ def api(url: str, path: str, body: dict | None = None):
         return json.loads(r.read())
 
 
+def get(url: str, path: str):
+    with urllib.request.urlopen(url + path, timeout=10) as r:
+        return json.loads(r.read())
+
+
 def flow_runs(url: str) -> list[dict]:
     return api(url, "/flow_runs/filter", {"limit": 200})
 
 
 class PrefectServer:
-    def __init__(self, prefect_home: Path):
+    """``env``: more settings for the server and its clients (PREFECT_API_DATABASE_CONNECTION_URL: PostgreSQL)."""
+
+    def __init__(self, prefect_home: Path, **env):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/api"
-        self.env = base_env(prefect_home)
+        self.env = {**base_env(prefect_home), **env}
         self.log = open(prefect_home.parent / "prefect-server.log", "wb")
         self.proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1", "--port", str(self.port),
                                       "--analytics-off"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
