@@ -491,10 +491,13 @@ def fanout(home: Path, workers: int, log=print) -> dict:
 
     rows = []
     for n in sorted({1, workers}):
-        con = sqlite3.connect(home / "agent-local" / "vector_db" / "cache.db")
-        con.execute("delete from vectors")
-        con.commit()
-        con.close()
+        cache = home / "agent-local" / "vector_db" / "cache.db"
+        if cache.exists():  # a cold start: every unit embedded again (tokens stay cached)
+            con = sqlite3.connect(cache)
+            if con.execute("select 1 from sqlite_master where type='table' and name='vectors'").fetchone():
+                con.execute("delete from vectors")
+                con.commit()
+            con.close()
         log(f"perf fan-out: full rebuild with {n} Dask worker(s)")
         env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_INDEX_TASK_RUNNER": "dask", "AGENTOS_INDEX_WORKERS": str(n),
                "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}

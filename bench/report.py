@@ -70,6 +70,8 @@ def perf_markdown(res: dict, command: str) -> str:
     md += [f"| {r['units']} | {r['full_build']['wall_s']} | {r['full_build']['overhead'] * 100:.1f}% | {r['no_change']['wall_s']} | "
            f"{r['incremental']['wall_s']} | {r['query']['p50_ms']} | {r['query']['p95_ms']} | {r['query']['peak_rss_mb']} | {cli(r)} |"
            for r in res["runs"] if "full_build" in r]
+    if not any("full_build" in r for r in res["runs"]):  # --fanout-only: no size table
+        md = md[:4]
     md += [""]
     if res.get("knowledge"):
         from bench.perf import render_knowledge
@@ -78,16 +80,18 @@ def perf_markdown(res: dict, command: str) -> str:
                "Generated sections (ten per document, bilingual sentences) with synthetic vectors in topic clusters; "
                "hybrid search warm, k=10. Recall@10: the ANN index's ten nearest sections against exact search's.", "",
                render_knowledge(res["knowledge"]), ""]
-    for r in res["runs"]:
-        md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
-    md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
     fans = [r for r in res["runs"] if r.get("fanout")]
     if fans:
         from bench.perf import render_fanout
 
         md += ["## Embedding fan-out (`--workers`)", "",
                "The full build's embedding through the index-rebuild flow with the Dask task runner (prefect-dask, a local "
-               "cluster of single-threaded worker processes, each loading the embedder once), from a cold vector cache.", ""]
+               "cluster of single-threaded worker processes, each loading the embedder once and given an equal share of the "
+               "cores for its OpenMP threads), from a cold vector cache.", ""]
         for r in fans:
             md += [f"{r['units']} units:", "", render_fanout(r["fanout"]), ""]
+    for r in res["runs"]:
+        if "full_build" in r:
+            md += [f"## {r['units']} units", "", "```", render(r), "```", ""]
+    md += ["```json", json.dumps(res, ensure_ascii=False, indent=1), "```", ""]
     return "\n".join(md)

@@ -91,9 +91,9 @@ def cmd_bench(args) -> int:
         res = perf.run([] if args.kb_only else (args.size or [1000, 10000]), queries=args.queries,
                        kb_sizes=[] if args.fanout_only else (args.kb_size or [1000, 10000, 100000]), log=log, workers=args.workers,
                        fanout_only=args.fanout_only)
+        emit(args, res, lambda o: print(perf.render_sizes(o)))  # first: an hour's figures are never lost to the report
         if args.report:
             Path(args.report).write_text(report.perf_markdown(res, command), encoding="utf-8")
-        emit(args, res, lambda o: print(perf.render_sizes(o)))
     return 0
 
 

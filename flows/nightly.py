@@ -41,11 +41,12 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         # Decisions synced from another machine apply before the digest and again after it (for those that wait on a
         # day this machine digests only now): a forget made elsewhere never reaches tonight's cards. Every user's.
         with workspace_writer(settings):
-            journal = d.replay_journal(settings)
+            journal = d.take_in_synced(settings)
         digested = digest_days(settings, user, days, folder, kind="nightly")
         with workspace_writer(settings):
-            after = d.replay_journal(settings)
-    journal = {"applied": journal["applied"] + after["applied"], "waiting": after["waiting"], "problems": after["problems"]}
+            after = d.take_in_synced(settings)
+    journal = {"documents": journal["documents"] + after["documents"], "applied": journal["applied"] + after["applied"],
+               "waiting": after["waiting"], "problems": after["problems"]}
     for p in journal["problems"]:
         log.warning("journal: %s", p)
     with workspace_writer(settings):  # the inbox and the knowledge base are every user's

@@ -27,13 +27,14 @@ NOT_DOCUMENTS = ("00_stream", "90_archive", "99_system")
 REQUIRED = ("id", "title", "category", "scope", "owner", "status")
 
 
-def cards(settings: Settings) -> tuple[list[tuple[Path, dict, str]], list[str]]:
-    """Every document card (path, frontmatter, body) and the files that look like none, with why."""
+def cards(settings: Settings, known: set[str] = frozenset()) -> tuple[list[tuple[Path, dict, str]], list[str]]:
+    """Every document card (path, frontmatter, body) and the files that look like none, with why; ``known``: paths
+    (relative to 03_knowledge) of registered documents, not read again (the nightly take-in reads only new files)."""
     root = kb_paths(settings)["knowledge"]
     out, problems = [], []
     for path in sorted(root.rglob("*.md")):
         rel = path.relative_to(root)
-        if rel.parts[0] in NOT_DOCUMENTS or path.is_symlink() or not path.is_file():
+        if rel.parts[0] in NOT_DOCUMENTS or str(rel) in known or path.is_symlink() or not path.is_file():
             continue
         try:
             meta, body = frontmatter.parse(path.read_text(encoding="utf-8"))
@@ -55,10 +56,10 @@ def register_documents(settings: Settings) -> dict:
     """Register every card not in the registry yet, pending. Returns {registered: [ids], card_status: {id: what its card
     says}, problems: [...]}."""
     root = kb_paths(settings)["knowledge"]
-    found, problems = cards(settings)
     registered = []
     store = open_kb(settings)
     try:
+        found, problems = cards(settings, {d["path"] for d in store.documents()})
         for path, meta, body in found:
             doc_id = str(meta["id"])
             if store.find(doc_id) is not None:

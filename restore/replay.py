@@ -143,3 +143,19 @@ def _decide(settings: Settings, ev: dict) -> str | None:
 
 
 APPLY = {"fact.forget": _forget, "fact.resolve": _resolve, "kb.decide": _decide}
+
+
+def take_in(settings: Settings) -> dict:
+    """What another machine synced that this machine's derived stores lack, brought in (the nightly run's first and
+    last stage): knowledge documents refined there (registered from their cards, pending), then the decisions made
+    there whose point in the history this machine has reached; a document whose card says it was decided and that no
+    journal line decides (decided before the journal existed) is settled as its card says."""
+    from restore import registry
+
+    regs = registry.register_documents(settings)
+    report = replay(settings, reached=True)
+    events, _ = journal.read(Workspace(settings.home).journal_dir)
+    journaled = {str(e.get("doc_id")) for e in events if e.get("kind") == "kb.decide"}
+    settled = registry.settle_from_cards(settings, {d: st for d, st in regs["card_status"].items() if d not in journaled})
+    return {"documents": regs["registered"], "settled_from_cards": settled, **report.to_dict()}
+

@@ -108,9 +108,10 @@ def digest_markdown(r: dict) -> str:
     return DayReport.from_dict(r).artifact_markdown()
 
 
-@task(name="replay-journal", cache_policy=NONE)
-def replay_journal(settings: Settings) -> dict:
-    """Decisions made on another machine (synced into agent-sync's journal) that this one does not hold yet."""
-    from restore.replay import replay
+@task(name="take-in-synced", cache_policy=NONE)
+def take_in_synced(settings: Settings) -> dict:
+    """What another machine synced: its knowledge documents, and the decisions made there that this one does not hold
+    yet (``restore.replay.take_in``)."""
+    from restore.replay import take_in
 
-    return replay(settings, reached=True).to_dict()
+    return take_in(settings)

@@ -68,6 +68,14 @@ def _api_env() -> dict[str, str]:
         return {"PREFECT_API_URL": str(client.api_url).rstrip("/")}
 
 
+def _core_share(settings: Settings) -> dict[str, str]:
+    """Each local worker's share of this host's cores for the embedder's OpenMP threads: the bundled model uses every
+    core by default, so N workers would each start one thread per core and fight over them."""
+    import os
+
+    return {"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // settings.index_workers))}
+
+
 def embedding_runner(settings: Settings):
     """The task runner the settings choose for the embedding batches (``AGENTOS_INDEX_TASK_RUNNER``): threads in this
     process, or Dask (prefect-dask): a local cluster of ``index_workers`` single-threaded processes, or the
@@ -79,7 +87,7 @@ def embedding_runner(settings: Settings):
             return DaskTaskRunner(address=settings.dask_address)
         return DaskTaskRunner(cluster_class="distributed.LocalCluster",
                               cluster_kwargs={"n_workers": settings.index_workers, "threads_per_worker": 1, "processes": True,
-                                              "dashboard_address": ":0", "env": _api_env()})
+                                              "dashboard_address": ":0", "env": {**_api_env(), **_core_share(settings)}})
     return ThreadPoolTaskRunner(max_workers=settings.index_workers)
 
 

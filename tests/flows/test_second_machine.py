@@ -55,21 +55,30 @@ def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_conver
     logs = "agent-sync/04_memory/working/default"
     (a / logs / "2026-11-30.laptop.md").write_text("- [20:00] 用户: Redis 的最大内存调到 8GB 了。\n- [20:01] 助手: 好的，记下了。\n", encoding="utf-8")
     (b / logs / "2026-11-30.desktop.md").write_text("- [21:00] 用户: 我的新猫叫年糕。\n- [21:01] 助手: 好名字！\n", encoding="utf-8")
+    clipping = a / "agent-sync/03_knowledge/00_stream/inbox/personal/redis-eviction.md"  # the owner decides it
+    clipping.write_text("---\nsource: https://redis.io/docs/latest/develop/reference/eviction/\ntitle: Redis eviction\n---\n# Redis eviction\n\n"
+                        "When maxmemory is reached, Redis evicts keys by the maxmemory-policy, for example allkeys-lru.\n", encoding="utf-8")
     day_after = {"AGENTOS_NOW": "2026-12-01T09:00:00+08:00"}
-    agentos("nightly", home=a, AGENTOS_HOSTNAME="laptop", **day_after)
+    agentos("nightly", home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # refines the clipping into a pending document
     agentos("nightly", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
+    (new,) = [d["id"] for d in json.loads(agentos("kb", "pending", "--json", home=a, **day_after).stdout) if "Redis" in d["title"]]
+    agentos("kb", "approve", new, home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # a decision on A ...
+    # ... and one on B, before they sync
     plans = next(f for f in json.loads(agentos("facts", "list", "--json", home=b, **day_after).stdout)["facts"] if f["object"] == "上线")
     agentos("facts", "forget", str(plans["id"]), "--reason", "shipped", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
     assert sync(a, b) > 0
     later = {"AGENTOS_NOW": "2026-12-01T10:00:00+08:00"}
     ra = json.loads(agentos("nightly", "--json", home=a, AGENTOS_HOSTNAME="laptop", **later).stdout)
     rb = json.loads(agentos("nightly", "--json", home=b, AGENTOS_HOSTNAME="desktop", **later).stdout)
-    assert [x.split(":")[0] for x in ra["journal"]["applied"]] and any("forgot fact" in x for x in ra["journal"]["applied"])
-    assert rb["journal"]["applied"] == []  # B made that decision itself
+    assert any("forgot fact" in x for x in ra["journal"]["applied"])  # B's forget, on A
+    assert any("approved" in x for x in rb["journal"]["applied"])  # A's approval, on B
+    assert any(d.startswith("laptop_") for d in rb["journal"]["documents"])  # the document A refined, registered on B
     assert ra["digest"]["days"] == rb["digest"]["days"] == ["2026-11-30"]  # the day's other file arrived on each
 
     assert facts_ids_aside(a) == facts_ids_aside(b) and conflicts_ids_aside(a) == conflicts_ids_aside(b)
-    extra = [["query", "Redis 的最大内存是多少？"], ["query", "我的猫叫什么？"]]
+    ids = lambda home: sorted(d["id"] for d in json.loads(agentos("kb", "pending", "--json", home=home, **later).stdout))  # noqa: E731
+    assert ids(a) == ids(b)  # no document twice: B took A's card in before refining the same clipping
+    extra = [["query", "Redis 的最大内存是多少？"], ["query", "我的猫叫什么？"], ["kb", "ask", "What does Redis do when maxmemory is reached?"]]
     assert answers(a, "laptop", extra, **later) == answers(b, "desktop", extra, **later)
     assert synced_bytes(a) == synced_bytes(b)
     assert sqlite_files(a / "agent-sync") == sqlite_files(b / "agent-sync") == []
