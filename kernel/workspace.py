@@ -37,10 +37,14 @@ KNOWLEDGE_DIRS = [
 ]
 
 
-# Derived stores that earlier versions kept under agent-sync: (property, path there relative to agent-sync).
-LEGACY_DERIVED = (("facts_db", "04_memory/long_term/facts.db"), ("memory_records_db", "04_memory/long_term/records.db"),
-                  ("memory_proposals_db", "04_memory/long_term/memory_proposals.db"), ("kb_db", "03_knowledge/99_system/kb.db"),
-                  ("cards_dir", "04_memory/cards"), ("summaries_dir", "04_memory/daily_summaries"), ("logs", "04_memory/logs"))
+# The derived stores: property -> (its place, relative to agent-local; where earlier versions kept it, relative to agent-sync).
+DERIVED = {"facts_db": ("memory/facts.db", "04_memory/long_term/facts.db"),
+           "memory_records_db": ("memory/records.db", "04_memory/long_term/records.db"),
+           "memory_proposals_db": ("memory/memory_proposals.db", "04_memory/long_term/memory_proposals.db"),
+           "kb_db": ("knowledge/kb.db", "03_knowledge/99_system/kb.db"),
+           "cards_dir": ("memory/cards", "04_memory/cards"),
+           "summaries_dir": ("memory/daily_summaries", "04_memory/daily_summaries"),
+           "logs": ("logs", "04_memory/logs")}
 
 
 @dataclass(frozen=True)
@@ -77,20 +81,11 @@ class Workspace:
         """The stores made from agent-sync by the nightly stages (and by ``agentos restore``)."""
         return self.local / "memory"
 
-    def _new_place(self, name: str) -> Path:
-        return {"facts_db": self.derived / "facts.db", "memory_records_db": self.derived / "records.db",
-                "memory_proposals_db": self.derived / "memory_proposals.db", "kb_db": self.local / "knowledge" / "kb.db",
-                "cards_dir": self.derived / "cards", "summaries_dir": self.derived / "daily_summaries", "logs": self.local / "logs"}[name]
-
     def _derived(self, name: str) -> Path:
         """The store's place in agent-local, unless this workspace predates the split and still holds it at its old
         place in agent-sync."""
-        here = self._new_place(name)
-        if not here.exists():
-            old = self.sync / dict(LEGACY_DERIVED)[name]
-            if old.exists():
-                return old
-        return here
+        here, old = self.local / DERIVED[name][0], self.sync / DERIVED[name][1]
+        return old if not here.exists() and old.exists() else here
 
     @property
     def facts_db(self) -> Path:
@@ -177,14 +172,12 @@ class Workspace:
         for d in dirs:
             d.mkdir(parents=True, exist_ok=True)
 
-
     def move_legacy_derived(self) -> list[str]:
         """Move derived stores found at their old places in agent-sync into agent-local (a SQLite file with its
         -wal and -shm companions); nothing is moved over a store already in agent-local. Returns what moved."""
         moved = []
-        for name, rel in LEGACY_DERIVED:
-            old = self.sync / rel
-            new = self._new_place(name)
+        for here, rel in DERIVED.values():
+            old, new = self.sync / rel, self.local / here
             if not old.exists() or new.exists():
                 continue
             new.parent.mkdir(parents=True, exist_ok=True)
@@ -227,7 +220,6 @@ def workspace_key(home: Path) -> str:
     folder. Not the path: two hosts mount the same agent-sync at different paths, and one path on two hosts can be
     two workspaces. Created whole or not at all (a hard link of a finished file), so a second process reads the
     first one's id, never a half-written one."""
-    import os
     import tempfile
     import uuid
 

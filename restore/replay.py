@@ -33,9 +33,10 @@ class ReplayReport:
         self.waiting = other.waiting
 
 
-def pending(settings: Settings) -> tuple[list[dict], list[str]]:
-    """The journal's decisions this machine's fact store does not hold, in order, and the journal's problems."""
-    events, problems = journal.read(Workspace(settings.home).journal_dir)
+def pending(settings: Settings, read: tuple[list[dict], list[str]] | None = None) -> tuple[list[dict], list[str]]:
+    """The journal's decisions this machine's fact store does not hold, in order, and the journal's problems
+    (``read``: the journal as ``storage.journal.read`` gave it, when the caller has read it already)."""
+    events, problems = read or journal.read(Workspace(settings.home).journal_dir)
     facts = open_facts(settings)
     try:
         done = facts.journal_applied()
@@ -45,12 +46,12 @@ def pending(settings: Settings) -> tuple[list[dict], list[str]]:
 
 
 def replay(settings: Settings, *, user: str | None = None, through: str | None = None, only_undated: bool = False,
-           reached: bool = False) -> ReplayReport:
+           reached: bool = False, read: tuple[list[dict], list[str]] | None = None) -> ReplayReport:
     """Apply the pending decisions (of ``user`` only, when given): all of them, or only those made when the user's
     history reached ``through`` (an ISO day) or earlier, or (``only_undated``) those made before any day was digested,
     or (``reached``) those whose point in the history this machine has reached (the nightly run's rule: a decision
     made after a day is applied after that day is digested here)."""
-    events, problems = pending(settings)
+    events, problems = pending(settings, read)
     report = ReplayReport(problems=problems)
     here: dict[str, str] = {}
     if reached:
@@ -153,9 +154,9 @@ def take_in(settings: Settings) -> dict:
     from restore import registry
 
     regs = registry.register_documents(settings)
-    report = replay(settings, reached=True)
-    events, _ = journal.read(Workspace(settings.home).journal_dir)
-    journaled = {str(e.get("doc_id")) for e in events if e.get("kind") == "kb.decide"}
+    read = journal.read(Workspace(settings.home).journal_dir)
+    report = replay(settings, reached=True, read=read)
+    journaled = {str(e.get("doc_id")) for e in read[0] if e.get("kind") == "kb.decide"}
     settled = registry.settle_from_cards(settings, {d: st for d, st in regs["card_status"].items() if d not in journaled})
     return {"documents": regs["registered"], "settled_from_cards": settled, **report.to_dict()}
 

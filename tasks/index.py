@@ -50,12 +50,10 @@ def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None,
         return 0
     # at most EMBED_BATCH texts a batch, and at least one batch per worker: a small rebuild is spread too
     batches = stages.batches(pending, max(1, min(stages.EMBED_BATCH, -(-len(pending) // settings.index_workers))))
-    if runner is not None and not isinstance(runner, ThreadPoolTaskRunner):
-        futures = runner.map(embed_batch, {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)})
-    else:
+    if runner is None or isinstance(runner, ThreadPoolTaskRunner):  # one process: its threads share one embedder
         embedder = embedder or stages.process_embedder(settings)
-        params = {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)}
-        futures = runner.map(embed_batch, params) if runner is not None else embed_batch.map(**params)
+    params = {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)}
+    futures = runner.map(embed_batch, params) if runner is not None else embed_batch.map(**params)
     return sum(f.result() for f in futures)
 
 
