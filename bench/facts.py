@@ -43,6 +43,10 @@ METHOD = """\
   and half-width forms and case do not matter; nothing is translated). As the README asks, facts are matched on
   their value text, the `object` (not on `subject · predicate · object`), for slots, false facts and the facts a
   question returns alike; only "answer in context" reads the whole text of every returned item.
+- Current facts: those `facts list --json` lists, except two statuses that are no current value: `may_have_changed`
+  (a later sentence no rule read may have changed it) and `statement` (a self-disclosure no rule read, kept as what
+  the user said that day). Those are neither a hit nor a stale, and not history; their text (the newer sentence
+  beside a flagged fact, the statement itself) still counts for "answer in context" when `query` returns them.
 - Slot keys (slot level): every `expect` entry is a slot keyed by (owner, slot text). The owner is the user,
   except in `third_party` cases for a slot whose text does not name the user ("user's" / "用户"): its owner is
   the person the slot text names before "'s" / "的" (e.g. `manager Kevin`, `女儿朵朵`), known by the words of that
@@ -276,7 +280,9 @@ def _flat(cases: list[dict]) -> dict:
            "false_facts": _rate(f["false"] for f in facts),
            "false_fact_count": sum(f["false"] for f in facts),
            "cases_with_false_facts": _rate(any(f["false"] for f in c["facts"]) for c in cases),
-           "unexpected_facts": _rate(not f["expected"] for f in facts)}
+           "unexpected_facts": _rate(not f["expected"] for f in facts),
+           "flagged_facts": sum(len(c.get("flagged") or []) for c in cases),
+           "statements": sum(len(c.get("statements") or []) for c in cases)}
     out.update(_questions([q for c in cases for q in c["questions"]]))
     return out
 
@@ -395,16 +401,23 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
             extractors[digest_day(settings, USER, date.fromisoformat(d), folder)["extractor"]] += 1
         emb = emb or make_settings_embedder(settings)
         rebuild(settings, embedder=emb)
-        current = facts_as_of(settings)["facts"]
+        listed = facts_as_of(settings)["facts"]
+        # a fact served as "may have changed", or a statement no rule read ("what the user said that day"), is no current
+        # value (neither a hit nor a stale) and no history either
+        current = [f for f in listed if f["status"] not in ("may_have_changed", "statement")]
+        flagged = [f for f in listed if f["status"] == "may_have_changed"]
+        said = [f for f in listed if f["status"] == "statement"]
         store = open_facts(settings)
         try:
             rows = [dict(r) for r in store.db["facts"].rows_where("user_id = ?", [USER], order_by="id")]
         finally:
             store.close()
-        live = {f["id"] for f in current}
+        live = {f["id"] for f in listed}
         history = [r for r in rows if r["id"] not in live]
         answers = [ask(q["q"], user=USER, settings=settings).to_dict() for q in case["questions"]]
     rec = score_case(case, current, history, answers)
+    rec["flagged"] = [f"{fact_text(f)} (may have changed on {f['changed_on']}: {f['newer']})" for f in flagged]
+    rec["statements"] = [f"{fact_text(f)} (said on {f['said_on']})" for f in said]
     rec["extractors"] = dict(extractors)
     return rec, emb
 
@@ -422,6 +435,7 @@ ROWS = [("slot accuracy (own slot keys)", "slot_accuracy"), ("  current hit", "c
         ("history kept (value_change, stop)", "history_kept"), ("self-supersession (repeat)", "self_supersession"),
         ("non-fact false (README)", "non_fact_false"), ("false facts / current facts", "false_facts"),
         ("cases with a false fact", "cases_with_false_facts"), ("unexpected current facts", "unexpected_facts"),
+        ("facts flagged may_have_changed (count)", "flagged_facts"), ("statements no rule read (count)", "statements"),
         ("question accuracy", "question_accuracy"), ("  answer hit", "answer_hit"), ("  stale shown", "stale_shown"),
         ("answer in returned context", "answer_in_context"), ("stopped at no_history", "no_history"),
         ("stopped at no_memory", "no_memory")]
@@ -436,6 +450,8 @@ def _get(m: dict, key):
 
 
 def _fmt(v) -> str:
+    if isinstance(v, int):  # a count
+        return str(v)
     return "-" if v is None else f"{v:.3f}"
 
 

@@ -19,6 +19,10 @@ def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
             extra.append(f"prev #{r['previous_version']}")
         if r.get("superseded_by"):
             extra.append(f"superseded by #{r['superseded_by']}")
+        if r.get("status") == "may_have_changed":  # a later sentence no rule read may have changed it (storage.drift)
+            extra.append(f"may have changed on {r['changed_on']}: “{r['newer']}”")
+        elif r.get("status") == "statement":  # a self-disclosure no rule read: what the user said that day
+            extra.append(f"statement said on {r['said_on']}")
         if r.get("stale"):
             extra.append(f"possibly outdated since {r['stale_since']}")
         elif r.get("expires_at"):

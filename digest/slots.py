@@ -114,11 +114,15 @@ class SubjectSlots:
             return False
         return loose or _unnamed(a) or _unnamed(b) or _contains(a, b)
 
-    def nearest(self, text: str, options: list[tuple[int, str]]) -> int | None:
+    def nearest(self, text: str, options: list[tuple[int, str]], *, strict: bool = False) -> int | None:
         """The option (fact id, its sentence) a change told in free words replaces: the one whose sentence is most
         alike, if it is more alike than all everyday sentences of ``BACKGROUND`` but one, and either shares a content word
         with the change ("周报" / "周报", "pipelines" / "pipeline") or stands ``CLEAR_MARGIN`` above the next option.
-        None without an embedder or when no option clearly is the one."""
+        None without an embedder or when no option clearly is the one.
+
+        ``strict`` (a word that tells no change, digest.drift): the option must be more alike than every everyday
+        sentence and every other option, and share a content word with the text or stand ``CLEAR_MARGIN`` clear of
+        them all."""
         if self._embed is None or not options:
             return None
         if self._background is None:
@@ -138,6 +142,10 @@ class SubjectSlots:
         second = scored[1][0] if len(scored) > 1 else floor
         if best <= floor:
             return None
+        if strict:
+            above = best - max(second, max(cos(v) for v in self._background))
+            shared = bool(_content(text) & _content(texts[i]))
+            return next(o[0] for o in options if o[1] == texts[i]) if above > 0 and (shared or above >= CLEAR_MARGIN) else None
         if _content(text) & _content(texts[i]) or best - max(second, floor) >= CLEAR_MARGIN:
             return next(o[0] for o in options if o[1] == texts[i])
         return None

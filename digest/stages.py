@@ -115,10 +115,12 @@ def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
 # -- stage 3 -------------------------------------------------------------------------------------
 def extract_rules(inp: DayInput) -> list[Candidate]:
     from digest.extract import extract_candidates
+    from digest.extract.disclosures import disclosures
 
     out: list[Candidate] = []
     for log in inp.logs:
-        out.extend(extract_candidates(log.turns, inp.day, people=list(inp.people)))
+        found = extract_candidates(log.turns, inp.day, people=list(inp.people))
+        out.extend(found + disclosures(log.turns, inp.day, found))  # what the user told of themself that no rule read
     return out
 
 
@@ -199,15 +201,18 @@ def _sentence_embedder(settings: Settings):
 
 
 def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
+    from digest.drift import flag_day
     from digest.evidence import gone_observations, observations
     from digest.slots import SubjectSlots
 
     ws = Workspace(settings.home)
     store = open_facts(settings)
+    slots = SubjectSlots(embed=_sentence_embedder(settings))
     try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
         report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
                              observations=observations(inp, candidates), retire=gone_observations(settings, store, inp),
-                             slots=SubjectSlots(embed=_sentence_embedder(settings)))
+                             slots=slots)
+        flag_day(store, inp.user, inp.day, inp.turns, candidates, report.fact_ids, slots)  # what the rules could not read
     finally:
         store.close()
     log_conflicts(ws.logs, report.conflict_lines)

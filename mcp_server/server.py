@@ -39,7 +39,9 @@ Long-term memory of one user (Chinese and English): facts distilled from past co
 versions and time validity, and the archived conversation logs they came from.
 Start with memory_query (any language); every item cites its source (fact id, file and lines, raw_ref).
 Use fact_lookup for what is true about a subject now, on an earlier day, or how it changed; raw_read to
-read the original lines a source points to. A fact flagged stale may be outdated: say so. When the user asks
+read the original lines a source points to. A fact flagged stale may be outdated: say so; one with status
+`may_have_changed` may have been changed by the newer sentence beside it (`changed_on`, `newer`): say so; one with
+status `statement` is what the user said on `said_on`, in their words, not a checked current fact. When the user asks
 you to forget a fact (or says it is wrong), call fact_forget with its id. Always respect the returned `constraints` (hard rules).
 The user's memory records (preferences, feedback on your work, project background, references): call
 memory_recall with the request at the start of a task; memory_save / memory_update / memory_delete one
@@ -125,7 +127,10 @@ def build_server(settings: Settings, *, warm: bool = False):
         each fact with subject, predicate, object, status, valid_from, valid_to, confidence, version and its
         source (source_file, line_start, line_end, raw_ref for raw_read). A fact past its expiry (technical facts
         expire after 180 days) is still the user's last known value: it comes after the fresh ones with
-        stale=true and stale_since (the date it may have become outdated); say so when you use it. `upcoming`: values
+        stale=true and stale_since (the date it may have become outdated); say so when you use it. A fact the user may
+        have changed since, in words no rule read, has status `may_have_changed` with changed_on and the newer
+        sentence (newer): not plainly current; say so. A sentence of the user's no rule read is kept as a statement
+        (status `statement`, said_on): what they said that day. `upcoming`: values
         that start later ("from April 1"), with their valid_from: not true yet.
         With history=true: {user, subject, versions}, every version with status `active` or `superseded`
         and how they link (previous_version, superseded_by).

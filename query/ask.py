@@ -28,6 +28,7 @@ from kernel.bilingual import script_lang
 from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
+from storage.drift import MAY_HAVE_CHANGED, SAID, as_served, flag_text
 from storage.facts import mark_stale
 from storage.index_units import collection_name
 from kernel.workspace import Workspace
@@ -311,14 +312,21 @@ def _fact_ok(row: dict | None, user: str, min_conf: float, now: str) -> bool:
         and (row["valid_to"] is None or row["valid_to"] > now) and row["confidence"] >= min_conf
 
 
-def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | None = None) -> Item:
+def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | None = None, change: dict | None = None) -> Item:
     # Served masked whatever the store holds (facts stored before secrets were masked at write time)
+    row = as_served(row, change)  # a later sentence may have changed it, or it is a statement: said so
     where = row["raw_ref"] or row["source_file"]
     obj = mask_value(row["subject"], row["object"], where, row["line_start"])[0]
     text = mask_lines(f"{row['subject']} · {row['predicate']} · {obj}", where, row["line_start"])[0]
     src = {"fact": row["id"], "file": row["source_file"], "lines": [row["line_start"], row["line_end"]], "raw_ref": row["raw_ref"],
            "day": row["source_day"], "confidence": round(row["confidence"], 3), "valid_from": row["valid_from"],
            "valid_to": row["valid_to"], "status": row["status"], "version": row["version"]}
+    if row["status"] == MAY_HAVE_CHANGED:
+        src.update(changed_on=row["changed_on"], newer=mask_lines(row["newer"], where, row["line_start"])[0])
+        text += flag_text({**row, "newer": src["newer"]})
+    elif row["status"] == SAID:
+        src.update(said_on=row["said_on"])
+        text += flag_text(row)
     if now is not None:  # the user's last known value past its expiry: served, said to be possibly outdated
         row = mark_stale(row, now)
         src.update(stale=row["stale"], stale_since=row["stale_since"])
@@ -390,6 +398,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     facts: list[Item] = []
     seen: set[int] = set()
     now = clock.wall_iso(settings.timezone)  # facts' validity is wall time in the workspace's zone
+    changed: dict[int, dict] = {}  # facts a later sentence may have changed (storage.drift)
 
     def add_fact(fid: int, score: float | None) -> None:
         if fid in seen:
@@ -397,11 +406,12 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
         seen.add(fid)
         row = store.get(fid)
         if _fact_ok(row, user, settings.min_confidence, now):
-            item = _fact_item(row, score, now=now)
+            item = _fact_item(row, score, now=now, change=changed.get(fid))
             (stale if item.source["stale"] else ordered).append(item)  # stale facts rank below every fresh item
             facts.append(item)
 
     try:
+        changed.update(store.changes(user))
         for u, s, *_ in top:
             unit = units.get(u)
             if unit is None:

@@ -10,6 +10,7 @@ from datetime import date
 from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings
 from query.rules import check_request
+from storage.drift import as_served
 from storage.facts import open_facts
 from kernel.workspace import Workspace
 from storage.raw_archive import ArchiveError, RawArchive
@@ -18,11 +19,17 @@ from storage.raw_archive import ArchiveError, RawArchive
 def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence: float = 0.0) -> dict:
     """The facts valid now (or at the end of ``when``), at or above ``min_confidence``. A fact past its expiry is the
     user's last known value: it is still listed, after the fresh ones, with ``stale: true`` and ``stale_since`` (its
-    expiry's date). Retracted and forgotten facts never are. ``upcoming``: values that start after now ("from April
-    1"), not valid yet."""
+    expiry's date). A fact the user may have changed since in words no rule read (``storage.drift``) is listed with
+    status ``may_have_changed``, ``changed_on`` and the newer sentence (``newer``), not as ``active``; a self-disclosure
+    no rule read, kept as a statement, with status ``statement`` and ``said_on``. Retracted and forgotten facts never
+    are. ``upcoming``: values that start after now ("from April 1"), not valid yet."""
     store = open_facts(settings)
     try:
         rows = store.as_of(settings.user, when, min_confidence=min_confidence, stale=True)
+        # a fact a later sentence may have changed: status may_have_changed, its day and the sentence beside it; a
+        # self-disclosure no rule read: status statement, the day it was said
+        changed = store.changes(settings.user, when)
+        rows = [as_served(r, changed.get(r["id"])) for r in rows]
         # still to come, seen from now (a past as-of view does not list what was learnt after that day)
         later = [r for r in store.upcoming(settings.user) if r["confidence"] >= min_confidence]
     finally:
@@ -61,7 +68,7 @@ def masked(row: dict) -> dict:
     where = row.get("raw_ref") or row.get("source_file")
     line = row.get("line_start")
     out = dict(row)
-    for key in ("subject", "evidence"):
+    for key in ("subject", "evidence", "newer"):
         if isinstance(out.get(key), str):
             out[key] = mask_lines(out[key], where, line)[0]
     for key in ("object", "existing_object", "candidate_object"):

@@ -29,6 +29,7 @@ from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
 from kernel.text import has_cjk, normalize_key, subject_key
 from kernel.valuetypes import SELF_NAMED, value_key, value_type
+from storage import drift
 from storage.migrations import Migrations
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
@@ -288,6 +289,7 @@ class FactStore:
         self.db.execute("pragma journal_mode=wal")
         self.db.execute("pragma busy_timeout=30000")
         migrations.apply(self.db)
+        drift.migrations.apply(self.db)  # facts a later sentence may have changed (storage.drift)
         self.expiry_days = expiry_days or {"technical": 180}
         self.reinforce_step = reinforce_step
         self.aliases = aliases or {}
@@ -907,6 +909,16 @@ class FactStore:
             [user, at, at, *([] if stale else [at]), min_confidence, at],
         )
         return [mark_stale(r, at) for r in rows]
+
+    def set_drift(self, user: str, day: date, flags: list[dict]) -> int:
+        """The facts the user's sentences of ``day`` may have changed (``storage.drift.set_day``), in place of the day's
+        earlier flags; one transaction."""
+        with self.db.conn:
+            return drift.set_day(self.db, user, day.isoformat(), flags)
+
+    def changes(self, user: str, when: date | datetime | str | None = None) -> dict[int, dict]:
+        """fact id -> what may have changed it, as of the end of ``when`` (default: now): ``storage.drift.changes``."""
+        return drift.changes(self.db, user, _end_of(when) if when is not None else clock.wall_iso(self.tz))
 
     def people(self, user: str, before: date) -> list[str]:
         """The others the user's current facts are about (where they live and work, what they do), the latest said last:
