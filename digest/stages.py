@@ -8,7 +8,7 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
@@ -21,7 +21,7 @@ from kernel.secrets import short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
-from storage.eventlog import log_conflicts, log_errors, record_quarantine
+from storage.eventlog import log_conflicts, log_errors, log_model_usage, record_quarantine
 from storage.raw_archive import ArchiveError, RawArchive
 
 SEGMENT_GAP_MINUTES = 45
@@ -123,13 +123,22 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    """The chat model's candidates, its answers kept in (and read back from) the synced extraction cache."""
-    from digest.model_extract import ExtractionCache, extract_with_model
+    """The chat model's candidates, deciding against the user's current facts; its answers kept in (and read back
+    from) the synced extraction cache, and what the day cost appended to ``logs/llm_usage.jsonl``."""
+    from digest.model_extract import ExtractionCache, ModelStats, extract_with_model
     from kernel.llm import ChatClient
 
+    if not inp.turns:
+        return []
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
     cache = ExtractionCache(Workspace(settings.home).extraction_cache)
-    return extract_with_model(inp.turns, inp.day, client, cache=cache) if inp.turns else []
+    stats = ModelStats()
+    try:
+        return extract_with_model(inp.turns, inp.day, client, known=known_facts(settings, inp), cache=cache,
+                                  embed=_sentence_embedder(settings), stats=stats)
+    finally:
+        log_model_usage(Workspace(settings.home).logs, {"user": inp.user, "day": inp.day.isoformat(), "model": settings.llm_model,
+                                                         **stats.as_dict(), **client.usage.as_dict()})
 
 
 def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
@@ -142,9 +151,21 @@ def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
     if not inp.turns or not folder.is_dir():
         return None
     try:
-        return extract_with_model(inp.turns, inp.day, None, cache=ExtractionCache(folder))
+        return extract_with_model(inp.turns, inp.day, None, known=known_facts(settings, inp), cache=ExtractionCache(folder),
+                                  embed=_sentence_embedder(settings))
     except LLMError:
         return None
+
+
+def known_facts(settings: Settings, inp: DayInput) -> list[dict]:
+    """The user's facts that held when the day began: what the chat model decides against (a new value for #k, #k
+    ended). Histories and stops are not shown: they change nothing."""
+    store = open_facts(settings)
+    try:
+        rows = store.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
+    finally:
+        store.close()
+    return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped"]
 
 
 def known_people(subjects: list[tuple[str, str]]) -> list[str]:
