@@ -22,7 +22,7 @@ if [ ! -x "$ROOT/venv/bin/python" ] || ! "$ROOT/venv/bin/python" -c "import llam
   "$ROOT/venv/bin/pip" install --disable-pip-version-check -q -r requirements/bootstrap.txt
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF" \
-    "$ROOT/venv/bin/pip" install --disable-pip-version-check -q -r requirements/llm.txt
+    "$ROOT/venv/bin/pip" install --disable-pip-version-check -q --no-deps -r requirements/llm.txt
 fi
 
 if [ ! -f "$MODEL" ] || [ "$(sha256sum "$MODEL" | cut -d' ' -f1)" != "$SHA" ]; then

@@ -43,6 +43,7 @@ PART_CHARS = 1400
 ASSISTANT_CHARS = 240  # an assistant's turn is context, not a source: its tail is left out
 MAX_KNOWN = 8  # known facts shown per part (ranked when there are more)
 MAX_VALUE_CHARS = 80
+MAX_OPS = 6  # operations per part: a small model that loops repeating itself is cut short (and answers sooner)
 STOPPED = "stopped"  # the fact store's predicate of an ended thing (storage.facts.STOPPED)
 SELF = frozenset({"user", "me", "i", "myself", "我", "我自己", "用户", "self"})
 
@@ -58,7 +59,8 @@ laptop, 端口). V is copied exactly from turn T, as short as it can be (a name,
 "many": true when a person has several at once (hobbies, languages, pets, likes).
 Only user turns state facts. Assistant turns never do, even when they repeat a value. Questions, wishes, undecided
 plans, jokes, hypotheticals and quotes of others: no op. If the user corrects a value, update with the corrected one.
-Nothing to record: {"ops": []}."""
+Update or end a fact only when turn T speaks of that same thing. Values come from these TURNS only, never from the
+examples. Nothing to record: {"ops": []}."""
 
 # Worked examples, original, in Chinese, English and both: the model sees what an answer looks like.
 EXAMPLES: tuple[tuple[str, str], ...] = (
@@ -188,7 +190,7 @@ def schema(n_known: int, n_turns: int) -> dict:
             {"type": "object", "properties": {"op": {"const": "end"}, "fact": fact, "turn": turn},
              "required": ["op", "fact", "turn"], "additionalProperties": False},
         ]
-    return {"type": "object", "properties": {"ops": {"type": "array", "items": {"anyOf": variants}, "maxItems": 12}},
+    return {"type": "object", "properties": {"ops": {"type": "array", "items": {"anyOf": variants}, "maxItems": MAX_OPS}},
             "required": ["ops"], "additionalProperties": False}
 
 
@@ -227,6 +229,67 @@ def _text(op: dict, name: str) -> str:
     return value
 
 
+def _common(a: str, b: str) -> str:
+    """The longest common substring of two normalised texts."""
+    best = ""
+    for i in range(len(a)):
+        for j in range(i + len(best) + 1, len(a) + 1):
+            if a[i:j] in b:
+                best = a[i:j]
+            else:
+                break
+    return best
+
+
+def ground(value: str, turn: Turn, part: Sequence[Turn]) -> tuple[Turn, str]:
+    """The turn and value an operation may keep, from the text alone: the value as the cited turn says it; else
+    the one user's turn of the part that says it (a small model miscounts turns, or cites the assistant's
+    restatement of what the user said); else the part of the value the cited user's turn does say, when that is
+    most of it or a whole word of it ("周三" of "周三下午三点" after "是周三不是周二"). ``Dropped`` when the text holds
+    no such value: a model never invents one, and an assistant's turn is never a source."""
+    if turn.role != "assistant" and _says(turn.text, value):
+        return turn, value
+    saying = [t for t in part if t.role != "assistant" and _says(t.text, value)]
+    if len(saying) == 1:
+        return saying[0], value
+    if saying:  # said in several of the user's turns: the latest one before or at the cited turn, else the last
+        before = [t for t in saying if t.line_start <= turn.line_start]
+        return (before or saying)[-1], value
+    if turn.role == "assistant":
+        raise Dropped("assistant turn")
+    v, text = normalize_key(value), normalize_key(turn.text)
+    core = _common(v, text)
+    if len(core) >= 2 and 3 * len(core) >= len(v) and _whole(core, v) and _whole(core, text):
+        original = _original(turn.text, core)
+        if original:
+            return turn, original
+    raise Dropped("value not in the turn")
+
+
+def _whole(core: str, text: str) -> bool:
+    """``core`` sits in ``text`` without cutting a number or a Latin word ("543" is no part of "6543")."""
+    i = text.find(core)
+    while i >= 0:
+        before, after = text[i - 1 : i], text[i + len(core) : i + len(core) + 1]
+        if not any(a and b and (a.isdigit() and b.isdigit() or a.isascii() and b.isascii() and a.isalpha() and b.isalpha())
+                   for a, b in ((before, core[0]), (core[-1], after))):
+            return True
+        i = text.find(core, i + 1)
+    return False
+
+
+def _original(text: str, key: str) -> str | None:
+    """The span of ``text`` whose normalised form is ``key`` (the user's own characters, not the normalised ones)."""
+    for i in range(len(text)):
+        for j in range(i + 1, min(len(text), i + 4 * len(key) + 8) + 1):
+            k = normalize_key(text[i:j])
+            if k == key:
+                return text[i:j].strip()
+            if len(k) > len(key) or not key.startswith(k):
+                break
+    return None
+
+
 def subject_of(who: str, what: str) -> str:
     """The fact's subject: the attribute for the user's own facts, else the owner's attribute ("老婆的工作单位",
     "manager's city"), never the owner twice."""
@@ -261,17 +324,19 @@ def candidate(op, part: Sequence[Turn], known: Sequence[dict], day: date, model:
     if not 1 <= n <= len(part):
         raise Dropped("turn not shown")
     turn = part[n - 1]
-    if turn.role == "assistant":
-        raise Dropped("assistant turn")
     target = None
     if kind in ("update", "end"):
         k = _int(op.get("fact"), "fact")
         if not 1 <= k <= len(known):
             raise Dropped("fact id not shown")
         target = known[k - 1]
-    value = target["object"] if kind == "end" else _text(op, "value")
-    if kind != "end" and not _says(turn.text, value):
-        raise Dropped("value not in the turn")
+    if kind == "end":
+        if turn.role == "assistant":
+            raise Dropped("assistant turn")
+        value = target["object"]
+    else:
+        value = _text(op, "value")
+        turn, value = ground(value, turn, part)
     why = not_a_statement(turn.text, None if kind == "end" else value)
     if why:
         raise Dropped(why)
@@ -321,6 +386,12 @@ def read_answer(data, part: Sequence[Turn], known: Sequence[dict], day: date, mo
         seen.add(key)
         stats.kept += 1
         out.append(cand)
+    # one answer saying a value both holds now and held before: the "before" is the model's confusion, dropped
+    now = {normalize_key(c.object) for c in out if not c.ended and c.predicate != STOPPED}
+    for c in [c for c in out if c.ended and normalize_key(c.object) in now]:
+        out.remove(c)
+        stats.kept -= 1
+        stats.dropped["past and current at once"] += 1
     return out
 
 
@@ -387,7 +458,7 @@ def extract_with_model(turns: list[Turn], day: date, client: ChatClient | None, 
             data, model = saved["answer"], str(saved.get("model") or "cached")
         else:
             data, model = client.complete_json(SYSTEM_PROMPT, prompt, schema=schema(len(shown), len(part)), examples=list(EXAMPLES),
-                                               max_tokens=600), client.model
+                                               max_tokens=360), client.model
         stats.parts += 1
         cands = read_answer(data, part, shown, day, model, stats)
         if saved is None and cache is not None:  # kept once it has proved usable

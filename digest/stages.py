@@ -430,16 +430,26 @@ def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str 
 
 
 def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
-    """The chat model's candidates when one is configured, else (or when it fails after its retries) the
-    rules'; returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain
-    or as tasks."""
+    """The chat model's candidates when one is configured (or its cached answers), with the rules' for the turns the
+    model left without a fact (``beside_rules``); else, or when the model fails after its retries, the rules'.
+    Returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain or as tasks."""
     if not settings.llm_base_url:
         cached = extract_cached(settings, inp)
-        return (cached, "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
+        return (beside_rules(cached, by_rules(inp)), "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
     try:
-        return by_model(settings, inp), f"llm:{settings.llm_model}"
+        cands = by_model(settings, inp)
     except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
         return by_rules(inp), "rules (model failed)"
+    return beside_rules(cands, by_rules(inp)), f"llm:{settings.llm_model}"
+
+
+def beside_rules(model: list[Candidate], rules: list[Candidate]) -> list[Candidate]:
+    """The model's candidates, and the rules' from the turns the model gave none for: a turn the model read is its
+    alone (its update or end of a known fact is never second-guessed there), a turn it left is read by the rules, which
+    write only what they are sure of. In the log's order."""
+    read = {(c.source_file, c.line_start) for c in model}
+    out = model + [c for c in rules if (c.source_file, c.line_start) not in read]
+    return sorted(out, key=lambda c: (c.source_file, c.line_start))
 
 
 def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:

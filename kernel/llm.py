@@ -8,8 +8,8 @@ With a JSON schema the client asks for structured output the way the server unde
 forms from the strictest down and remembering the one that worked (per endpoint, for the process):
 ``{"type": "json_schema", ...}`` (OpenAI, vLLM, Ollama, llama.cpp's own ``llama-server``), then
 ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server: a grammar built from the schema), then
-plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers 400 or 422;
-that is not a failure of the request, the next form is tried at once.
+plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers 400 or 422 (or
+an error naming ``response_format``); that is not a failure of the request, the next form is tried at once.
 """
 
 from __future__ import annotations
@@ -76,6 +76,14 @@ def response_format(form: str, schema: dict | None, name: str = "answer") -> dic
     return {"type": "json_object", "schema": schema}
 
 
+def refuses_form(r: httpx.Response) -> bool:
+    """The server refused the request's ``response_format``, not the request: a 400 or 422, or any error whose body
+    names the field (llama-cpp-python's server answers a 500 with its validation error for ``json_schema``)."""
+    if r.status_code in (400, 422):
+        return True
+    return r.status_code >= 400 and "response_format" in r.text
+
+
 class ChatClient:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0):
         self.url = base_url.rstrip("/") + "/chat/completions"
@@ -101,7 +109,7 @@ class ChatClient:
             forms = forms[forms.index(known):]
         for i, form in enumerate(forms):
             r = self._post({**body, "response_format": response_format(form, schema)})
-            if r.status_code in (400, 422) and i + 1 < len(forms):
+            if i + 1 < len(forms) and refuses_form(r):
                 continue  # this server does not take this form: the next one, at once
             try:
                 r.raise_for_status()
