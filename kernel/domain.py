@@ -74,6 +74,9 @@ class Candidate:
     # the sentence tells a change ("switched to", "现在改用"): when no rule ties it to a current fact, the store asks the
     # digest's slot matcher which fact of the same person it replaces (by meaning) and closes that one
     renews: bool = False
+    # the id of a current fact this candidate explicitly continues, as a chat model shown the facts with their ids named
+    # it ("a new value for fact #k", "fact #k ended"): the store's policy continues or stops exactly that fact
+    target: int | None = None
 
     def key(self, user: str, source_sha: str) -> str:
         """Identity of this observation: the same candidate from the same source is applied once."""
