@@ -8,7 +8,7 @@ and by the fact it states (``FactStore.observation_key``), never by line numbers
 - re-digesting an edited log applies only its new and changed lines: an unchanged line is the same observation, even
   when an edit above moved it (no second confidence raise, no duplicate row);
 - an earlier observation whose content the day's logs no longer hold (its file removed, its line edited) is retired,
-  and a fact left with no live evidence is retracted (``FactStore.apply``'s ``retire``); a fact another line or day
+  and a fact left with no live evidence is retracted (``Supersession.apply``'s ``retire``); a fact another line or day
   also says keeps it;
 - a day whose every log was removed is found by ``vanished_days`` and digested as an empty day: its facts of those
   logs are retracted, its cards and summary emptied.

@@ -222,13 +222,14 @@ def _sentence_embedder(settings: Settings):
 def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
     from digest.evidence import gone_observations, observations
     from digest.slots import SubjectSlots
+    from services.supersession import Supersession
 
     ws = Workspace(settings.home)
     store = open_facts(settings)
     try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
-        report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
-                             observations=observations(inp, candidates), retire=gone_observations(settings, store, inp),
-                             slots=SubjectSlots(embed=_sentence_embedder(settings)))
+        policy = Supersession(store, slots=SubjectSlots(embed=_sentence_embedder(settings)))
+        report = policy.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
+                              observations=observations(inp, candidates), retire=gone_observations(settings, store, inp))
     finally:
         store.close()
     log_conflicts(ws.logs, report.conflict_lines)

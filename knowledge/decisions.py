@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from kernel.settings import Settings
 from knowledge.refine import apply_fact_candidates, kb_paths, open_kb, retract_unreviewed, written_unreviewed
 from kernel.workspace import Workspace
+from services.supersession import Supersession
 from storage import journal
 from storage.facts import open_facts
 from storage.kb_cards import restamp
@@ -175,7 +176,7 @@ def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept:
     the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay."""
     facts = open_facts(settings)
     try:
-        out = facts.resolve_conflict(user, int(conflict_id), accept=accept)
+        out = Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept)
         if not replayed:
             journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
                            {"accept": accept, **{k: out[k] for k in CONFLICT_KEY}})

@@ -130,3 +130,35 @@ def test_an_answer_with_no_operations_raises(reply):
 def test_unreachable_endpoint_raises():
     with pytest.raises(LLMError):
         ChatClient("http://127.0.0.1:9/v1", "m", timeout=2).complete_json("s", "u")
+
+
+# Answers shaped as Qwen2.5-Coder-1.5B gave them through `make llm` (collected on our own sentences' kind of log):
+# a loop repeating the worked examples' values, the assistant's turn cited for what the user said, a value longer than
+# the turn says it, invented start dates in the past, a past and a current of one value at once.
+AWKWARD_TURNS = [
+    Turn(0, "user", "用户", "提醒我一下：读书会每周四晚上八点，在二楼活动室", "20:00", F, 2, 2),
+    Turn(1, "assistant", "助手", "好的：读书会每周四 20:00，二楼活动室。", "20:01", F, 3, 3),
+    Turn(2, "user", "用户", "哦不对，是周五不是周四", "20:02", F, 4, 4),
+]
+
+
+def test_awkward_answers_of_a_real_small_model_become_the_facts_the_turns_hold_or_are_dropped():
+    looping = [{"op": "new", "turn": 3, "who": "user", "what": "port", "value": "8081"},
+               {"op": "past", "turn": 2, "who": "user", "what": "laptop", "value": "ThinkPad"}] * 3
+    answer = ops(
+        {"op": "new", "turn": 3, "who": "user", "what": "读书会时间", "value": "周五晚上八点", "from": "2026-11-01"},
+        {"op": "new", "turn": 2, "who": "user", "what": "读书会地点", "value": "二楼活动室", "from": "2025-09-03"},
+        {"op": "past", "turn": 1, "who": "user", "what": "读书会时间", "value": "每周四晚上八点"},
+        {"op": "past", "turn": 1, "who": "user", "what": "读书会地点", "value": "二楼活动室"},
+        *looping,
+    )
+    stats = ModelStats()
+    with ChatServer([answer]) as srv:
+        got = extract_with_model(AWKWARD_TURNS, DAY, ChatClient(srv.base_url, "m"), stats=stats)
+    facts = [(c.subject, c.object, c.line_start, c.ended, c.observed_at) for c in got]
+    assert facts == [
+        ("读书会地点", "二楼活动室", 2, False, "2026-11-03T20:00:00"),  # the user's turn that says it, not the assistant's
+        ("读书会时间", "每周四晚上八点", 2, True, "2026-11-03T20:00:00"),  # history
+        ("读书会时间", "周五", 4, False, "2026-11-03T20:02:00"),  # what the correcting turn says, not more; no past "from"
+    ]
+    assert stats.dropped == {"value not in the turn": 3, "assistant turn": 3, "past and current at once": 1}
