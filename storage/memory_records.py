@@ -335,14 +335,6 @@ class MemoryBook:
             else:  # a blocklist of lines, not a point in the history: applied at once wherever it is replayed
                 self.journal("memory.delete", user, {"keys": keys, "name_hash": name_hash(stored), "through": None}, apply)
 
-    def remember_deleted(self, user: str, keys: list[str], name_hash: str | None) -> int:
-        """A deletion made elsewhere (the journal's ``memory.delete``, replayed): its observations are never made into
-        a memory again here. Returns how many keys it holds."""
-        if self.proposals is None or not keys:
-            return 0
-        self.proposals.remember_deleted(user, keys, None, name_hash=name_hash)
-        return len(keys)
-
     def deleted_observations(self, user: str) -> set[str]:
         """Observation keys of the records the user deleted (``delete``)."""
         return self.proposals.deleted_keys(user) if self.proposals is not None else set()
