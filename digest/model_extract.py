@@ -43,7 +43,7 @@ PART_CHARS = 1400
 ASSISTANT_CHARS = 240  # an assistant's turn is context, not a source: its tail is left out
 MAX_KNOWN = 8  # known facts shown per part (ranked when there are more)
 MAX_VALUE_CHARS = 80
-MAX_OPS = 6  # operations per part: a small model that loops repeating itself is cut short (and answers sooner)
+MAX_OPS = 4  # operations per part: a small model that loops repeating itself is cut short (and answers sooner)
 STOPPED = "stopped"  # the fact store's predicate of an ended thing (storage.facts.STOPPED)
 SELF = frozenset({"user", "me", "i", "myself", "我", "我自己", "用户", "self"})
 
@@ -458,7 +458,7 @@ def extract_with_model(turns: list[Turn], day: date, client: ChatClient | None, 
             data, model = saved["answer"], str(saved.get("model") or "cached")
         else:
             data, model = client.complete_json(SYSTEM_PROMPT, prompt, schema=schema(len(shown), len(part)), examples=list(EXAMPLES),
-                                               max_tokens=360), client.model
+                                               max_tokens=240), client.model
         stats.parts += 1
         cands = read_answer(data, part, shown, day, model, stats)
         if saved is None and cache is not None:  # kept once it has proved usable

@@ -370,8 +370,14 @@ def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
 def record_failure(settings: Settings, user: str, day: date, folder: Path, run: str, error: BaseException) -> str:
     """A whole day that failed (after its retries): one line in errors.log and an entry in quarantine.jsonl, so the
     range goes on to the next day. Returns the reason as reports list it."""
+    import sqlite3
+
     ws = Workspace(settings.home)
     message = " ".join(str(error).split())[:300]
+    if isinstance(error, sqlite3.DatabaseError):  # "database disk image is malformed" names no file: the check does
+        from storage.health import damaged
+
+        message += "".join(f"; {d.line(settings.home)}" for d in damaged(settings.home))
     problem = Quarantined(f"(day {day.isoformat()})", f"the day's digest failed ({type(error).__name__}: {message}); "
                                                        f"the other days went on; it is tried again the next night (or `agentos digest --day {day}`)")
     log_errors(ws.logs, run, [problem])

@@ -435,14 +435,8 @@ class FactStore:
         """A person closes a fact: status ``forgotten``, validity closed now, the reason kept. It is never served again
         (as current, stale or history to an agent), and the days and files that said it are remembered, so digesting
         the same lines again (or an edit of them) does not bring it back. Another user's fact is unknown here."""
-        from kernel.secrets import mask_lines
-
-        f = self.row("select * from facts where id=? and user_id=?", [fact_id, user])
-        if f is None:
-            raise KeyError(f"no fact #{fact_id}")
-        if f["status"] == "forgotten":
-            raise ValueError(f"fact #{fact_id} is already forgotten")
-        reason = mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
+        f = self.forgettable(user, fact_id)
+        reason = self.forget_reason(reason)
         sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in self.evidence_of(fact_id)} | {f"{f['source_day']}|{f['source_file']}"})
         stamp, now = clock.stamp(self.tz), clock.wall_iso(self.tz)
         with self.transaction():
@@ -452,6 +446,31 @@ class FactStore:
                             " values (?, ?, ?, ?, ?, ?, ?, ?)",
                             [user, fact_id, f["subject_key"], f["predicate"], f["object_key"], json.dumps(sources, ensure_ascii=False), reason, stamp])
         return self.get(fact_id)
+
+    def forgettable(self, user: str, fact_id: int) -> dict:
+        """The fact ``forget`` would close (KeyError: no such fact of the user; ValueError: forgotten already)."""
+        f = self.row("select * from facts where id=? and user_id=?", [fact_id, user])
+        if f is None:
+            raise KeyError(f"no fact #{fact_id}")
+        if f["status"] == "forgotten":
+            raise ValueError(f"fact #{fact_id} is already forgotten")
+        return f
+
+    @staticmethod
+    def forget_reason(reason: str | None) -> str:
+        """The reason as ``forget`` keeps it: one line, secrets masked."""
+        from kernel.secrets import mask_lines
+
+        return mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
+
+    def open_conflict(self, user: str, conflict_id: int) -> dict:
+        """The open conflict ``resolve_conflict`` would settle (KeyError: none of the user's; ValueError: settled)."""
+        c = self.row("select * from conflicts where id=? and user_id=?", [conflict_id, user])
+        if c is None:
+            raise KeyError(f"no conflict #{conflict_id} for user {user!r}")
+        if c["status"] != "open":
+            raise ValueError(f"conflict #{conflict_id} is already {c['status']}")
+        return c
 
     def forgotten_by(self, user: str, skey: str, predicate: str, okey: str, day: date, file: str) -> int | None:
         """The forgotten fact this observation would bring back: the same fact from a day and file that said it."""
