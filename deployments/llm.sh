@@ -51,7 +51,7 @@ PYEOF
   mv "$MODEL.part" "$MODEL"
 fi
 
-echo "llm: serving $NAME on http://127.0.0.1:$PORT/v1 (AGENTOS_LLM_BASE_URL=http://127.0.0.1:$PORT/v1 AGENTOS_LLM_MODEL=$NAME); Ctrl-C stops it" >&2
+echo "llm: serving $NAME on http://127.0.0.1:$PORT/v1 (AGENTOS_LLM_BASE_URL=http://127.0.0.1:$PORT/v1 AGENTOS_LLM_MODEL=$NAME AGENTOS_LLM_TIMEOUT_S=600: a CPU model answers slowly); Ctrl-C stops it" >&2
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"
 exec "$ROOT/venv/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
   --n_ctx "${LLM_CTX:-4096}" --n_threads "$THREADS" --model_alias "$NAME"
