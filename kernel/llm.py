@@ -8,8 +8,8 @@ With a JSON schema the client asks for structured output the way the server unde
 forms from the strictest down and remembering the one that worked (per endpoint, for the process):
 ``{"type": "json_schema", ...}`` (OpenAI, vLLM, Ollama, llama.cpp's own ``llama-server``), then
 ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server: a grammar built from the schema), then
-plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers 400 or 422 (or
-an error naming ``response_format``); that is not a failure of the request, the next form is tried at once.
+plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers an error naming
+``response_format``; that is not a failure of the request, the next form is tried at once.
 """
 
 from __future__ import annotations
@@ -77,11 +77,11 @@ def response_format(form: str, schema: dict | None, name: str = "answer") -> dic
 
 
 def refuses_form(r: httpx.Response) -> bool:
-    """The server refused the request's ``response_format``, not the request: a 400 or 422, or any error whose body
-    names the field (llama-cpp-python's server answers a 500 with its validation error for ``json_schema``)."""
-    if r.status_code in (400, 422):
-        return True
-    return r.status_code >= 400 and "response_format" in r.text
+    """The server refused the request's ``response_format``, not the request: an error whose body names the field
+    (OpenAI and vLLM answer 400, FastAPI servers 422, llama-cpp-python's server a 500 with its validation error for
+    ``json_schema``). Any other error (a prompt longer than the context, an overloaded server) is the request's own:
+    it fails, and never drops the schema for the requests after it."""
+    return r.status_code >= 400 and any(w in r.text for w in ("response_format", "json_schema"))
 
 
 class ChatClient:

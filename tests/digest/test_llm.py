@@ -162,3 +162,23 @@ def test_awkward_answers_of_a_real_small_model_become_the_facts_the_turns_hold_o
         ("读书会时间", "周五", 4, False, "2026-11-03T20:02:00"),  # what the correcting turn says, not more; no past "from"
     ]
     assert stats.dropped == {"value not in the turn": 3, "assistant turn": 3, "past and current at once": 1}
+
+
+def test_an_error_that_is_not_about_the_format_fails_the_request_and_keeps_the_schema():
+    forms = []
+
+    def respond(body, n):
+        forms.append(body["response_format"]["type"])
+        if n == 1:
+            return 400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096"}}
+        return 200, {"choices": [{"message": {"content": json.dumps({"ops": []})}}]}
+
+    srv = JSONServer(respond)
+    try:
+        client = ChatClient(srv.base_url, "m")
+        with pytest.raises(LLMError):
+            extract_with_model(TURNS, DAY, client, known=KNOWN)
+        assert extract_with_model(TURNS, DAY, client, known=KNOWN) == []
+    finally:
+        srv.close()
+    assert forms == ["json_schema", "json_schema"]  # never fell back to a looser form on a failure of its own
