@@ -7,7 +7,7 @@ DEMO    ?= $(CURDIR)/demo-home
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: run test install install-test clean
+.PHONY: run test install install-test clean llm
 
 run: $(VENV)/.run
 	AGENTOS_HOME=$(DEMO) $(BIN)/agentos demo
@@ -32,6 +32,12 @@ $(VENV)/.test: $(VENV)/.run requirements/test.txt
 	$(PIP) torch==2.13.0
 	$(PIP) -r requirements/test.txt
 	touch $@
+
+# A local chat model (llama.cpp's server, Qwen2.5-Coder-1.5B) on 127.0.0.1:$(LLM_PORT): set up in .llm/ on first use
+# (a 15-minute build, a 1.1 GB model), then served until stopped. Not part of run, test or CI.
+LLM_PORT ?= 8090
+llm:
+	LLM_PORT=$(LLM_PORT) PY=$(PY) bash deployments/llm.sh
 
 clean:
 	rm -rf $(VENV) $(DEMO)

@@ -300,7 +300,8 @@ def _questions(qs: list[dict]) -> dict:
 # -- the run ----------------------------------------------------------------------------------------------
 
 
-def run(path, limit: int | None = None, llm: str | None = None, split: str = "all", log=print, log_format: str = "jsonl") -> dict:
+def run(path, limit: int | None = None, llm: str | None = None, split: str = "all", log=print, log_format: str = "jsonl",
+        llm_cache: str | None = None, rules: bool = True) -> dict:
     if split not in ("all", *SPLITS):
         raise ValueError(f"unknown split {split!r}: dev, holdout or all")
     cases = load(path)
@@ -308,7 +309,7 @@ def run(path, limit: int | None = None, llm: str | None = None, split: str = "al
     chosen = [c for c in cases if split == "all" or labels[c["id"]] == split]
     if limit:
         chosen = chosen[:limit]
-    systems = [("rules", None)]
+    systems = [("rules", None)] if rules or not llm else []
     if llm:
         url, _, model = llm.partition("#")
         systems.append((f"llm:{model or 'default'}", (url, model or "default")))
@@ -321,18 +322,19 @@ def run(path, limit: int | None = None, llm: str | None = None, split: str = "al
             scored, days_by, seconds = [], Counter(), []
             for i, case in enumerate(chosen):
                 tc = time.perf_counter()
-                rec, emb = run_case(case, work / f"{name.replace(':', '_')}-{case['id']}", chat, emb, log_format)
+                rec, emb = run_case(case, work / f"{name.replace(':', '_')}-{case['id']}", chat, emb, log_format,
+                                    cache=Path(llm_cache) if llm_cache and chat else None)
                 seconds.append(time.perf_counter() - tc)
                 rec["split"] = labels[case["id"]]
                 days_by.update(rec.pop("extractors"))
                 scored.append(rec)
                 if (i + 1) % 10 == 0 or i + 1 == len(chosen):
                     log(f"facts {name}: {i + 1}/{len(chosen)} cases, {sum(seconds):.0f} s")
-            groups = {"all": metrics(scored)}
+            groups = {"all": {**metrics(scored), **model_cost(scored)}}
             for s in SPLITS:
                 part = [c for c in scored if c["split"] == s]
                 if part:
-                    groups[s] = metrics(part)
+                    groups[s] = {**metrics(part), **model_cost(part)}
             paths[name] = {"groups": groups, "extractor_days": dict(days_by), "seconds": round(sum(seconds), 1),
                            "seconds_per_case": round(sum(seconds) / max(1, len(seconds)), 2), "cases": scored}
     finally:
@@ -375,13 +377,39 @@ def case_clock(case: dict, home: Path):
                 os.environ[k] = v
 
 
-def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log_format: str = "jsonl") -> tuple[dict, object]:
-    """One case in a fresh workspace: logs, pinned clock, the digest day by day, the index, facts, questions."""
+def model_cost(cases: list[dict]) -> dict:
+    """What the chat model cost over ``cases`` (from each workspace's ``logs/llm_usage.jsonl``): seconds of digest per
+    day of log (the whole day's stages, as the user waits for them), tokens per day, and the share of the model's
+    operations that validation dropped, by reason. Empty for the rules path."""
+    secs = [x for c in cases for x in c.get("day_seconds", [])]
+    out = {"seconds_per_day": round(sum(secs) / len(secs), 2) if secs else None}
+    days = [d for c in cases for d in c.get("model_days", [])]
+    if not days:
+        return out
+    n = len(days)
+    ops = sum(d.get("ops", 0) for d in days)
+    dropped = Counter()
+    for d in days:
+        dropped.update(d.get("dropped") or {})
+    return {**out, "model": {"days": n, "seconds_per_day": round(sum(d["digest_seconds"] for d in days) / n, 1),
+                      "model_seconds_per_day": round(sum(d.get("seconds", 0.0) for d in days) / n, 1),
+                      "prompt_tokens_per_day": round(sum(d.get("prompt_tokens", 0) for d in days) / n),
+                      "completion_tokens_per_day": round(sum(d.get("completion_tokens", 0) for d in days) / n),
+                      "requests_per_day": round(sum(d.get("requests", 0) for d in days) / n, 2),
+                      "ops": ops, "dropped_share": round(sum(dropped.values()) / ops, 3) if ops else None,
+                      "dropped": dict(dropped.most_common())}}
+
+
+def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log_format: str = "jsonl",
+             cache: Path | None = None) -> tuple[dict, object]:
+    """One case in a fresh workspace: logs, pinned clock, the digest day by day, the index, facts, questions.
+    ``cache``: a folder of the chat model's answers kept across runs (copied into the case's synced extraction cache
+    before, and what it gained copied back after)."""
     from digest.stages import digest_day
     from index.stages import rebuild
     from kernel.embedders import make_settings_embedder
     from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
+    from kernel.workspace import Workspace, init_workspace
     from query.ask import ask
     from query.facts import facts_as_of
     from storage.facts import open_facts
@@ -396,9 +424,21 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
         folder.mkdir(parents=True, exist_ok=True)
         for d in days:
             (folder / f"{d}.{log_format}").write_text(day_log(case["days"][d], log_format), encoding="utf-8")
-        extractors = Counter()
+        ws = Workspace(home)
+        if cache is not None and cache.is_dir():
+            shutil.copytree(cache, ws.extraction_cache, dirs_exist_ok=True)
+        extractors, digest_seconds = Counter(), {}
         for d in days:
+            td = time.perf_counter()
             extractors[digest_day(settings, USER, date.fromisoformat(d), folder)["extractor"]] += 1
+            digest_seconds[d] = time.perf_counter() - td
+        if cache is not None and ws.extraction_cache.is_dir():
+            shutil.copytree(ws.extraction_cache, cache, dirs_exist_ok=True)
+        model_days = []
+        usage = ws.logs / "llm_usage.jsonl"
+        for line in usage.read_text(encoding="utf-8").splitlines() if usage.is_file() else []:
+            entry = json.loads(line)
+            model_days.append({**entry, "digest_seconds": round(digest_seconds.get(entry["day"], 0.0), 2)})
         emb = emb or make_settings_embedder(settings)
         rebuild(settings, embedder=emb)
         listed = facts_as_of(settings)["facts"]
@@ -419,6 +459,9 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
     rec["flagged"] = [f"{fact_text(f)} (may have changed on {f['changed_on']}: {f['newer']})" for f in flagged]
     rec["statements"] = [f"{fact_text(f)} (said on {f['said_on']})" for f in said]
     rec["extractors"] = dict(extractors)
+    rec["day_seconds"] = [round(v, 2) for v in digest_seconds.values()]
+    if chat:
+        rec["model_days"] = model_days
     return rec, emb
 
 
@@ -439,6 +482,15 @@ ROWS = [("slot accuracy (own slot keys)", "slot_accuracy"), ("  current hit", "c
         ("question accuracy", "question_accuracy"), ("  answer hit", "answer_hit"), ("  stale shown", "stale_shown"),
         ("answer in returned context", "answer_in_context"), ("stopped at no_history", "no_history"),
         ("stopped at no_memory", "no_memory")]
+
+
+MODEL_ROWS = [("model: seconds waited per day", "model_seconds_per_day"), ("model: requests per day", "requests_per_day"),
+              ("model: prompt tokens per day", "prompt_tokens_per_day"), ("model: answer tokens per day", "completion_tokens_per_day"),
+              ("model: operations answered", "ops"), ("model: share dropped by validation", "dropped_share")]
+
+
+def _num(v) -> str:
+    return "-" if v is None else (f"{v:.3f}" if isinstance(v, float) and v < 1 else f"{v}")
 
 
 def _get(m: dict, key):
@@ -467,6 +519,10 @@ def render(res: dict) -> str:
     lines.append(f"{'cases / current facts':<38}" + "".join(f"{str(m['cases']) + ' / ' + str(m['current_facts']):>19}" for *_, m in cols))
     for label, key in ROWS:
         lines.append(f"{label:<38}" + "".join(f"{_fmt(_get(m, key)):>19}" for *_, m in cols))
+    lines.append(f"{'seconds of digest per day':<38}" + "".join(f"{_fmt(m.get('seconds_per_day')):>19}" for *_, m in cols))
+    for label, key in MODEL_ROWS:
+        if any(m.get("model") for *_, m in cols):
+            lines.append(f"{label:<38}" + "".join(f"{_num((m.get('model') or {}).get(key)):>19}" for *_, m in cols))
     for p, d in res["paths"].items():
         all_ = d["groups"]["all"]
         lines.append(f"{p} by kind (slot accuracy / case-wide / question accuracy): " + ", ".join(
@@ -494,6 +550,12 @@ def markdown(res: dict, command: str) -> str:
           "| current facts at the end | " + " | ".join(f"{m['current_facts']}" for *_, m in cols) + " |"]
     for label, key in ROWS:
         md.append(f"| {label.strip()} | " + " | ".join(_fmt(_get(m, key)) for *_, m in cols) + " |")
+    md.append("| seconds of digest per day | " + " | ".join(_num(m.get("seconds_per_day")) for *_, m in cols) + " |")
+    if any(m.get("model") for *_, m in cols):
+        md += [f"| {label} | " + " | ".join(_num((m.get("model") or {}).get(key)) for *_, m in cols) + " |" for label, key in MODEL_ROWS]
+        md += ["", "Operations dropped by validation, by reason: " + "; ".join(
+            f"{p} {g}: " + (", ".join(f"{k} {v}" for k, v in m["model"]["dropped"].items()) or "none")
+            for p, g, m in cols if m.get("model")) + "."]
     for p, d in res["paths"].items():
         md += ["", f"## {p}: by kind, language and question language", "",
                "Extractor per digested day: " + ", ".join(f"{k}: {v} days" for k, v in d["extractor_days"].items()) + f"; {d['seconds']} s ({d['seconds_per_case']} s per case).", ""]

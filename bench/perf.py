@@ -80,6 +80,7 @@ def sentence(rnd: random.Random, zh: list[str], en: list[str]) -> str:
 def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
     from kernel.domain import Candidate
     from kernel.settings import load_settings
+    from services.supersession import Supersession
     from storage.facts import open_facts
     from kernel.workspace import Workspace, init_workspace
     from storage.cards import CardStore
@@ -126,7 +127,7 @@ def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
                 day_cards.append((card_id, meta, f"# {meta['topic']}\n\n{meta['summary']}\n"))
                 made_cards += 1
         if cands:
-            facts.apply("bench", day, cands, file_sha={name: "bench"}, raw_refs={name: ref})
+            Supersession(facts).apply("bench", day, cands, file_sha={name: "bench"}, raw_refs={name: ref})
         if day_cards:
             cards.replace_day("bench", "bench", day, day_cards)
     facts.close()
@@ -139,6 +140,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
 
     from kernel.domain import Candidate
     from kernel.settings import load_settings
+    from services.supersession import Supersession
     from storage.facts import open_facts
     from storage.cards import render
 
@@ -160,7 +162,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
             source_file=r["source_file"], line_start=r["line_start"] + 1, line_end=r["line_start"] + 1,
             observed_at=f"{r['source_day']}T18:00:00"))
     for day, cands in by_day.items():
-        store.apply("bench", date.fromisoformat(day), cands, file_sha={c.source_file: "bench-2" for c in cands}, raw_refs={})
+        Supersession(store).apply("bench", date.fromisoformat(day), cands, file_sha={c.source_file: "bench-2" for c in cands}, raw_refs={})
     store.close()
     return {"cards_edited": len(picked), "facts_superseded": len(victims)}
 

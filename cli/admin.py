@@ -4,6 +4,7 @@ agent-sync), its settings, public datasets as logs, and the local Prefect server
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
@@ -24,11 +25,14 @@ def cmd_init(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from restore.run import RestoreError, restore
+    from restore.run import RestoreError, RestoreFailed, restore
 
     settings = settings_from_args(args)
     try:
         report = restore(settings, force=args.force, log=(lambda m: None) if args.json else (lambda m: print(m, flush=True))).to_dict()
+    except RestoreFailed as e:  # not the user's to fix as asked: one line, exit 1, nothing lost
+        print(f"agentos: error: {e}", file=sys.stderr)
+        return 1
     except RestoreError as e:
         raise CliError(str(e)) from None
 

@@ -83,7 +83,8 @@ def cmd_bench(args) -> int:
         folder = Path(args.path)
         if not (folder / "dev.jsonl" if folder.is_dir() else folder).is_file():
             raise CliError(f"no dev.jsonl in {args.path} (the fact_updates folder)")
-        res = facts.run(args.path, limit=args.limit, llm=args.llm, split=args.split, log=log)
+        res = facts.run(args.path, limit=args.limit, llm=args.llm, split=args.split, log=log, llm_cache=args.llm_cache,
+                        rules=not args.no_rules)
         _report_and_emit(args, res, facts, command)
     else:
         from bench import perf
@@ -162,7 +163,10 @@ def add_parser(sub, name: str = "bench") -> None:
     sp.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
                     help="which cases: dev (tune on these), holdout (not tuned on) or all (default; both reported apart)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also run the digest's chat-model extractor on this OpenAI-compatible endpoint, "
-                    "e.g. http://127.0.0.1:8000/v1#qwen3-8b")
+                    "e.g. http://127.0.0.1:8090/v1#qwen2.5-coder-1.5b (`make llm` serves one there)")
+    sp.add_argument("--llm-cache", metavar="DIR", help="keep the chat model's answers in DIR across runs (each case's synced "
+                    "extraction cache is read from and written back to it): a re-run asks the model only what changed")
+    sp.add_argument("--no-rules", action="store_true", help="with --llm: run only the chat-model path")
     _add_outputs(sp, "write the Markdown report here, e.g. bench/results/facts.md")
     sp = _runner(bsub, "crosslingual", "questions in one language over memory and knowledge in the other (recall, knowledge answers)",
                  "memory recall on MADial (the same memories in Chinese and English) and knowledge answers on the Chinese "

@@ -17,6 +17,7 @@ import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError
+from storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
 # The order of `agentos --help` (demo, which runs the others through main, comes last).
@@ -46,6 +47,29 @@ def _stopped(e: BaseException) -> bool:
     return isinstance(e, Terminated) or getattr(e, "signal", None) == signal.SIGTERM
 
 
+def _damaged_stores(e: BaseException) -> list[str]:
+    """After a database error (``database disk image is malformed`` names no file): each damaged store of the
+    workspace and the command that makes it again (``storage.health``); empty for any other error."""
+    import sqlite3
+
+    seen, err = set(), e
+    while err is not None and id(err) not in seen:  # the error itself, or what a flow or a task wrapped
+        if isinstance(err, sqlite3.DatabaseError):
+            break
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    else:
+        return []
+    try:
+        from kernel.settings import load_settings
+        from storage.health import damaged
+
+        home = load_settings().home
+        return [d.line(home) for d in damaged(home)]
+    except Exception:  # noqa: BLE001 - the settings themselves may be what fails: then the plain message
+        return []
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = None
@@ -60,7 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         raise  # the entry point ends quietly
+    except JournalUnwritable as e:
+        print(f"agentos: error: {e.strerror}", file=sys.stderr)
+        return 2
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
+        damage = _damaged_stores(e)
+        if damage:
+            print("\n".join(f"agentos: error: {line}" for line in damage), file=sys.stderr)
+            return 1
         print(f"agentos: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     except BaseException as e:

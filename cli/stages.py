@@ -97,24 +97,39 @@ def cmd_rebuild(args) -> int:
 
 def cmd_doctor(args) -> int:
     from index.stages import doctor
+    from storage.health import damaged
 
     settings = settings_from_args(args)
     need_workspace(settings)
-    r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
-    from restore.replay import pending
+    bad = [d.line(settings.home) for d in damaged(settings.home)]  # first: a damaged store fails every check below
+    if bad:
+        r = {"ok": False, "generation": None, "drift": [], "damaged": bad, "warnings": [], "counts": {}}
+    else:
+        r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
+        r["damaged"] = []
+        from restore.replay import pending, refusal, workspace_users
 
-    waiting, problems = pending(settings)  # the journal: decisions synced from another machine, damaged lines
-    r["journal"] = {"not_applied": len(waiting), "problems": problems}
-    r["warnings"] = [*(r.get("warnings") or []), *[f"journal: {p}" for p in problems],
-                     *([f"journal: {len(waiting)} decision(s) made on another machine are not applied here yet (the next "
-                        "`agentos nightly` applies them; one whose log has not synced yet waits for it)"] if waiting else [])]
+        waiting, problems = pending(settings)  # the journal: decisions synced from another machine, damaged lines
+        users = workspace_users(settings)
+        refused = [f"{e['_file']}:{e['_line']}: {e['kind']}: not applied ({why})" for e in waiting
+                   if (why := refusal(settings, e, users)) is not None]
+        waiting = [e for e in waiting if refusal(settings, e, users) is None]
+        problems = [*problems, *refused]
+        r["journal"] = {"not_applied": len(waiting), "problems": problems}
+        r["warnings"] = [*(r.get("warnings") or []), *[f"journal: {p}" for p in problems],
+                         *([f"journal: {len(waiting)} decision(s) made on another machine are not applied here yet (the next "
+                            "`agentos nightly` applies them; one whose log has not synced yet waits for it)"] if waiting else [])]
 
     def render(o):
+        for line in o["damaged"]:
+            print(f"damaged: {line}")
         print(f"index generation {o['generation'] or '(none)'}" + (f", embedder {o['embedder']}" if o.get("embedder") else ""))
         for name, c in (o.get("counts") or {}).items():
             print(f"  user {c['user']}: stores {c['stores']} units, manifest {c['manifest']}, keyword {c['keyword']}, vector {c['vector']}")
         if o["ok"]:
             print("ok: cards, facts, keyword index and vector index agree")
+        elif o["damaged"]:
+            print("not checked further: the stores above are damaged")
         else:
             print(f"drift ({len(o['drift'])}): the next rebuild (`agentos rebuild`, or the nightly flow) repairs it")
             for line in o["drift"]:

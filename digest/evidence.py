@@ -8,7 +8,7 @@ and by the fact it states (``FactStore.observation_key``), never by line numbers
 - re-digesting an edited log applies only its new and changed lines: an unchanged line is the same observation, even
   when an edit above moved it (no second confidence raise, no duplicate row);
 - an earlier observation whose content the day's logs no longer hold (its file removed, its line edited) is retired,
-  and a fact left with no live evidence is retracted (``FactStore.apply``'s ``retire``); a fact another line or day
+  and a fact left with no live evidence is retracted (``Supersession.apply``'s ``retire``); a fact another line or day
   also says keeps it;
 - a day whose every log was removed is found by ``vanished_days`` and digested as an empty day: its facts of those
   logs are retracted, its cards and summary emptied.
@@ -200,14 +200,18 @@ def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, rep
     with workspace_lock(settings.home):
         store = open_facts(settings)
         try:
-            row = store.forget(user, fact_id, reason)
+            f = store.forgettable(user, fact_id)  # checked before the journal is written: a refused forget writes no line
             evidence = store.evidence_of(fact_id)
-            days = sorted({e["source_day"] for e in evidence} | {row["source_day"]})
-            if not replayed:
-                sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in evidence} | {f"{row['source_day']}|{row['source_file']}"})
-                journal.record(store, Workspace(settings.home).journal_dir, settings.hostname, "fact.forget", user,
-                               {"subject": row["subject"], "subject_key": row["subject_key"], "predicate": row["predicate"],
-                                "object": row["object"], "object_key": row["object_key"], "sources": sources, "reason": row["closed_reason"]})
+            days = sorted({e["source_day"] for e in evidence} | {f["source_day"]})
+            if replayed:
+                row = store.forget(user, fact_id, reason)
+            else:  # journaled first: a journal that cannot be written leaves the fact as it is (JournalUnwritable)
+                sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in evidence} | {f"{f['source_day']}|{f['source_file']}"})
+                row = journal.record(store, Workspace(settings.home).journal_dir, settings.hostname, "fact.forget", user,
+                                     {"subject": f["subject"], "subject_key": f["subject_key"], "predicate": f["predicate"],
+                                      "object": f["object"], "object_key": f["object_key"], "sources": sources,
+                                      "reason": store.forget_reason(reason)},
+                                     apply=lambda: store.forget(user, fact_id, reason))["applied"]
         finally:
             store.close()
         ws = Workspace(settings.home)

@@ -8,7 +8,7 @@ write L1 index cards and the daily summary -> report. Each works on the whole da
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
@@ -21,7 +21,7 @@ from kernel.secrets import short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
-from storage.eventlog import log_conflicts, log_errors, record_quarantine
+from storage.eventlog import log_conflicts, log_errors, log_model_usage, record_quarantine
 from storage.raw_archive import ArchiveError, RawArchive
 
 SEGMENT_GAP_MINUTES = 45
@@ -125,13 +125,22 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    """The chat model's candidates, its answers kept in (and read back from) the synced extraction cache."""
-    from digest.model_extract import ExtractionCache, extract_with_model
+    """The chat model's candidates, deciding against the user's current facts; its answers kept in (and read back
+    from) the synced extraction cache, and what the day cost appended to ``logs/llm_usage.jsonl``."""
+    from digest.model_extract import ExtractionCache, ModelStats, extract_with_model
     from kernel.llm import ChatClient
 
+    if not inp.turns:
+        return []
     client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
     cache = ExtractionCache(Workspace(settings.home).extraction_cache)
-    return extract_with_model(inp.turns, inp.day, client, cache=cache) if inp.turns else []
+    stats = ModelStats()
+    try:
+        return extract_with_model(inp.turns, inp.day, client, known=known_facts(settings, inp), cache=cache,
+                                  embed=_sentence_embedder(settings), stats=stats)
+    finally:
+        log_model_usage(Workspace(settings.home).logs, {"user": inp.user, "day": inp.day.isoformat(), "model": settings.llm_model,
+                                                         **stats.as_dict(), **client.usage.as_dict()})
 
 
 def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
@@ -144,9 +153,21 @@ def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
     if not inp.turns or not folder.is_dir():
         return None
     try:
-        return extract_with_model(inp.turns, inp.day, None, cache=ExtractionCache(folder))
+        return extract_with_model(inp.turns, inp.day, None, known=known_facts(settings, inp), cache=ExtractionCache(folder),
+                                  embed=_sentence_embedder(settings))
     except LLMError:
         return None
+
+
+def known_facts(settings: Settings, inp: DayInput) -> list[dict]:
+    """The user's facts that held when the day began: what the chat model decides against (a new value for #k, #k
+    ended). Histories and stops are not shown: they change nothing."""
+    store = open_facts(settings)
+    try:
+        rows = store.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
+    finally:
+        store.close()
+    return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped"]
 
 
 def known_people(subjects: list[tuple[str, str]]) -> list[str]:
@@ -204,14 +225,15 @@ def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     from digest.drift import flag_day
     from digest.evidence import gone_observations, observations
     from digest.slots import SubjectSlots
+    from services.supersession import Supersession
 
     ws = Workspace(settings.home)
     store = open_facts(settings)
     slots = SubjectSlots(embed=_sentence_embedder(settings))
     try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
-        report = store.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
-                             observations=observations(inp, candidates), retire=gone_observations(settings, store, inp),
-                             slots=slots)
+        policy = Supersession(store, slots=slots)
+        report = policy.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
+                              observations=observations(inp, candidates), retire=gone_observations(settings, store, inp))
         flag_day(store, inp.user, inp.day, inp.turns, candidates, report.fact_ids, slots)  # what the rules could not read
     finally:
         store.close()
@@ -353,8 +375,14 @@ def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
 def record_failure(settings: Settings, user: str, day: date, folder: Path, run: str, error: BaseException) -> str:
     """A whole day that failed (after its retries): one line in errors.log and an entry in quarantine.jsonl, so the
     range goes on to the next day. Returns the reason as reports list it."""
+    import sqlite3
+
     ws = Workspace(settings.home)
     message = " ".join(str(error).split())[:300]
+    if isinstance(error, sqlite3.DatabaseError):  # "database disk image is malformed" names no file: the check does
+        from storage.health import damaged
+
+        message += "".join(f"; {d.line(settings.home)}" for d in damaged(settings.home))
     problem = Quarantined(f"(day {day.isoformat()})", f"the day's digest failed ({type(error).__name__}: {message}); "
                                                        f"the other days went on; it is tried again the next night (or `agentos digest --day {day}`)")
     log_errors(ws.logs, run, [problem])
@@ -414,16 +442,26 @@ def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str 
 
 
 def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
-    """The chat model's candidates when one is configured, else (or when it fails after its retries) the
-    rules'; returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain
-    or as tasks."""
+    """The chat model's candidates when one is configured (or its cached answers), with the rules' for the turns the
+    model left without a fact (``beside_rules``); else, or when the model fails after its retries, the rules'.
+    Returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain or as tasks."""
     if not settings.llm_base_url:
         cached = extract_cached(settings, inp)
-        return (cached, "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
+        return (beside_rules(cached, by_rules(inp)), "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
     try:
-        return by_model(settings, inp), f"llm:{settings.llm_model}"
+        cands = by_model(settings, inp)
     except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
         return by_rules(inp), "rules (model failed)"
+    return beside_rules(cands, by_rules(inp)), f"llm:{settings.llm_model}"
+
+
+def beside_rules(model: list[Candidate], rules: list[Candidate]) -> list[Candidate]:
+    """The model's candidates, and the rules' from the turns the model gave none for: a turn the model read is its
+    alone (its update or end of a known fact is never second-guessed there), a turn it left is read by the rules, which
+    write only what they are sure of. In the log's order."""
+    read = {(c.source_file, c.line_start) for c in model}
+    out = model + [c for c in rules if (c.source_file, c.line_start) not in read]
+    return sorted(out, key=lambda c: (c.source_file, c.line_start))
 
 
 def digest_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest") -> dict:

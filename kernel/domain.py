@@ -74,6 +74,9 @@ class Candidate:
     # the sentence tells a change ("switched to", "现在改用"): when no rule ties it to a current fact, the store asks the
     # digest's slot matcher which fact of the same person it replaces (by meaning) and closes that one
     renews: bool = False
+    # the current fact this candidate explicitly continues (a new value for it, or with predicate "stopped" its end), as
+    # a chat model named it from the facts it was shown: the supersession policy closes exactly that one, no guess
+    target: int | None = None
 
     def key(self, user: str, source_sha: str) -> str:
         """Identity of this observation: the same candidate from the same source is applied once."""

@@ -3,14 +3,28 @@
 The model's output is JSON, repaired where that is safe (code fences, prose around the JSON, trailing
 commas). Any failure raises ``LLMError``: the caller (a Prefect task with retries) tries again, and every
 model path has a deterministic fallback.
+
+With a JSON schema the client asks for structured output the way the server understands it, trying the
+forms from the strictest down and remembering the one that worked (per endpoint, for the process):
+``{"type": "json_schema", ...}`` (OpenAI, vLLM, Ollama, llama.cpp's own ``llama-server``), then
+``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server: a grammar built from the schema), then
+plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers an error naming
+``response_format``; that is not a failure of the request, the next form is tried at once.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
+from dataclasses import dataclass, field
 
 import httpx
+
+# Structured-output forms, strictest first (see the module's docstring).
+FORMS = ("json_schema", "json_object_schema", "json_object")
+# Which form each endpoint accepted: a batch of many requests finds it once.
+_ACCEPTED: dict[str, str] = {}
 
 
 class LLMError(Exception):
@@ -38,20 +52,86 @@ def repair_json(text: str):
         raise LLMError(f"model answer is not valid JSON: {e.msg}") from e
 
 
+@dataclass
+class Usage:
+    """What a client has asked so far: requests, tokens as the server counted them, seconds waited."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    forms: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"requests": self.requests, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "seconds": round(self.seconds, 2), "forms": dict(self.forms)}
+
+
+def response_format(form: str, schema: dict | None, name: str = "answer") -> dict:
+    """The ``response_format`` body of one structured-output form."""
+    if schema is None or form == "json_object":
+        return {"type": "json_object"}
+    if form == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
+
+
+def refuses_form(r: httpx.Response) -> bool:
+    """The server refused the request's ``response_format``, not the request: an error whose body names the field
+    (OpenAI and vLLM answer 400, FastAPI servers 422, llama-cpp-python's server a 500 with its validation error for
+    ``json_schema``). Any other error (a prompt longer than the context, an overloaded server) is the request's own:
+    it fails, and never drops the schema for the requests after it."""
+    return r.status_code >= 400 and any(w in r.text for w in ("response_format", "json_schema"))
+
+
 class ChatClient:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout = timeout
+        self.usage = Usage()
 
-    def complete_json(self, system: str, user: str):
-        body = {"model": self.model, "temperature": 0, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                "response_format": {"type": "json_object"}}
+    def complete_json(self, system: str, user: str, *, schema: dict | None = None, examples: list[tuple[str, str]] = (),
+                      max_tokens: int | None = None):
+        """The model's JSON answer to ``user`` after ``system`` and the worked ``examples`` (user, assistant pairs,
+        sent as earlier turns: a fixed prefix a server with a prompt cache reads once)."""
+        messages = [{"role": "system", "content": system}]
+        for q, a in examples:
+            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
+        messages.append({"role": "user", "content": user})
+        body = {"model": self.model, "temperature": 0, "messages": messages}
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        forms = FORMS if schema is not None else ("json_object",)
+        known = _ACCEPTED.get(self.url)
+        if known in forms:
+            forms = forms[forms.index(known):]
+        for i, form in enumerate(forms):
+            r = self._post({**body, "response_format": response_format(form, schema)})
+            if i + 1 < len(forms) and refuses_form(r):
+                continue  # this server does not take this form: the next one, at once
+            try:
+                r.raise_for_status()
+                data = r.json()
+                content = data["choices"][0]["message"]["content"]
+            except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as e:
+                raise LLMError(f"chat endpoint {self.url} failed: {e}") from e
+            _ACCEPTED[self.url] = form
+            self.usage.forms[form] = self.usage.forms.get(form, 0) + 1
+            used = data.get("usage") if isinstance(data, dict) else None
+            if isinstance(used, dict):
+                self.usage.prompt_tokens += int(used.get("prompt_tokens") or 0)
+                self.usage.completion_tokens += int(used.get("completion_tokens") or 0)
+            return repair_json(content or "")
+        raise LLMError(f"chat endpoint {self.url} refused every response format")  # pragma: no cover - the loop returns or raises
+
+    def _post(self, body: dict) -> httpx.Response:
+        t0 = time.perf_counter()
         try:
-            r = httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
-            r.raise_for_status()
-            content = r.json()["choices"][0]["message"]["content"]
-        except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as e:
+            return httpx.post(self.url, json=body, headers=self.headers, timeout=self.timeout)
+        except httpx.HTTPError as e:
             raise LLMError(f"chat endpoint {self.url} failed: {e}") from e
-        return repair_json(content or "")
+        finally:
+            self.usage.requests += 1
+            self.usage.seconds += time.perf_counter() - t0

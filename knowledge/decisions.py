@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from kernel.settings import Settings
 from knowledge.refine import apply_fact_candidates, kb_paths, open_kb, retract_unreviewed, written_unreviewed
 from kernel.workspace import Workspace
+from services.supersession import Supersession
 from storage import journal
 from storage.facts import open_facts
 from storage.kb_cards import restamp
@@ -104,24 +105,30 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
         why = may_decide(settings, doc, who) if checked else None
         if why:
             raise NotAllowed(why)
-        _settle_facts(settings, store, doc, decision)
-        store.set_status(doc_id, "ready" if decision == "approve" else "rejected", by=who, note=note)
+
+        def apply() -> None:
+            _settle_facts(settings, store, doc, decision)
+            store.set_status(doc_id, "ready" if decision == "approve" else "rejected", by=who, note=note)
+
+        if replayed:
+            apply()
+        else:  # journaled first: a journal that cannot be written leaves the document pending (JournalUnwritable)
+            _journal(settings, doc["owner"], "kb.decide", {"doc_id": doc_id, "decision": decision, "who": who, "note": note,
+                                                             "content_hash": doc["content_hash"]}, apply)
         doc = store.get(doc_id)
     finally:
         store.close()
     if not replayed:
-        _journal(settings, doc["owner"], "kb.decide", {"doc_id": doc_id, "decision": decision, "who": who, "note": note,
-                                                         "content_hash": doc["content_hash"]})
         path = kb_paths(settings)["knowledge"] / doc["path"]
         if path.exists():
             restamp(path, doc)
     return item(doc)
 
 
-def _journal(settings: Settings, user: str, kind: str, fields: dict) -> None:
+def _journal(settings: Settings, user: str, kind: str, fields: dict, apply) -> None:
     facts = open_facts(settings)
     try:
-        journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, kind, user, fields)
+        journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, kind, user, fields, apply=apply)
     finally:
         facts.close()
 
@@ -175,11 +182,13 @@ def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept:
     the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay."""
     facts = open_facts(settings)
     try:
-        out = facts.resolve_conflict(user, int(conflict_id), accept=accept)
-        if not replayed:
-            journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
-                           {"accept": accept, **{k: out[k] for k in CONFLICT_KEY}})
-        return out
+        if replayed:
+            return Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept)
+        c = facts.open_conflict(user, int(conflict_id))  # checked first: a refused decision writes no journal line
+        # journaled first: a journal that cannot be written leaves the conflict open (JournalUnwritable)
+        return journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
+                              {"accept": bool(accept), **{k: c[k] for k in CONFLICT_KEY}},
+                              apply=lambda: Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept))["applied"]
     finally:
         facts.close()
 

@@ -137,7 +137,7 @@ def _statements(doc_id: str, rel_path: str, body: str, rel: float, day: date) ->
 
 
 def _held(held: list[dict], aliases: dict, c: Candidate) -> tuple[str, dict | None]:
-    """What the owner's current facts (``held``) say to a candidate, read only (FactStore.apply's rules with
+    """What the owner's current facts (``held``) say to a candidate, read only (Supersession.apply's rules with
     contradictions as conflicts): ``identical`` (would reinforce), ``conflict`` (a different value is held), ``new``,
     or ``skip`` (nothing to key it by)."""
     from kernel.text import subject_key
@@ -149,7 +149,7 @@ def _held(held: list[dict], aliases: dict, c: Candidate) -> tuple[str, dict | No
     if c.multi_valued:
         if any(r["predicate"] == c.predicate and r["object_key"] == okey for r in rows):
             return "identical", None
-        from storage.facts import OPPOSITES
+        from services.supersession import OPPOSITES
 
         opp = next((r for r in rows if r["predicate"] == OPPOSITES.get(c.predicate) and r["object_key"] == okey), None)
         return ("conflict", opp) if opp else ("new", None)
@@ -188,11 +188,12 @@ def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body
 
 
 def apply_fact_candidates(settings: Settings, doc: dict) -> dict:
-    """Apply an approved document's staged fact candidates to its owner's facts through ``FactStore.apply`` (the
+    """Apply an approved document's staged fact candidates to its owner's facts through ``Supersession.apply`` (the
     digest's write path) with the card as their source and contradictions as conflicts for review (nothing held is
     overwritten); the reliability rule is checked again against the facts as they are now. Idempotent: each
     observation is keyed by the document's bytes and line, so approving again after a failure applies nothing twice.
     Returns {applied, identical, added, conflicts, fact_ids}."""
+    from services.supersession import Supersession
     from storage.eventlog import log_conflicts
     from storage.facts import open_facts
 
@@ -207,7 +208,8 @@ def apply_fact_candidates(settings: Settings, doc: dict) -> dict:
     store = open_facts(settings)
     try:
         cands = _admissible(store, doc["owner"], staged, doc["reliability"])
-        report = store.apply(doc["owner"], day, cands, file_sha={c.source_file: sha for c in cands}, raw_refs={}, contradictions="conflict")
+        report = Supersession(store).apply(doc["owner"], day, cands, file_sha={c.source_file: sha for c in cands}, raw_refs={},
+                                           contradictions="conflict")
     finally:
         store.close()
     log_conflicts(Workspace(settings.home).logs, report.conflict_lines)
@@ -224,12 +226,13 @@ def written_unreviewed(doc: dict) -> bool:
 
 
 def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
-    """Take back what refining ``doc`` wrote before review: its observations are retired through ``FactStore.apply``
+    """Take back what refining ``doc`` wrote before review: its observations are retired through ``Supersession.apply``
     (``retire``), so a fact only it said is retracted (the version it superseded, if any, current again) and a
     conflict only it raised is withdrawn; a fact other evidence also says stays (a reinforcement's small confidence
     step is not undone). Its observations are found by recomputing their keys from the card (the same extractor,
     bytes and lines), and, for a first version (no earlier version shares its card), also as the card's evidence of
     the facts its review lists. Returns {retired, retracted}."""
+    from services.supersession import Supersession
     from storage.facts import open_facts
 
     path = kb_paths(settings)["knowledge"] / doc["path"]
@@ -243,7 +246,7 @@ def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
             for fid in ((doc.get("review") or {}).get("consistency") or {}).get("fact_ids") or []:
                 keys |= {e["candidate_key"] for e in store.evidence_of(fid)
                          if e["source_file"] == doc["path"] and e["user_id"] == doc["owner"] and not e.get("retracted_at")}
-        report = store.apply(doc["owner"], day, [], file_sha={}, raw_refs={}, retire=[(k, why) for k in sorted(keys)])
+        report = Supersession(store).apply(doc["owner"], day, [], file_sha={}, raw_refs={}, retire=[(k, why) for k in sorted(keys)])
     finally:
         store.close()
     return {"retired": len(keys), "retracted": report.retracted}

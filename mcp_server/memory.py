@@ -45,12 +45,15 @@ def add_memory_tools(server, settings: Settings, error) -> None:
         return opened[0]
 
     def guarded(fn):
+        from storage.journal import JournalUnwritable
         from storage.memory_records import InvalidName, RecordError, RecordNotFound
 
         try:
             return fn()
         except (RecordError, InvalidName, RecordNotFound) as e:
             return error(str(e))
+        except JournalUnwritable as e:  # a deletion is journaled or not made: the record is still there
+            return error(e.strerror)
 
     @server.tool(name="memory_save", title="Save a memory", annotations=write)
     def memory_save(

@@ -174,11 +174,14 @@ def build_server(settings: Settings, *, warm: bool = False):
         cards_changed}. An unknown id (or one of another user) is an error.
         """
         from digest.evidence import forget_fact
+        from storage.journal import JournalUnwritable
 
         try:
             out = forget_fact(settings, settings.user, int(fact_id), reason)
         except (KeyError, ValueError) as e:
             return _error(str(e).strip("'\""))
+        except JournalUnwritable as e:  # a decision is journaled or not made: nothing changed
+            return _error(e.strerror)
         f = out["fact"]
         from query.facts import masked
 

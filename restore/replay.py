@@ -5,6 +5,16 @@ A decision whose target is not here yet (a forget of a fact from a log this mach
 not raised yet, a document not synced yet) waits: it is tried again at the next replay (every nightly run starts
 and ends with one), and counted as waiting. A decision that can no longer apply (the conflict was settled here
 already, the document was decided) is marked with what happened, never applied twice.
+
+Who may make a decision is checked again here, whoever's file it came from (``refusal``): a journal line is applied
+only when its user is a user of this workspace (a folder under ``04_memory/working`` or ``records``, the configured
+user or a knowledge admin); a decision about a user's memory (a forget, a conflict settled, a memory deleted) is that
+user's own, so a line saying another person (``who``) made it is refused; a document is decided only by someone
+``knowledge.decisions.may_decide`` admits, for the document's owner as the line names it. ``storage.journal.read``
+has already skipped lines that are damaged or that sit in another host's file than the one they name. A refused line
+is reported by every replay (``problems``) and never marked: the journal is the record, not this machine's judgement.
+What this cannot stop: anyone who can write agent-sync can write any host's file and any log; the journal is as
+trustworthy as the synced folder, and these checks keep a line to what the person it names may decide.
 """
 
 from __future__ import annotations
@@ -60,8 +70,13 @@ def replay(settings: Settings, *, user: str | None = None, through: str | None =
             here = {u: facts.last_digested_day(u) or "" for u in {ev["user"] for ev in events}}
         finally:
             facts.close()
+    users = workspace_users(settings)
     for ev in events:
         if user is not None and ev["user"] != user:
+            continue
+        why = refusal(settings, ev, users)
+        if why is not None:
+            report.problems.append(f"{ev['_file']}:{ev['_line']}: {ev['kind']} {_label(ev)}: not applied ({why})")
             continue
         if only_undated and ev.get("through"):
             continue
@@ -89,7 +104,40 @@ def replay(settings: Settings, *, user: str | None = None, through: str | None =
     return report
 
 
+def workspace_users(settings: Settings) -> set[str]:
+    """The users a journal line may name: a folder under ``04_memory/working`` or ``04_memory/records``, the configured
+    user, the knowledge admins."""
+    ws = Workspace(settings.home)
+    out = {settings.user, *settings.kb_admins}
+    for folder in (ws.memory / "working", ws.memory_records_dir):
+        if folder.is_dir():
+            out |= {p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")}
+    return out
+
+
+# The kinds that decide about one user's memory: only that user makes them.
+OWN = ("fact.forget", "fact.resolve", "memory.delete")
+
+
+def refusal(settings: Settings, ev: dict, users: set[str]) -> str | None:
+    """Why the decision ``ev`` may not be applied here whoever wrote it (None: it may); see the module."""
+    damaged = journal.kind_problem(ev)
+    if damaged is not None:
+        return f"damaged: {damaged}"
+    if ev["user"] not in users:
+        return (f"{ev['user']!r} is not a user of this workspace: no folder of theirs in agent-sync/04_memory/working or records; "
+                "applied once there is one")
+    who = ev.get("who")
+    if ev["kind"] in OWN and who is not None and who != ev["user"]:
+        return f"a decision about {ev['user']}'s memory said to be made by {who!r}: only {ev['user']} decides it"
+    if ev["kind"] == "kb.decide" and who not in users:
+        return f"{who!r}, said to have decided it, is not a user of this workspace"
+    return None
+
+
 def _label(ev: dict) -> str:
+    if ev["kind"] == "memory.delete":
+        return f"memory {str(ev.get('name_hash') or '')[:12]} ({len(ev.get('keys') or [])} line(s))"
     if ev["kind"] == "kb.decide":
         return f"{ev.get('decision')} {ev.get('doc_id')}"
     if ev["kind"] == "fact.resolve":
@@ -127,7 +175,7 @@ def _resolve(settings: Settings, ev: dict) -> str | None:
 
 
 def _decide(settings: Settings, ev: dict) -> str | None:
-    from knowledge.decisions import decide
+    from knowledge.decisions import NotAllowed, decide
     from knowledge.refine import open_kb
 
     store = open_kb(settings)
@@ -137,13 +185,30 @@ def _decide(settings: Settings, ev: dict) -> str | None:
         store.close()
     if doc is None:
         return None
+    if doc["owner"] != ev["user"]:
+        raise NotAllowed(f"the line names {ev['user']!r} as the document's owner; it is {doc['owner']!r}'s")
     if doc["status"] != "pending":
         return f"already {doc['status']}"
-    decide(settings, ev["doc_id"], ev["decision"], ev["who"], ev.get("note"), replayed=True)
+    decide(settings, ev["doc_id"], ev["decision"], ev["who"], ev.get("note"), replayed=True)  # who may decide: checked there
     return "approved" if ev["decision"] == "approve" else "rejected"
 
 
-APPLY = {"fact.forget": _forget, "fact.resolve": _resolve, "kb.decide": _decide}
+def _memory_delete(settings: Settings, ev: dict) -> str:
+    """A memory record deleted (here before a restore, or on another machine): the lines it was made from never make
+    it again here. The record's file itself is synced (gone from agent-sync); nothing here deletes a file."""
+    from storage.memory_proposals import ProposalStore
+
+    keys = list(ev["keys"])
+    if keys:
+        store = ProposalStore(Workspace(settings.home).memory_proposals_db)
+        try:
+            store.remember_deleted(ev["user"], keys, None, name_hash=ev.get("name_hash"))
+        finally:
+            store.close()
+    return f"{len(keys)} line(s) of a deleted memory never make it again"
+
+
+APPLY = {"fact.forget": _forget, "fact.resolve": _resolve, "kb.decide": _decide, "memory.delete": _memory_delete}
 
 
 def take_in(settings: Settings) -> dict:

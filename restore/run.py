@@ -14,6 +14,10 @@ and their inbox, identity files, the journal of decisions, a chat model's extrac
 
 Embeddings come from the embedding cache when agent-local still has one, else they are computed again; a chat
 model's fact extraction comes from the synced extraction cache, so a restore needs no model for what it saw before.
+
+A restore never leaves less than it found: the stores it moves aside (``--force``) come back to their places when it
+fails or is stopped part way, and what it had made by then goes to ``agent-local/restore-failed-<time>/``
+(``RestoreFailed`` says where); a damaged journal line is named and skipped (``storage.journal.read``), never a crash.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from restore.replay import ReplayReport, replay
 
 class RestoreError(RuntimeError):
     """The workspace cannot be restored as asked (no agent-sync, or derived stores present without ``force``)."""
+
+
+class RestoreFailed(RestoreError):
+    """The restore failed part way; the stores it found are back in their places (the message says so)."""
 
 
 @dataclass
@@ -57,16 +65,35 @@ def derived_present(ws: Workspace) -> list[Path]:
     return [p for p in stores if p.exists() and (p.is_file() or any(p.iterdir()))]
 
 
-def _move_aside(ws: Workspace) -> str:
-    """Move the derived stores into ``agent-local/restore-backup-<stamp>/``: nothing this machine made is deleted."""
-    target = ws.local / f"restore-backup-{clock.now(None).strftime('%Y%m%dT%H%M%S')}"
+def _move_aside(ws: Workspace, prefix: str = "restore-backup") -> tuple[Path, list[tuple[Path, Path]]]:
+    """Move the derived stores into ``agent-local/<prefix>-<stamp>/`` (a new folder each time): nothing this machine
+    made is deleted. Returns the folder and each (place, where it went)."""
+    stamp = clock.now(None).strftime('%Y%m%dT%H%M%S')
+    target, n = ws.local / f"{prefix}-{stamp}", 1
+    while target.exists():
+        n += 1
+        target = ws.local / f"{prefix}-{stamp}-{n}"
+    moved = []
     for p in derived_present(ws) + [q for q in (ws.logs,) if q.exists()]:
         companions = [p.with_name(p.name + s) for s in ("-wal", "-shm")] if p.is_file() else []
         for src in [p, *[c for c in companions if c.exists()]]:
             dest = target / src.relative_to(ws.home)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.move(str(src), str(dest))
-    return str(target.relative_to(ws.home))
+            moved.append((src, dest))
+    return target, moved
+
+
+def _put_back(ws: Workspace, moved: list[tuple[Path, Path]]) -> Path | None:
+    """A restore that failed: what it made goes aside (``restore-failed-<stamp>/``), the stores it moved aside come
+    back to their places. Returns where the failed attempt's stores are (None: it had made none)."""
+    failed, partial = _move_aside(ws, "restore-failed") if derived_present(ws) or ws.logs.exists() else (None, [])
+    for place, kept in moved:
+        if place.is_dir() and not place.is_symlink() and not any(place.iterdir()):
+            place.rmdir()  # an empty folder the attempt made (it moves only stores with something in them)
+        place.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(kept), str(place))
+    return failed if partial else None
 
 
 def users_with_logs(settings: Settings) -> list[str]:
@@ -81,10 +108,7 @@ def users_with_logs(settings: Settings) -> list[str]:
 def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreReport:
     """Rebuild every derived store from agent-sync (see the module). Raises RestoreError when agent-sync is missing,
     or when this machine already holds derived stores and ``force`` is not given (with ``force`` they are moved aside,
-    never deleted)."""
-    from digest.logformat import list_days
-    from digest.stages import run_day
-
+    never deleted, and put back if the restore fails: RestoreFailed)."""
     ws = Workspace(settings.home)
     if not ws.sync.is_dir():
         raise RestoreError(f"no agent-sync folder at {ws.sync}: copy or sync it there first")
@@ -94,8 +118,26 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         names = ", ".join(str(p.relative_to(ws.home)) for p in present)
         raise RestoreError(f"this machine already holds derived stores ({names}); `agentos restore --force` moves them to "
                            "agent-local/restore-backup-<time>/ and makes them again from agent-sync")
-    if present:
-        report.moved_aside = _move_aside(ws)
+    backup, moved = _move_aside(ws) if present else (None, [])
+    if backup is not None:
+        report.moved_aside = str(backup.relative_to(ws.home))
+    try:
+        _restore(settings, ws, report, log)
+    except BaseException as e:
+        failed = _put_back(ws, moved)
+        if backup is not None and backup.is_dir() and not any(p.is_file() for p in backup.rglob("*")):
+            shutil.rmtree(backup, ignore_errors=True)  # only the empty folders the stores were moved out of
+        where = f"; what it had made is in {failed.relative_to(ws.home)}" if failed else ""
+        if not isinstance(e, Exception):
+            raise
+        raise RestoreFailed(f"restore failed ({type(e).__name__}: {e}); this machine's stores are back as they were{where}") from e
+    return report
+
+
+def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> None:
+    from digest.logformat import list_days
+    from digest.stages import run_day
+
     ws.ensure()
     t0 = time.perf_counter()
 
@@ -125,7 +167,6 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
     report.index = _rebuild_indexes(settings, sorted(set(report.users) | set(users_with_records(settings))))
     report.seconds["index"] = round(time.perf_counter() - t1, 2)
     report.seconds["total"] = round(time.perf_counter() - t0, 2)
-    return report
 
 
 def _rebuild_indexes(settings: Settings, users: list[str]) -> dict:

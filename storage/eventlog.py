@@ -1,4 +1,4 @@
-"""Append-only text logs in ``04_memory/logs/``: errors.log, conflicts.log, quarantine.jsonl.
+"""Append-only text logs in ``logs/``: errors.log, conflicts.log, quarantine.jsonl, llm_usage.jsonl.
 
 Lines are appended whole under an exclusive lock, so two runs writing at once never interleave.
 """
@@ -31,6 +31,12 @@ def log_errors(logs_dir: Path, run: str, problems: list) -> None:
 def log_conflicts(logs_dir: Path, lines: list[str]) -> None:
     stamp = clock.stamp()
     append_lines(logs_dir / "conflicts.log", [f"{stamp} {line}" for line in lines])
+
+
+def log_model_usage(logs_dir: Path, entry: dict) -> None:
+    """One line per digested day that asked the chat model: what it answered, what validation dropped, its tokens and
+    seconds (``llm_usage.jsonl``: what a model costs per day, read by ``agentos bench facts``)."""
+    append_lines(logs_dir / "llm_usage.jsonl", [json.dumps({"at": clock.stamp(), **entry}, ensure_ascii=False, sort_keys=True)])
 
 
 def record_quarantine(logs_dir: Path, entries: list[dict]) -> int:

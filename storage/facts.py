@@ -1,14 +1,11 @@
-"""L2: structured facts in SQLite (``04_memory/long_term/facts.db``).
+"""L2: structured facts in SQLite (``04_memory/long_term/facts.db``): rows in and rows out.
 
-Rules the store enforces, whatever extractor proposed the candidate:
-- the same fact again raises its confidence slightly: no duplicate row;
-- same subject and (single-valued) predicate with a new object supersedes the old row: the old row
-  keeps its data with validity closed and ``superseded_by`` set, the new row carries
-  ``previous_version``; nothing is deleted or overwritten;
-- an inference never supersedes a stated or corrected fact: that is a conflict, recorded in the
-  ``conflicts`` table and ``logs/conflicts.log`` for review;
-- every candidate observation is applied once (a digest's keyed by its day, file, lines' content and fact; others by
-  source bytes and line range), so re-running a day or a backfill leaves the store exactly as it was;
+What a candidate means for the facts held (reinforce, supersede, conflict, stop) is the policy of
+``services.supersession.Supersession``, which writes through this store's primitives (``insert_fact``,
+``close_fact``, ``add_evidence``, ``add_conflict`` ... inside ``transaction()``). The store itself keeps:
+- facts are never deleted or overwritten: a superseded row keeps its data with validity closed and ``superseded_by``
+  set, the new row carries ``previous_version``;
+- every observation has an evidence row, keyed (``observation_key``) so that it is applied once;
 - every fact knows its evidence: an observation its logs no longer hold is retired, and a fact left with none is
   retracted; a fact a person forgets is closed for good (``forget``); past its expiry a fact is stale, not gone.
 """
@@ -17,25 +14,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
 
 import sqlite_utils
 
 from kernel import clock
-from kernel.domain import AUTHORITY, Candidate
-from kernel.text import has_cjk, normalize_key, subject_key
-from kernel.valuetypes import SELF_NAMED, value_key, value_type
+from kernel.domain import Candidate
+from kernel.text import normalize_key, subject_key
 from storage import drift
 from storage.migrations import Migrations
 
-# Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
-# A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing.
+# A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing (a retracted
+# stop gives them all back).
 STOPPED = "stopped"
-OPPOSITES = {"likes": "dislikes", "dislikes": "likes", "prefers": "prefers_not", "prefers_not": "prefers"}
 
 migrations = Migrations("facts")
 
@@ -206,53 +201,9 @@ def m003_evidence_lifecycle(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
-class SlotMatcher(Protocol):
-    """Whether two subjects name the same slot ("服务器" / "服务器配置" / "server spec"), whatever the words. The store
-    asks it only about subjects whose values are of one type (kernel.valuetypes): the words alone never decide."""
-
-    def related(self, a: str, b: str, loose: bool = False) -> bool: ...
-
-    def slot_name(self, old: str, new: str) -> str:
-        """The subject a slot's new version is stored under (the old name, unless it names no attribute)."""
-        ...
-
-
-def _says(text: str, value: str) -> bool:
-    """``text`` (case-folded) names ``value`` as a whole: a word of its own in Latin script ("500 rps", not "sql" in
-    "postgresql"), anywhere in Chinese."""
-    v = value.casefold().strip()
-    if not v:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", text) is not None
-
-
-class NearestSlot(Protocol):
-    """Optional on a SlotMatcher: which of ``options`` (fact id, the sentence it was read from) a change told in
-    free words (``text``) replaces, by meaning; None when none clearly does."""
-
-    def nearest(self, text: str, options: list[tuple[int, str]]) -> int | None: ...
-
-
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
 # ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
 SERVED = ("active", "superseded")
-
-
-@dataclass
-class ApplyReport:
-    added: int = 0
-    reinforced: int = 0
-    superseded: int = 0
-    conflicts: int = 0
-    already_applied: int = 0
-    retracted: int = 0  # facts whose only evidence the logs no longer hold
-    restored: int = 0  # earlier versions current again because what superseded them was retracted
-    forgotten: int = 0  # observations of a fact a person forgot, from the lines that said it: not applied
-    fact_ids: list[int | None] = field(default_factory=list)  # per candidate, in order
-    conflict_lines: list[str] = field(default_factory=list)  # new conflicts, for conflicts.log
-
-    def as_dict(self) -> dict:
-        return {k: getattr(self, k) for k in ("added", "reinforced", "superseded", "conflicts", "already_applied", "retracted")}
 
 
 def _end_of(day: date | datetime | str) -> str:
@@ -278,7 +229,8 @@ def m004_journal_applied(db: sqlite_utils.Database) -> None:
 
 
 class FactStore:
-    """The facts database. Open with a path; ``apply`` writes, everything else reads."""
+    """The facts database. Open with a path; ``services.supersession.Supersession`` applies candidates through its
+    primitives, everything else reads (and ``forget``, ``adopt``, ``retire_observations`` close and re-key evidence)."""
 
     def __init__(self, path: Path, *, expiry_days: dict[str, int | None] | None = None, reinforce_step: float = 0.05,
                  aliases: dict[str, str] | None = None, timezone: str = clock.DEFAULT_TZ):
@@ -293,58 +245,11 @@ class FactStore:
         self.expiry_days = expiry_days or {"technical": 180}
         self.reinforce_step = reinforce_step
         self.aliases = aliases or {}
-        self._carry: dict[int, int] = {}  # during an apply: fact id -> retiring observations a new one may stand in for
-        self._fresh: set[tuple[str, str, int]] = set()  # during an apply: (file, content, occurrence) of lines first read now
-        self._slots: SlotMatcher | None = None  # during an apply: the caller's judge of which subjects share a slot
 
     def close(self) -> None:
         self.db.close()
 
-    # -- writes ----------------------------------------------------------------------------------
-    def apply(self, user: str, day: date, candidates: list[Candidate], *, file_sha: dict[str, str], raw_refs: dict[str, str],
-              contradictions: str = "supersede", observations: list[tuple[str, int] | None] | None = None,
-              retire: list[tuple[str, str]] | None = None, slots: SlotMatcher | None = None) -> ApplyReport:
-        """Apply candidates in order, in one transaction (a concurrent writer waits its turn).
-
-        ``contradictions="conflict"``: a candidate that contradicts an active fact never supersedes it but is
-        recorded as a conflict for review (the knowledge base's ingest review: a document does not overrule memory).
-
-        ``observations`` (the digest's, one per candidate or None): the hash of the candidate's lines, normalised, and
-        which occurrence of that content in its file they are. The observation is then known by its day, file,
-        content and fact, not by the whole file's hash: re-digesting an edited log applies only its new or changed
-        lines. Without one, by the file's hash (``file_sha``) as before.
-
-        ``retire``: (observation key, reason) of earlier observations the day's logs no longer hold (a removed log, an
-        edited line). They are retired after the candidates are applied; a fact left with no live evidence is
-        retracted (and the version it superseded, if any, is current again); a conflict raised only by them is
-        withdrawn. A new observation of the same fact (an edited line that still says it) takes a retired one's place
-        without raising the confidence again.
-
-        ``slots``: when a single-valued candidate's subject has no current value, a current fact of the same predicate
-        whose value is of the same type (a spec, a version, a clock time ...) and whose subject ``slots`` relates is the
-        same slot: the candidate supersedes it (a new value) or reinforces it (the same value said another way).
-        """
-        report = ApplyReport()
-        conn = self.db.conn
-        conn.execute("begin immediate")
-        try:
-            self._carry, self._slots = self._carry_over(retire or []), slots
-            for i, cand in enumerate(candidates):
-                obs = observations[i] if observations else None
-                key = self.observation_key(user, day, cand, obs) if obs else None  # from the digest's text, before masking
-                cand = masked_candidate(cand, raw_refs.get(cand.source_file))
-                report.fact_ids.append(self._apply_one(user, day, cand, file_sha.get(cand.source_file, ""), raw_refs.get(cand.source_file),
-                                                       report, contradictions, key=key, obs=obs))
-            if retire:
-                self._retire(retire, report)
-            conn.execute("commit")
-        except BaseException:
-            conn.execute("rollback")
-            raise
-        finally:
-            self._carry, self._fresh, self._slots = {}, set(), None
-        return report
-
+    # -- digested files and decisions -------------------------------------------------------------------
     def observation_key(self, user: str, day: date, cand: Candidate, obs: tuple[str, int]) -> str:
         """An observation's identity: user, day, file, the content of its lines and which occurrence of it, and the
         fact it states (subject and object by their matching keys). Line numbers are not part of it: a line moved
@@ -371,8 +276,8 @@ class FactStore:
     def digested_files(self, user: str, day: date | None = None) -> list[dict]:
         """The live (file, content) rows of a day, or of every day: what the last digest of each day read."""
         if day is None:
-            return self._rows("select rowid, * from digested where user_id=? and retired_at is null order by day, file", [user])
-        return self._rows("select rowid, * from digested where user_id=? and day=? and retired_at is null order by file", [user, day.isoformat()])
+            return self.rows("select rowid, * from digested where user_id=? and retired_at is null order by day, file", [user])
+        return self.rows("select rowid, * from digested where user_id=? and day=? and retired_at is null order by file", [user, day.isoformat()])
 
     def digested_names(self, user: str, day: date) -> set[str]:
         """Every file name any digest of the day read, live or not."""
@@ -393,8 +298,8 @@ class FactStore:
     def forget_targets(self, user: str, skey: str, predicate: str, okey: str, sources: list[str]) -> list[int]:
         """The facts (not yet forgotten) a forget made elsewhere meant: the same subject, predicate and value, said on
         one of the days and files it named."""
-        rows = self._rows("select id, source_day, source_file from facts where user_id=? and subject_key=? and predicate=? and object_key=?"
-                          " and status != 'forgotten' order by id", [user, skey, predicate, okey])
+        rows = self.rows("select id, source_day, source_file from facts where user_id=? and subject_key=? and predicate=? and object_key=?"
+                         " and status != 'forgotten' order by id", [user, skey, predicate, okey])
         want = set(sources)
         return [r["id"] for r in rows
                 if f"{r['source_day']}|{r['source_file']}" in want
@@ -402,9 +307,9 @@ class FactStore:
 
     def find_conflict(self, user: str, key: dict) -> dict | None:
         """The open conflict a decision made elsewhere settled: the same subject, values and source lines."""
-        return self._row("select * from conflicts where user_id=? and status='open' and subject=? and predicate=? and existing_object=?"
-                         " and candidate_object=? and source_day=? and source_file=? and line_start is ? and line_end is ? order by id limit 1",
-                         [user, key["subject"], key["predicate"], key["existing_object"], key["candidate_object"], key["source_day"],
+        return self.row("select * from conflicts where user_id=? and status='open' and subject=? and predicate=? and existing_object=?"
+                        " and candidate_object=? and source_day=? and source_file=? and line_start is ? and line_end is ? order by id limit 1",
+                        [user, key["subject"], key["predicate"], key["existing_object"], key["candidate_object"], key["source_day"],
                           key["source_file"], key.get("line_start"), key.get("line_end")])
 
     def retire_digested(self, rowids: list[int]) -> None:
@@ -418,18 +323,16 @@ class FactStore:
     def observations(self, user: str, day: date) -> list[dict]:
         """The day's live log observations: ``log`` rows (keyed by content) and ``legacy`` rows (written before
         observations were keyed by content; see ``adopt``)."""
-        return self._rows("select * from evidence where user_id=? and source_day=? and retracted_at is null and origin in ('log', 'legacy')"
-                          " order by source_file, line_start", [user, day.isoformat()])
+        return self.rows("select * from evidence where user_id=? and source_day=? and retracted_at is null and origin in ('log', 'legacy')"
+                         " order by source_file, line_start", [user, day.isoformat()])
 
     def adopt(self, user: str, day: date, keyed: list[tuple[str, str | None, int | None, str]]) -> int:
         """Re-key legacy observations of ``day`` by content: (old key, content hash, occurrence, file) each, the hash
         None when the lines could not be read back (the row then stays as it is, never retired). Returns how many."""
         n = 0
-        conn = self.db.conn
-        conn.execute("begin immediate")
-        try:
+        with self.transaction():
             for old, content, occurrence, file in keyed:
-                row = self._row("select * from evidence where candidate_key=? and origin='legacy'", [old])
+                row = self.row("select * from evidence where candidate_key=? and origin='legacy'", [old])
                 if row is None:
                     continue
                 triple = self._triple_of(row)
@@ -438,16 +341,12 @@ class FactStore:
                     continue
                 payload = json.dumps([user, day.isoformat(), file, content, occurrence, *triple], ensure_ascii=False)
                 new = "o:" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
-                if self._row("select 1 as x from evidence where candidate_key=?", [new]) is not None:
+                if self.row("select 1 as x from evidence where candidate_key=?", [new]) is not None:
                     self.db.execute("update evidence set origin='other' where candidate_key=?", [old])  # the same observation twice
                     continue
                 self.db.execute("update evidence set candidate_key=?, origin='log', obs_hash=?, obs_occurrence=? where candidate_key=?",
                                 [new, content, occurrence, old])
                 n += 1
-            conn.execute("commit")
-        except BaseException:
-            conn.execute("rollback")
-            raise
         return n
 
     def _triple_of(self, ev: dict) -> tuple[str, str, str] | None:
@@ -459,7 +358,7 @@ class FactStore:
                 return None
             return f["subject_key"], f["predicate"], f["object_key"]
         if ev["conflict_id"] is not None:
-            c = self._row("select * from conflicts where id=?", [ev["conflict_id"]])
+            c = self.row("select * from conflicts where id=?", [ev["conflict_id"]])
             if c is None:
                 return None
             return subject_key(c["subject"], self.aliases), c["predicate"], normalize_key(c["candidate_object"])
@@ -467,27 +366,34 @@ class FactStore:
 
     def evidence_of(self, fact_id: int) -> list[dict]:
         """Every observation of a fact, live or retired, oldest first."""
-        return self._rows("select * from evidence where fact_id=? order by observed_at, rowid", [fact_id])
+        return self.rows("select * from evidence where fact_id=? order by observed_at, rowid", [fact_id])
 
-    def _live_id(self, fact_id: int | None) -> int | None:
+    def live_id(self, fact_id: int | None) -> int | None:
+        """``fact_id`` while its fact is served (current or history); None for a retracted or forgotten one."""
         if fact_id is None:
             return None
-        row = self._row("select status from facts where id=?", [fact_id])
+        row = self.row("select status from facts where id=?", [fact_id])
         return fact_id if row and row["status"] in SERVED else None
 
-    def _carry_over(self, retire: list[tuple[str, str]]) -> dict[int, int]:
+    def carry_over(self, retire: list[tuple[str, str]]) -> dict[int, int]:
+        """For the live observations about to be retired: fact id -> how many of them it rests on (a new observation of
+        the same fact may stand in for one of them)."""
         carry: dict[int, int] = {}
         for key, _ in retire:
-            row = self._row("select fact_id, action from evidence where candidate_key=? and retracted_at is null", [key])
+            row = self.row("select fact_id, action from evidence where candidate_key=? and retracted_at is null", [key])
             if row and row["fact_id"] is not None and row["action"] in ("added", "reinforced", "superseded", "historical", "kept"):
                 carry[row["fact_id"]] = carry.get(row["fact_id"], 0) + 1
         return carry
 
-    def _retire(self, retire: list[tuple[str, str]], report: ApplyReport) -> None:
+    def retire_observations(self, retire: list[tuple[str, str]]) -> tuple[int, int]:
+        """Retire these observations (key, reason): a fact left with no live evidence is retracted (and what it
+        superseded is current again, unless its slot has a current value since); a conflict raised by one is
+        withdrawn. Inside the caller's transaction. Returns (facts retracted, earlier versions restored)."""
+        n_retracted = n_restored = 0
         stamp, now = clock.stamp(self.tz), clock.wall_iso(self.tz)
         touched: dict[int, str] = {}
         for key, reason in retire:
-            row = self._row("select fact_id, conflict_id, action from evidence where candidate_key=? and retracted_at is null", [key])
+            row = self.row("select fact_id, conflict_id, action from evidence where candidate_key=? and retracted_at is null", [key])
             if row is None:
                 continue
             self.db.execute("update evidence set retracted_at=?, retracted_reason=? where candidate_key=?", [stamp, reason, key])
@@ -505,313 +411,110 @@ class FactStore:
                 continue  # other evidence still says it
             self.db.execute("update facts set status='retracted', valid_to=coalesce(valid_to, ?), closed_reason=?, closed_at=? where id=?",
                             [now, reason, stamp, fid])
-            report.retracted += 1
+            n_retracted += 1
             retracted.append(f)
         for f in retracted:  # what a retracted fact superseded holds again, unless the slot has a current value since
             if f["status"] != "active" and f["predicate"] != STOPPED:
                 continue
             order = "select * from facts where superseded_by=? and status='superseded' order by valid_from desc, id desc"
             # a stop closed every fact that named its thing: all of them come back; a new value closed one
-            for prev in self._rows(order, [f["id"]]) if f["predicate"] == STOPPED else filter(None, [self._row(order + " limit 1", [f["id"]])]):
-                self._restore(prev, report)
+            for prev in self.rows(order, [f["id"]]) if f["predicate"] == STOPPED else filter(None, [self.row(order + " limit 1", [f["id"]])]):
+                n_restored += self._restore(prev)
+        return n_retracted, n_restored
 
-    def _restore(self, prev: dict, report: ApplyReport) -> None:
+    def _restore(self, prev: dict) -> int:
         """``prev`` current again, unless its slot has a current value since."""
         slot = "select 1 as x from facts where user_id=? and subject_key=? and predicate=? and status='active'"
         args = [prev["user_id"], prev["subject_key"], prev["predicate"]]
         if prev["multi_valued"]:
             slot, args = slot + " and object_key=?", args + [prev["object_key"]]
-        if self._row(slot, args) is None:
+        if self.row(slot, args) is None:
             self.db.execute("update facts set status='active', valid_to=null, superseded_by=null where id=?", [prev["id"]])
-            report.restored += 1
+            return 1
+        return 0
 
     def forget(self, user: str, fact_id: int, reason: str) -> dict:
         """A person closes a fact: status ``forgotten``, validity closed now, the reason kept. It is never served again
         (as current, stale or history to an agent), and the days and files that said it are remembered, so digesting
         the same lines again (or an edit of them) does not bring it back. Another user's fact is unknown here."""
-        from kernel.secrets import mask_lines
-
-        f = self._row("select * from facts where id=? and user_id=?", [fact_id, user])
-        if f is None:
-            raise KeyError(f"no fact #{fact_id}")
-        if f["status"] == "forgotten":
-            raise ValueError(f"fact #{fact_id} is already forgotten")
-        reason = mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
+        f = self.forgettable(user, fact_id)
+        reason = self.forget_reason(reason)
         sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in self.evidence_of(fact_id)} | {f"{f['source_day']}|{f['source_file']}"})
         stamp, now = clock.stamp(self.tz), clock.wall_iso(self.tz)
-        conn = self.db.conn
-        conn.execute("begin immediate")
-        try:
+        with self.transaction():
             self.db.execute("update facts set status='forgotten', valid_to=coalesce(valid_to, ?), closed_reason=?, closed_at=? where id=?",
                             [now, reason, stamp, fact_id])
             self.db.execute("insert into forgotten (user_id, fact_id, subject_key, predicate, object_key, sources, reason, forgotten_at)"
                             " values (?, ?, ?, ?, ?, ?, ?, ?)",
                             [user, fact_id, f["subject_key"], f["predicate"], f["object_key"], json.dumps(sources, ensure_ascii=False), reason, stamp])
-            conn.execute("commit")
-        except BaseException:
-            conn.execute("rollback")
-            raise
         return self.get(fact_id)
 
-    def _forgotten(self, user: str, skey: str, predicate: str, okey: str, day: date, file: str) -> int | None:
+    def forgettable(self, user: str, fact_id: int) -> dict:
+        """The fact ``forget`` would close (KeyError: no such fact of the user; ValueError: forgotten already)."""
+        f = self.row("select * from facts where id=? and user_id=?", [fact_id, user])
+        if f is None:
+            raise KeyError(f"no fact #{fact_id}")
+        if f["status"] == "forgotten":
+            raise ValueError(f"fact #{fact_id} is already forgotten")
+        return f
+
+    @staticmethod
+    def forget_reason(reason: str | None) -> str:
+        """The reason as ``forget`` keeps it: one line, secrets masked."""
+        from kernel.secrets import mask_lines
+
+        return mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
+
+    def open_conflict(self, user: str, conflict_id: int) -> dict:
+        """The open conflict ``resolve_conflict`` would settle (KeyError: none of the user's; ValueError: settled)."""
+        c = self.row("select * from conflicts where id=? and user_id=?", [conflict_id, user])
+        if c is None:
+            raise KeyError(f"no conflict #{conflict_id} for user {user!r}")
+        if c["status"] != "open":
+            raise ValueError(f"conflict #{conflict_id} is already {c['status']}")
+        return c
+
+    def forgotten_by(self, user: str, skey: str, predicate: str, okey: str, day: date, file: str) -> int | None:
         """The forgotten fact this observation would bring back: the same fact from a day and file that said it."""
         where = f"{day.isoformat()}|{file}"
-        for row in self._rows("select fact_id, sources from forgotten where user_id=? and subject_key=? and predicate=? and object_key=?",
-                              [user, skey, predicate, okey]):
+        for row in self.rows("select fact_id, sources from forgotten where user_id=? and subject_key=? and predicate=? and object_key=?",
+                             [user, skey, predicate, okey]):
             if where in json.loads(row["sources"]):
                 return row["fact_id"]
         return None
 
-    def _stop(self, user: str, day: date, cand: Candidate, skey: str, okey: str, raw_ref, evidence: dict, report: ApplyReport) -> int:
-        """Close the speaker's current facts that name the stopped thing (as object or subject; a name of several
-        words by any capitalised word of it: "Netflix sub" -> Netflix) and record the stop as history: it held at
-        its moment, it is not a current fact. Said again with nothing left to close, it reinforces the stop."""
-        keys = {okey} | {normalize_key(w) for w in cand.object.split() if w[:1].isupper() and len(w) >= 3}
-        keys = {k for k in keys if len(k) >= 2}
-        # a Chinese compound names its kind last: stopping 夜跑 (night runs) stops what was said of 跑 (running)
-        rows = [r for r in self._rows("select * from facts where user_id=? and status='active' and predicate != ? and valid_from <= ?"
-                                      " and (valid_to is null or valid_to > ?)", [user, STOPPED, cand.observed_at, cand.observed_at])
-                if any(k in r["object_key"] or k in r["subject_key"] for k in keys)
-                or (r["subject_key"] and has_cjk(r["subject_key"]) and okey.endswith(r["subject_key"]) and okey != r["subject_key"])]
-        if not rows:
-            same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? order by valid_from desc limit 1",
-                             [user, skey, STOPPED, okey])
-            if same:
-                return self._reinforce(same, cand, evidence, report)
-        fid = self._insert(user, day, cand, skey, okey, raw_ref, status="superseded", valid_to=cand.observed_at)
-        for r in rows:
-            self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where id=?", [cand.observed_at, fid, r["id"]])
-        self._evidence(evidence, "added", fid)
-        report.added += 1
-        report.superseded += len(rows)
-        return fid
-
-    def _close_events(self, user: str, old_key: str, at: str, by: int) -> None:
-        """Events that tell of a value now replaced ("那台现在还是4C8G的，一跑e2e就OOM") are how things were: history, closed
-        by the change, not current facts beside the new value. Short values are left alone (too many sentences hold them)."""
-        if len(old_key) < 3 and not (has_cjk(old_key) and len(old_key) >= 2):
-            return
-        self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where user_id=? and predicate='event'"
-                        " and status='active' and valid_from <= ? and object_key like ? and id != ?", [at, by, user, at, f"%{old_key}%", by])
-
-    def _holding(self, user: str, cand: Candidate) -> dict | None:
-        """The current fact that holds the old value ``cand.replaces`` names (the latest), of the same person."""
-        rkey = value_key(cand.replaces or "")
-        if len(rkey) < 2:
-            return None
-        # a slot holds it, not a story: events and plans that mention it are closed by the change, never continued
-        rows = self._rows("select * from facts where user_id=? and status='active' and predicate not in (?, 'event', 'plans')"
-                          " and object_key like ? order by valid_from desc, id desc", [user, STOPPED, f"%{rkey}%"])
-        for row in rows:
-            if self._slots is None or self._slots.related(cand.subject, row["subject"], True):
-                return row
-        return None
-
-    def _change_alone(self, user: str, day: date, cand: Candidate, skey: str, okey: str, raw_ref, evidence: dict,
-                      report: ApplyReport) -> int:
-        """A change whose old value no current fact holds: the new value is added (it supersedes nothing on words
-        alone) and the old one is recorded as history, held until the change."""
-        same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active'",
-                         [user, skey, cand.predicate, okey])
-        if same:
-            return self._reinforce(same, cand, evidence, report)
-        fid = self._insert(user, day, cand, skey, okey, raw_ref)
-        self._close_events(user, value_key(cand.replaces), cand.observed_at, fid)
-        old = replace(cand, object=cand.replaces)
-        self._insert(user, day, old, skey, value_key(cand.replaces), raw_ref, status="superseded", valid_to=cand.observed_at,
-                     superseded_by=fid)
-        self._evidence(evidence, "added", fid)
-        report.added += 1
-        return fid
-
-    def _renew(self, user: str, cand: Candidate, fid: int) -> int:
-        """A change told in free words (``cand.renews``) that no rule tied to a slot: the current fact of the same person,
-        said on an earlier day, that holds what the change says it leaves (``cand.replaces``: "left Google"), else the
-        one the caller's matcher picks by meaning; that one is closed
-        at the change, like any superseded value. A story (event, plan) or a list (likes, does) is never replaced
-        this way, only a single value or an earlier free-worded change. Returns how many facts it closed."""
-        nearest = getattr(self._slots, "nearest", None)
-        if nearest is None:
-            return 0
-        rows = self._rows("select * from facts where user_id=? and status='active' and valid_to is null and source_day < ?"
-                          " and (multi_valued=0 or predicate='states') and predicate not in (?, 'event', 'plans')"
-                          " and object_key != ?", [user, cand.observed_at[:10], STOPPED, value_key(cand.object)])
-        rows = [r for r in rows if self._slots.related(cand.subject, r["subject"], True)]
-        left = value_key(cand.replaces) if cand.replaces else None
-
-        def said(r: dict) -> str:
-            return r["evidence"] or f"{r['subject']} {r['object']}"
-
-        # what the change says it leaves ("left Google") is the one; else one by meaning, never a fact whose value the
-        # change says again ("500 rps 今天零点正式生效" confirms 500 rps, it does not end it)
-        old = next((r for r in rows if left and r["object_key"] == left), None)
-        if old is None:
-            told = (cand.evidence or cand.object).casefold()
-            rows = [r for r in rows if not _says(told, r["object"])]
-            chosen = nearest(cand.evidence or cand.object, [(r["id"], said(r)) for r in rows]) if rows else None
-            old = next((r for r in rows if r["id"] == chosen), None)
-        if old is None:
-            return 0
-        # the facts read from that one sentence ("我在美团做产品经理": employer and role) are what the change replaces
-        closing = [r for r in rows if said(r) == said(old) and (r["source_file"], r["line_start"]) == (old["source_file"], old["line_start"])]
-        # a change dated later ("下个月起我调到北京工作": an event of next month) ends the old fact on that day, not today
-        at = max(cand.observed_at, f"{cand.event_date}T00:00:00" if cand.event_date else "")
-        later = at > clock.wall_iso(self.tz)
-        for r in closing:
-            self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
-                            ["active" if later else "superseded", at, fid, r["id"]])
-            if not later:
-                self._close_events(user, r["object_key"], at, fid)
-        return len(closing)
-
-    def _same_slot(self, user: str, skey: str, cand: Candidate) -> dict | None:
-        """The current fact another subject holds for the slot ``cand`` fills (see ``apply``), the latest one; or None."""
-        kind = value_type(cand.object)
-        if self._slots is None or kind is None:
-            return None
-        rows = self._rows("select * from facts where user_id=? and predicate=? and status='active' and subject_key != ?"
-                          " order by valid_from desc, id desc", [user, cand.predicate, skey])
-        okey = value_key(cand.object)
-        for row in rows:  # the same typed value said again in other words ("每晚七点上床" / "7点睡"): the same fact
-            if row["object_key"] == okey and self._slots.related(cand.subject, row["subject"], True):
-                return row
-        for row in rows:
-            # a correction takes back the last value of its type; a value that names its own thing ("3 cups") is its slot
-            loose = cand.explicitness == "corrected" or kind.startswith(SELF_NAMED)
-            if value_type(row["object"]) == kind and self._slots.related(cand.subject, row["subject"], loose):
-                return row
-        return None
-
-    def _expiry(self, cand_nature: str, technical: bool, valid_from: str) -> str | None:
+    def expiry(self, cand_nature: str, technical: bool, valid_from: str) -> str | None:
+        """When a fact of this nature, holding from ``valid_from``, expires (None: never)."""
         kind = "technical" if technical else cand_nature
         days = self.expiry_days.get(kind)
         if days is None:
             return None
         return (datetime.fromisoformat(valid_from) + timedelta(days=days)).isoformat(timespec="seconds")
 
-    def _row(self, sql: str, params: list) -> dict | None:
-        cur = self.db.execute(sql, params)
-        row = cur.fetchone()
-        if row is None:
-            return None
-        return dict(zip([c[0] for c in cur.description], row))
+    # -- rows in (the write policy is services.supersession's) ----------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (``begin immediate``: a concurrent writer waits its turn), committed at the end of the
+        block, rolled back on any exception."""
+        conn = self.db.conn
+        conn.execute("begin immediate")
+        try:
+            yield
+            conn.execute("commit")
+        except BaseException:
+            conn.execute("rollback")
+            raise
 
-    def _apply_one(self, user: str, day: date, cand: Candidate, sha: str, raw_ref: str | None, report: ApplyReport,
-                   contradictions: str = "supersede", *, key: str | None = None, obs: tuple[str, int] | None = None) -> int | None:
-        ckey = key or cand.key(user, sha)
-        seen = self._row("select fact_id, action, retracted_at from evidence where candidate_key = ?", [ckey])
-        if seen is not None and seen["retracted_at"] is None:
-            report.already_applied += 1
-            return self._live_id(seen["fact_id"])  # a retracted or forgotten fact is not the card's any more
-        if seen is not None:  # the same observation back (a removed log restored): the retired row stays, as history
-            self.db.execute("update evidence set candidate_key = candidate_key || '~' || rowid where candidate_key = ?", [ckey])
-        elif obs is not None and (cand.source_file, *obs) not in self._fresh:
-            # lines already digested, unchanged, read another way this time (a chat model's wording, a newer extractor):
-            # still the same observation, applied once
-            same = self._row("select fact_id from evidence where user_id=? and source_day=? and source_file=? and obs_hash=? and obs_occurrence=?"
-                             " and origin='log' and retracted_at is null order by rowid limit 1",
-                             [user, day.isoformat(), cand.source_file, obs[0], obs[1]])
-            if same is not None:
-                report.already_applied += 1
-                return self._live_id(same["fact_id"])
-        if obs is not None:
-            self._fresh.add((cand.source_file, *obs))  # lines new to the store: every candidate they give applies
-        skey, okey = subject_key(cand.subject, self.aliases), value_key(cand.object)  # one clock time however written
-        if not skey or not okey:
-            return None
-        evidence = dict(candidate_key=ckey, user_id=user, source_day=day.isoformat(), source_file=cand.source_file,
-                        raw_ref=raw_ref, line_start=cand.line_start, line_end=cand.line_end, observed_at=cand.observed_at,
-                        origin="log" if obs else None, obs_hash=obs[0] if obs else None, obs_occurrence=obs[1] if obs else None)
-        gone = self._forgotten(user, skey, cand.predicate, okey, day, cand.source_file)
-        if gone is not None:  # a person forgot it: the lines that said it do not bring it back
-            self._evidence(evidence, "forgotten", gone)
-            report.forgotten += 1
-            return None
-        if cand.predicate == STOPPED:
-            return self._stop(user, day, cand, skey, okey, raw_ref, evidence, report)
-        if cand.ended:  # "I used to live in Boston": it held before the day it was said, and is history now
-            same = self._row("select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and valid_to is not null",
-                             [user, skey, cand.predicate, okey])
-            if same:
-                return self._reinforce(same, cand, evidence, report)
-            fid = self._insert(user, day, cand, skey, okey, raw_ref, status="superseded", valid_to=cand.observed_at)
-            self._evidence(evidence, "historical", fid)
-            report.added += 1
-            return fid
-        if cand.replaces and not cand.multi_valued:
-            holder = self._holding(user, cand)
-            if holder is None:  # nothing holds the old value: the new one stands alone, the old one is history
-                return self._change_alone(user, day, cand, skey, okey, raw_ref, evidence, report)
-            if holder["object_key"] != okey:  # the change continues the slot that held the old value
-                cand = replace(cand, subject=holder["subject"], predicate=holder["predicate"], nature=holder["nature"],
-                               multi_valued=bool(holder["multi_valued"]))
-                skey = holder["subject_key"]
-        if cand.multi_valued:
-            same = self._row(
-                "select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active' order by valid_from desc limit 1",
-                [user, skey, cand.predicate, okey],
-            )
-            if same:
-                return self._reinforce(same, cand, evidence, report)
-            opposite = OPPOSITES.get(cand.predicate)
-            old = opposite and self._row(
-                "select * from facts where user_id=? and subject_key=? and predicate=? and object_key=? and status='active' order by valid_from desc limit 1",
-                [user, skey, opposite, okey],
-            )
-        else:
-            # the value holding when this was said (before a change that starts later, the old one), else the latest
-            old = self._row(
-                "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' and valid_from <= ?"
-                " and (valid_to is null or valid_to > ?) order by valid_from desc limit 1",
-                [user, skey, cand.predicate, cand.observed_at, cand.observed_at],
-            ) or self._row(
-                "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' order by valid_from desc limit 1",
-                [user, skey, cand.predicate],
-            )
-            if old is None and (old := self._same_slot(user, skey, cand)) is not None and old["object_key"] != okey:
-                # the slot keeps one name across its versions (its history and lookups read as one), the better one
-                cand = replace(cand, subject=self._slots.slot_name(old["subject"], cand.subject))
-                skey = subject_key(cand.subject, self.aliases)
-            if old and old["object_key"] == okey:
-                return self._reinforce(old, cand, evidence, report)
-        if not old:
-            fid = self._insert(user, day, cand, skey, okey, raw_ref)
-            self._evidence(evidence, "added", fid)
-            report.added += 1
-            if cand.renews:
-                report.superseded += self._renew(user, cand, fid)
-            return fid
-        if cand.observed_at < old["valid_from"]:
-            # A backfill of an earlier day: the value held before the current one. Recorded as history.
-            fid = self._insert(user, day, cand, skey, okey, raw_ref, status="superseded", valid_to=old["valid_from"], superseded_by=old["id"])
-            self._evidence(evidence, "historical", fid)
-            report.added += 1
-            return fid
-        if contradictions == "conflict":
-            return self._conflict(user, day, cand, old, raw_ref, evidence, report,
-                                  f"{cand.source_file} says {cand.object}, memory holds {old['predicate']} {old['object']}: kept for review")
-        if AUTHORITY[cand.explicitness] < AUTHORITY[old["explicitness"]] and cand.explicitness == "inferred":
-            return self._conflict(user, day, cand, old, raw_ref, evidence, report,
-                                  f"an inference does not overrule a {old['explicitness']} fact ({old['predicate']} {old['object']})")
-        fid = self._insert(user, day, cand, skey, okey, raw_ref, version=old["version"] + 1, previous_version=old["id"])
-        # A value that starts later ("from April 1") closes the old one at its start: until then the old one is current.
-        later = cand.observed_at > clock.wall_iso(self.tz)
-        self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?",
-                        ["active" if later else "superseded", cand.observed_at, fid, old["id"]])
-        if not later:
-            self._close_events(user, old["object_key"], cand.observed_at, fid)
-        self._evidence(evidence, "superseded", fid)
-        report.superseded += 1
-        return fid
-
-    def _insert(self, user, day, cand: Candidate, skey, okey, raw_ref, *, status="active", valid_to=None, superseded_by=None,
-                version=1, previous_version=None) -> int:
+    def insert_fact(self, user: str, day: date, cand: Candidate, skey: str, okey: str, raw_ref: str | None, *, status: str = "active",
+                    valid_to: str | None = None, superseded_by: int | None = None, version: int = 1,
+                    previous_version: int | None = None) -> int:
+        """A new fact row from ``cand`` (keyed by ``skey``/``okey``; its expiry by its nature). Returns its id."""
         now = clock.stamp(self.tz)
         row = dict(
             user_id=user, subject=cand.subject, subject_key=skey, predicate=cand.predicate, object=cand.object, object_key=okey,
             nature=cand.nature, technical=int(cand.technical), multi_valued=int(cand.multi_valued), confidence=round(cand.confidence, 4),
             explicitness=cand.explicitness, status=status, valid_from=cand.observed_at, valid_to=valid_to, learned_at=now,
-            expires_at=self._expiry(cand.nature, cand.technical, cand.observed_at), event_date=cand.event_date, version=version,
+            expires_at=self.expiry(cand.nature, cand.technical, cand.observed_at), event_date=cand.event_date, version=version,
             previous_version=previous_version, superseded_by=superseded_by, reinforcements=0, last_seen_at=cand.observed_at,
             source_day=day.isoformat(), source_file=cand.source_file, raw_ref=raw_ref, line_start=cand.line_start,
             line_end=cand.line_end, extractor=cand.extractor, evidence=cand.evidence,
@@ -820,28 +523,33 @@ class FactStore:
         cur = self.db.execute(f"insert into facts ({cols}) values ({', '.join('?' * len(row))})", list(row.values()))
         return cur.lastrowid
 
-    def _reinforce(self, row: dict, cand: Candidate, evidence: dict, report: ApplyReport) -> int:
-        if self._carry.get(row["id"]):  # an edited line that still says it: it stands in for the retired observation
-            self._carry[row["id"]] -= 1
-            self._evidence(evidence, "kept", row["id"])
-            report.already_applied += 1
-            return row["id"]
-        conf = row["confidence"] + self.reinforce_step * (1.0 - row["confidence"])
-        conf = round(max(conf, cand.confidence if AUTHORITY[cand.explicitness] > AUTHORITY[row["explicitness"]] else 0), 4)
-        explicitness = cand.explicitness if AUTHORITY[cand.explicitness] > AUTHORITY[row["explicitness"]] else row["explicitness"]
-        last_seen = max(row["last_seen_at"], cand.observed_at)
-        expires = row["expires_at"]
-        if expires is not None:  # re-confirmed: the clock restarts from the latest sighting
-            expires = max(expires, self._expiry(row["nature"], bool(row["technical"]), last_seen) or expires)
+    def close_fact(self, fact_id: int, *, valid_to: str, superseded_by: int, status: str = "superseded") -> None:
+        """A fact's validity closed at ``valid_to`` by ``superseded_by`` (``status="active"``: it stays current until then)."""
+        self.db.execute("update facts set status=?, valid_to=?, superseded_by=? where id=?", [status, valid_to, superseded_by, fact_id])
+
+    def close_events_naming(self, user: str, key: str, at: str, by: int) -> None:
+        """The user's current events said by ``at`` whose value names ``key``: superseded at ``at`` by fact ``by``."""
+        self.db.execute("update facts set status='superseded', valid_to=?, superseded_by=? where user_id=? and predicate='event'"
+                        " and status='active' and valid_from <= ? and object_key like ? and id != ?", [at, by, user, at, f"%{key}%", by])
+
+    def reinforce_fact(self, fact_id: int, *, confidence: float, explicitness: str, last_seen_at: str, expires_at: str | None) -> None:
+        """A fact seen again: one more reinforcement, with these confidence, explicitness, last sighting and expiry."""
         self.db.execute(
             "update facts set confidence=?, explicitness=?, reinforcements=reinforcements+1, last_seen_at=?, expires_at=? where id=?",
-            [conf, explicitness, last_seen, expires, row["id"]],
+            [confidence, explicitness, last_seen_at, expires_at, fact_id],
         )
-        self._evidence(evidence, "reinforced", row["id"])
-        report.reinforced += 1
-        return row["id"]
 
-    def _conflict(self, user, day, cand: Candidate, old: dict, raw_ref, evidence: dict, report: ApplyReport, reason: str) -> None:
+    def add_evidence(self, evidence: dict, action: str, fact_id: int | None, conflict_id: int | None = None) -> None:
+        """An evidence row: the observation ``evidence`` (its key and where it was read), what it did to which fact."""
+        row = {**evidence, "action": action, "fact_id": fact_id, "conflict_id": conflict_id}
+        self.db.execute(f"insert into evidence ({', '.join(row)}) values ({', '.join('?' * len(row))})", list(row.values()))
+
+    def set_aside_evidence(self, candidate_key: str) -> None:
+        """A retired evidence row kept as history under another key, so the same observation can be recorded anew."""
+        self.db.execute("update evidence set candidate_key = candidate_key || '~' || rowid where candidate_key = ?", [candidate_key])
+
+    def add_conflict(self, user: str, day: date, cand: Candidate, old: dict, raw_ref: str | None, reason: str) -> int:
+        """An open conflict between ``cand`` and the fact row ``old``, for review. Returns its id."""
         cur = self.db.execute(
             "insert into conflicts (user_id, subject, predicate, existing_fact_id, existing_predicate, existing_object, existing_explicitness,"
             " candidate_object, candidate_explicitness, candidate_confidence, reason, source_day, source_file, raw_ref, line_start, line_end,"
@@ -849,48 +557,25 @@ class FactStore:
             [user, cand.subject, cand.predicate, old["id"], old["predicate"], old["object"], old["explicitness"], cand.object, cand.explicitness,
              cand.confidence, reason, day.isoformat(), cand.source_file, raw_ref, cand.line_start, cand.line_end, cand.observed_at, clock.stamp(self.tz)],
         )
-        self._evidence(evidence, "conflict", None, conflict_id=cur.lastrowid)
-        report.conflicts += 1
-        report.conflict_lines.append(
-            json.dumps({"user": user, "day": day.isoformat(), "subject": cand.subject, "predicate": cand.predicate,
-                        "existing": {"fact_id": old["id"], "predicate": old["predicate"], "object": old["object"], "explicitness": old["explicitness"]},
-                        "candidate": {"object": cand.object, "explicitness": cand.explicitness},
-                        "source": f"{cand.source_file}:{cand.line_start}-{cand.line_end}", "reason": reason}, ensure_ascii=False)
-        )
-        return None
+        return cur.lastrowid
 
-    def resolve_conflict(self, user: str, conflict_id: int, *, accept: bool) -> dict:
-        """A person decides a conflict. Accepting makes the contested value a new version (as a user
-        correction, so it outranks what was there); rejecting keeps the store as it is. Either way the
-        conflict is closed and nothing is deleted."""
-        c = self._row("select * from conflicts where id=? and user_id=?", [conflict_id, user])
-        if c is None:
-            raise KeyError(f"no conflict #{conflict_id} for user {user!r}")
-        if c["status"] != "open":
-            raise ValueError(f"conflict #{conflict_id} is already {c['status']}")
-        fact_id = None
-        if accept:
-            old = self.get(c["existing_fact_id"]) or {}
-            cand = Candidate(subject=c["subject"], predicate=c["predicate"], object=c["candidate_object"], nature=old.get("nature", "fact"),
-                             confidence=max(0.9, c["candidate_confidence"]), explicitness="corrected", source_file=c["source_file"],
-                             line_start=c["line_start"], line_end=c["line_end"], observed_at=max(c["observed_at"], old.get("valid_from", "")),
-                             technical=bool(old.get("technical")), multi_valued=bool(old.get("multi_valued")),
-                             extractor=f"review:conflict#{conflict_id}")
-            day = date.fromisoformat(c["source_day"])
-            report = self.apply(user, day, [cand], file_sha={c["source_file"]: f"conflict#{conflict_id}"},
-                                raw_refs={c["source_file"]: c["raw_ref"]})
-            fact_id = report.fact_ids[0]
+    def settle_conflict(self, conflict_id: int, status: str, fact_id: int | None) -> None:
+        """A conflict closed by a person's decision (``accepted``, with the fact it made, or ``rejected``); committed."""
         self.db.execute("update conflicts set status=?, resolved_at=?, resolved_fact_id=? where id=?",
-                        ["accepted" if accept else "rejected", clock.stamp(self.tz), fact_id, conflict_id])
+                        [status, clock.stamp(self.tz), fact_id, conflict_id])
         self.db.conn.commit()
-        return {**self._row("select * from conflicts where id=?", [conflict_id]), "fact": self.get(fact_id) if fact_id else None}
-
-    def _evidence(self, evidence: dict, action: str, fact_id: int | None, conflict_id: int | None = None) -> None:
-        row = {**evidence, "action": action, "fact_id": fact_id, "conflict_id": conflict_id}
-        self.db.execute(f"insert into evidence ({', '.join(row)}) values ({', '.join('?' * len(row))})", list(row.values()))
 
     # -- reads -----------------------------------------------------------------------------------
-    def _rows(self, sql: str, params: list) -> list[dict]:
+    def row(self, sql: str, params: list) -> dict | None:
+        """The first row of a read (a dict by column), or None."""
+        cur = self.db.execute(sql, params)
+        row = cur.fetchone()
+        if row is None:
+            return None
+        return dict(zip([c[0] for c in cur.description], row))
+
+    def rows(self, sql: str, params: list) -> list[dict]:
+        """Every row of a read, as dicts by column."""
         cur = self.db.execute(sql, params)
         cols = [c[0] for c in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
@@ -903,7 +588,7 @@ class FactStore:
         shown as possibly outdated, not dropped."""
         at = _end_of(when) if when is not None else clock.wall_iso(self.tz)
         fresh = "" if stale else " and (expires_at is null or expires_at > ?)"
-        rows = self._rows(
+        rows = self.rows(
             "select * from facts where user_id=? and status in ('active', 'superseded') and valid_from <= ? and (valid_to is null or valid_to > ?)"
             f"{fresh} and confidence >= ? order by (expires_at is not null and expires_at <= ?), subject_key, predicate, valid_from",
             [user, at, at, *([] if stale else [at]), min_confidence, at],
@@ -928,15 +613,15 @@ class FactStore:
     def subjects(self, user: str, before: date) -> list[tuple[str, str]]:
         """(subject, predicate) of the user's current facts about anything but the user, said before ``before``, the
         latest said last: the caller tells which of them name people ("coworker Priya", "同事老周")."""
-        rows = self._rows("select subject, predicate, max(valid_from) as at from facts where user_id=? and status='active'"
-                          " and subject_key != 'user' and valid_from < ? group by subject order by at", [user, before.isoformat()])
+        rows = self.rows("select subject, predicate, max(valid_from) as at from facts where user_id=? and status='active'"
+                         " and subject_key != 'user' and valid_from < ? group by subject order by at", [user, before.isoformat()])
         return [(r["subject"], r["predicate"]) for r in rows]
 
     def upcoming(self, user: str, when: date | datetime | str | None = None) -> list[dict]:
         """Values that start after ``when`` (default: now): "from April 1 I take line 14", stored with that start and
         not current before it. Soonest first."""
         at = _end_of(when) if when is not None else clock.wall_iso(self.tz)
-        return self._rows("select * from facts where user_id=? and status='active' and valid_from > ? order by valid_from, id", [user, at])
+        return self.rows("select * from facts where user_id=? and status='active' and valid_from > ? order by valid_from, id", [user, at])
 
     def current(self, user: str, **kw) -> list[dict]:
         return self.as_of(user, None, **kw)
@@ -946,23 +631,23 @@ class FactStore:
         ``closed=False``: without the retracted and forgotten ones (what an agent may be shown)."""
         key = subject_key(subject, self.aliases)
         served = "" if closed else " and status in ('active', 'superseded')"
-        rows = self._rows(f"select * from facts where user_id=? and subject_key=?{served} order by predicate, valid_from, id", [user, key])
+        rows = self.rows(f"select * from facts where user_id=? and subject_key=?{served} order by predicate, valid_from, id", [user, key])
         if not rows and key:
-            rows = self._rows(f"select * from facts where user_id=? and subject_key like ?{served} order by subject_key, predicate, valid_from, id",
-                              [user, f"%{key}%"])
+            rows = self.rows(f"select * from facts where user_id=? and subject_key like ?{served} order by subject_key, predicate, valid_from, id",
+                             [user, f"%{key}%"])
         return rows
 
     def get(self, fact_id: int) -> dict | None:
-        return self._row("select * from facts where id=?", [fact_id])
+        return self.row("select * from facts where id=?", [fact_id])
 
     def conflicts(self, user: str, status: str | None = "open") -> list[dict]:
         if status is None:
-            return self._rows("select * from conflicts where user_id=? order by id", [user])
-        return self._rows("select * from conflicts where user_id=? and status=? order by id", [user, status])
+            return self.rows("select * from conflicts where user_id=? order by id", [user])
+        return self.rows("select * from conflicts where user_id=? and status=? order by id", [user, status])
 
     def facts_of_day(self, user: str, day: date) -> list[dict]:
         """Facts the day's logs produced or confirmed, with what happened to each (for summaries)."""
-        return self._rows(
+        return self.rows(
             "select e.action, e.line_start as ev_line_start, e.line_end as ev_line_end, e.source_file as ev_file, f.*"
             " from evidence e join facts f on f.id = e.fact_id where e.user_id=? and e.source_day=? and e.retracted_at is null"
             " and e.action != 'forgotten' and f.status in ('active', 'superseded') order by e.source_file, e.line_start, f.id",

@@ -81,9 +81,11 @@ class ProposalStore:
             self.get(user, pid)  # raises when it does not exist
             raise ValueError(f"proposal {pid} was already decided")
 
-    def remember_deleted(self, user: str, keys: list[str], name: str) -> None:
-        """The user deleted a memory made from these observations: automatic extraction never makes it again from them."""
-        name_hash = hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]  # which record, without its words
+    def remember_deleted(self, user: str, keys: list[str], name: str | None, *, name_hash: str | None = None) -> None:
+        """The user deleted a memory made from these observations: automatic extraction never makes it again from them
+        (``name_hash``: a deletion replayed from the journal, which holds the name's hash only)."""
+        if name is not None:
+            name_hash = hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]  # which record, without its words
         with self.con:
             self.con.executemany("insert or ignore into deleted (user, key, name_hash, created) values (?, ?, ?, ?)",
                                  [(user, k, name_hash, clock.stamp()) for k in keys])

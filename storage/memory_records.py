@@ -66,6 +66,11 @@ def observation_key(day: str, where: str, statement: str) -> str:
     return hashlib.sha256(f"{day}\x1f{files}\x1f{normalize_key(' '.join(statement.split()))}".encode("utf-8")).hexdigest()[:24]
 
 
+def name_hash(name: str) -> str:
+    """Which record a deletion was of, without its words."""
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:24]
+
+
 def observation_keys(body: str) -> list[str]:
     """The observation keys of a record's body lines written by automatic extraction (other lines have none)."""
     return [observation_key(m[1], m[3], m[2]) for m in map(_OBSERVED.match, (line.strip() for line in (body or "").splitlines())) if m]
@@ -225,9 +230,12 @@ class MemoryBook:
     """The record operations over a ``RecordStore``, with per-user locking for read-modify-write."""
 
     def __init__(self, store: RecordStore, *, proposals: ProposalStore | None = None, tz: str = "Asia/Shanghai",
-                 lock_dir: Path | None = None):
+                 lock_dir: Path | None = None, journal=None):
         self.store = store
         self.proposals = proposals
+        # ``journal(kind, user, fields, apply)``: writes a decision to the workspace's journal first, then runs
+        # ``apply`` (``storage.journal.record``); None: decisions are not journaled (a book outside a workspace)
+        self.journal = journal
         self.tz = ZoneInfo(tz)
         self.lock_dir = Path(lock_dir) if lock_dir else None
         self._threads: dict[str, threading.Lock] = {}
@@ -303,17 +311,29 @@ class MemoryBook:
 
     def delete(self, user: str, name: str) -> None:
         """Delete one record. What it was made from is remembered (as hashes of its source lines), so automatic
-        extraction never makes it again from the same old lines; the user saving it again still may."""
+        extraction never makes it again from the same old lines; the user saving it again still may.
+
+        The deletion is a decision: journaled first (``memory.delete``: the hashes and a hash of the name, never the
+        words), so a restore, or another machine, keeps the same lines from making it again; a journal that cannot be
+        written raises ``storage.journal.JournalUnwritable`` and the record stays."""
         check_name(user, "user id"), check_name(name, "record name")
         with self.locked(user):
             stored = self.stored_name(user, name) or name
             try:
-                keys = observation_keys(parse(stored, self.store.read(user, stored)).body) if self.proposals is not None else []
-            except RecordNotFound:
-                keys = []
-            self.store.delete(user, stored)
-            if keys:
-                self.proposals.remember_deleted(user, keys, stored)
+                text = self.store.read(user, stored)
+            except RecordNotFound:  # nothing to read: the store's delete says whether there is anything to delete
+                text = None
+            keys = observation_keys(parse(stored, text).body) if text is not None and self.proposals is not None else []
+
+            def apply() -> None:
+                self.store.delete(user, stored)
+                if keys:
+                    self.proposals.remember_deleted(user, keys, stored)
+
+            if self.journal is None or text is None:
+                apply()
+            else:  # a blocklist of lines, not a point in the history: applied at once wherever it is replayed
+                self.journal("memory.delete", user, {"keys": keys, "name_hash": name_hash(stored), "through": None}, apply)
 
     def deleted_observations(self, user: str) -> set[str]:
         """Observation keys of the records the user deleted (``delete``)."""
@@ -447,4 +467,21 @@ def open_book(settings) -> MemoryBook:
         store: RecordStore = SqliteRecordStore(ws.memory_records_db)
     else:
         store = FileRecordStore(ws.memory_records_dir)
-    return MemoryBook(store, proposals=ProposalStore(ws.memory_proposals_db), tz=settings.timezone, lock_dir=ws.runtime)
+    return MemoryBook(store, proposals=ProposalStore(ws.memory_proposals_db), tz=settings.timezone, lock_dir=ws.runtime,
+                      journal=_journal(settings))
+
+
+def _journal(settings):
+    """The workspace's journal, as ``MemoryBook.journal`` calls it."""
+    from kernel.workspace import Workspace
+    from storage import journal
+    from storage.facts import open_facts
+
+    def record(kind: str, user: str, fields: dict, apply):
+        facts = open_facts(settings)
+        try:
+            return journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, kind, user, fields, apply=apply)
+        finally:
+            facts.close()
+
+    return record

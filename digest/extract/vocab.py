@@ -4,8 +4,9 @@ the sentence-level markers every family respects (questions, hypotheticals, hedg
 from __future__ import annotations
 
 import re
+import unicodedata
 
-from digest.extract.normalize import _has_any, _Sentence
+from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
 
 _ZH_I = r"(?:我们|咱们|我)"
 # Adverbs that may sit between 我 and the verb ("我也很喜欢", "我现在住在"). Never 更 (that is "prefers").
@@ -148,3 +149,23 @@ def _inherits_i(sent: _Sentence, pos: int) -> bool:
         if _CLAUSE_OTHER.match(sent.s, a, b):
             return False
     return False
+
+
+def not_a_statement(text: str, value: str | None = None) -> str | None:
+    """Why ``text`` states no fact where it names ``value``: "question" (the clause holding it asks, or is followed
+    only by a tag question) or "hypothetical" (the sentence supposes); None when some sentence naming it states it.
+    Without ``value``: whether any sentence of ``text`` is a statement at all. The chat model's operations are
+    checked with this: the rules and the model agree on what is not a statement."""
+    src = _Source(text)
+    sents = _sentences(src)
+    v = unicodedata.normalize("NFKC", value).casefold().strip() if value else ""
+    spots = [(sent, sent.lower.find(v)) for sent in sents if v and v in sent.lower] or [(sent, None) for sent in sents]
+    reasons = []
+    for sent, pos in spots:
+        if _hypothetical(sent):
+            reasons.append("hypothetical")
+        elif _asks(sent, pos) if pos is not None else all(_asks(sent, a) for a, _ in sent.clauses):
+            reasons.append("question")
+        else:
+            return None
+    return reasons[0] if reasons else None

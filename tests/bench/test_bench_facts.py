@@ -163,8 +163,7 @@ CHAT_CASE = {"id": "chat-1", "lang": "zh", "kind": "value_change",
                                      {"role": "assistant", "content": "Helix 的选择优先模式确实要适应几天。", "timestamp": "2026-03-05T10:01:00+08:00"}]},
              "expect": [{"slot": "主力编辑器", "current": ["Helix"], "past": ["Vim"]}],
              "questions": [{"q": "我现在用什么编辑器？", "lang": "zh", "answer": ["Helix"], "not": ["Vim"]}]}
-FIXED = {"facts": [{"turn": 0, "subject": "user", "predicate": "prefers", "object": "Helix 编辑器", "nature": "preference",
-                    "confidence": 0.95, "explicitness": "stated", "technical": False, "multi_valued": False, "event_date": None}]}
+FIXED = {"ops": [{"op": "update", "fact": 1, "turn": 1, "value": "Helix"}]}
 
 
 def test_the_chat_model_path_runs_beside_the_rules_through_a_loopback_server(tmp_path):
@@ -183,7 +182,12 @@ def test_the_chat_model_path_runs_beside_the_rules_through_a_loopback_server(tmp
     assert res["paths"]["rules"]["extractor_days"] == {"rules": 2}
     assert len(requests) == 2 and all(r["path"] == "/v1/chat/completions" and r["body"]["model"] == "fixed-model" for r in requests)
     facts = chat["cases"][0]["facts"]
-    assert [f["text"] for f in facts] == ["user · prefers · Helix 编辑器"]  # the fixed extraction, one current fact
+    # day 1: nothing is known, so "a new value for fact #1" names an id never shown: dropped, and the rules read the
+    # turn the model left (Vim); day 2: fact #1 is that one, and the update closes exactly it
+    assert [f["text"] for f in facts] == ["主力编辑器一直 · value · Helix"]
+    cost = chat["groups"]["all"]["model"]
+    assert cost["days"] == 2 and cost["requests_per_day"] == 1.0 and cost["ops"] == 2 and cost["dropped"] == {"fact id not shown": 1}
+    assert cost["dropped_share"] == 0.5 and chat["groups"]["all"]["seconds_per_day"] > 0
     g = chat["groups"]["all"]
     assert g["current_hit"] == 1.0 and g["stale"] == 0.0 and g["slot_accuracy"] == 1.0 and g["false_facts"] == 0.0
-    assert g["history_kept"] == 0.0  # Vim was never extracted, so it is in no history row
+    assert g["history_kept"] == 1.0  # Vim, superseded, is history

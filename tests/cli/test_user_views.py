@@ -60,6 +60,7 @@ class Workspace:
 def _conflict(settings, user: str, m: str) -> None:
     """The user said ``{m}port1``; later the assistant inferred ``{m}port2``: an open conflict."""
     from kernel.domain import Candidate
+    from services.supersession import Supersession
     from storage.facts import open_facts
 
     def cand(obj, day, explicitness, conf):
@@ -70,7 +71,7 @@ def _conflict(settings, user: str, m: str) -> None:
     try:
         for day, c in ((date(2026, 11, 26), cand(f"{m}port1", date(2026, 11, 26), "stated", 0.9)),
                        (date(2026, 11, 27), cand(f"{m}port2", date(2026, 11, 27), "inferred", 0.6))):
-            facts.apply(user, day, [c], file_sha={c.source_file: "sha" + c.source_file}, raw_refs={})
+            Supersession(facts).apply(user, day, [c], file_sha={c.source_file: "sha" + c.source_file}, raw_refs={})
     finally:
         facts.close()
 

@@ -1,13 +1,15 @@
 """The layers are a contract, checked over the import graph (every import, those inside functions too).
 
-    flows -> tasks -> pipelines (digest, memory, index, knowledge) -> storage -> kernel
+    flows -> tasks -> pipelines (digest, memory, index, knowledge, restore) -> services -> storage -> kernel
     query -> storage, kernel          demo, bench (the benchmarks) and deployments above them
-    cli and mcp_server on top: the two transports (the MCP server writes memory records and recall counts,
-    which is why it is not part of query)
+    cli and mcp_server on top: the two transports, over query and services (the MCP server writes memory records
+    and recall counts, which is why it is not part of query)
 
 - the kernel imports nothing of the project above it;
-- storage imports only the kernel and storage;
-- the pipelines import only the kernel, storage and each other (never query, flows, tasks, Prefect, the CLI);
+- storage imports only the kernel and storage (never services: the stores keep rows, the services their policy);
+- services (the write policies over the stores: what supersedes what) import only the kernel, storage and services;
+- the pipelines import only the kernel, storage, services and each other (never query, flows, tasks, Prefect, the CLI);
+- query never imports services (the read path writes nothing);
 - nothing below flows/ and tasks/ imports Prefect (the kernel's Prefect environment and the deployments'
   serve entry aside);
 - query never reaches Prefect, flows, tasks, deployments or the CLI;
@@ -47,7 +49,12 @@ def test_storage_imports_only_the_kernel_and_storage():
     assert not bad, sorted(bad)
 
 
-def test_pipelines_import_the_kernel_storage_and_each_other_only():
+def test_services_import_only_the_kernel_storage_and_services():
+    bad = edges_where(graph(), {"services"}, lambda t: layer(t) in PROJECT - {"kernel", "storage", "services"} or t == "prefect")
+    assert not bad, sorted(bad)
+
+
+def test_pipelines_import_the_kernel_storage_services_and_each_other_only():
     bad = edges_where(graph(), PIPELINES, lambda t: layer(t) in {"query", "flows", "tasks", "deployments", "demo", "bench"} or t == "prefect")
     assert not bad, sorted(bad)
 
@@ -58,8 +65,8 @@ def test_nothing_below_flows_and_tasks_imports_prefect():
     assert not bad, sorted(bad)
 
 
-def test_query_never_reaches_prefect_flows_tasks_or_the_cli():
-    bad = edges_where(graph(), {"query"}, lambda t: t == "prefect" or layer(t) in {"flows", "tasks", "deployments"}
+def test_query_never_reaches_prefect_flows_tasks_services_or_the_cli():
+    bad = edges_where(graph(), {"query"}, lambda t: t == "prefect" or layer(t) in {"flows", "tasks", "deployments", "services"}
                       or layer(t) == "cli")
     assert not bad, sorted(bad)
 
@@ -145,8 +152,9 @@ def test_no_import_cycles_beyond_the_listed_remainder():
 
 
 def test_the_checks_see_what_they_check(tmp_path):
-    g = {"kernel.a": {"storage.b"}, "storage.b": {"kernel.a", "prefect"}, "query.c": {"flows.d", "cli.main"}}
+    g = {"kernel.a": {"storage.b"}, "storage.b": {"kernel.a", "prefect", "services.e"}, "query.c": {"flows.d", "cli.main"}}
     assert edges_where(g, {"kernel"}, lambda t: layer(t) in PROJECT - {"kernel"}) == {("kernel.a", "storage.b")}
+    assert edges_where(g, {"storage"}, lambda t: layer(t) in PROJECT - {"kernel", "storage"}) == {("storage.b", "services.e")}
     assert ("storage.b", "prefect") in edges_where(g, {"storage"}, lambda t: t == "prefect")
     assert cycles(g) == {("kernel.a", "storage.b")}
     probe = ROOT / "storage" / "_layer_probe_for_test.py"

@@ -172,3 +172,27 @@ def test_an_unarchivable_log_is_digested_without_raw_references(tmp_path, monkey
     r = digest_day(s.model_copy(update={"llm_base_url": None}), "default", date(2026, 11, 3), logs)
     assert r["facts_added"] == 1 and r["quarantined"] == [
         "2026-11-03.md: not archived in L3 ([Errno 28] No space left on device); its turns are digested without raw line references"]
+
+
+def test_a_day_that_fails_on_a_damaged_store_names_it_and_the_command_that_makes_it_again(tmp_path):
+    """What the nightly records for a day that failed (``record_failure``): a database error names no file, so the
+    workspace's stores are checked and the damaged one is named, with `agentos restore --force` (issue 25)."""
+    import sqlite3
+
+    from digest.stages import record_failure
+
+    s, logs = log_workspace(tmp_path)
+    (logs / "2026-11-20.md").write_text("[09:00] 用户: 数据库端口是 5432。\n", encoding="utf-8")
+    digest_day(s, "default", date(2026, 11, 20), logs)
+    db = Workspace(s.home).facts_db
+    con = sqlite3.connect(db)
+    con.execute("pragma wal_checkpoint(truncate)")
+    size = con.execute("pragma page_size").fetchone()[0]
+    (root,) = con.execute("select rootpage from sqlite_master where name='facts'").fetchone()
+    con.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * size:root * size] = b"\xa5" * size
+    db.write_bytes(bytes(data))
+    reason = record_failure(s, "default", date(2026, 11, 21), logs, "nightly", sqlite3.DatabaseError("database disk image is malformed"))
+    assert "agent-local/memory/facts.db is damaged (" in reason and "`agentos restore --force` makes it again" in reason
+    assert "facts.db is damaged" in (Workspace(s.home).logs / "errors.log").read_text(encoding="utf-8")

@@ -84,3 +84,28 @@ def test_a_day_that_fails_outright_costs_only_itself(ws, tmp_path, monkeypatch):
     monkeypatch.setattr(digest.stages, "write_cards", real)
     again = nightly(logs_dir=str(logs))  # not marked digested: the next night tries the day again
     assert again["digest"]["days"] == ["2026-11-21"] and again["digest"]["cards"] == 1  # its fact was written before the failure
+
+
+def test_damaged_and_forged_journal_lines_never_stop_the_night(indexed_home, capfd):
+    """The bad-journal corpus (tests/kit/bad_journal.py) in agent-sync's journal: the nightly completes, names each
+    line (file:line) with why it was skipped or refused, and applies none of them."""
+    import sqlite3
+
+    from flows.nightly import nightly
+    from kernel.workspace import Workspace
+    from tests.kit.bad_journal import reported, write_bad_journal
+
+    con = sqlite3.connect(Workspace(indexed_home).facts_db)
+    con.row_factory = sqlite3.Row
+    target = dict(con.execute("select * from facts where object='8C16G' and status='active'").fetchone())
+    con.close()
+    cases = write_bad_journal(Workspace(indexed_home).journal_dir, target)
+    r = nightly()
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "Finished in state Failed" not in err
+    assert r["index"]["status"] in ("rebuilt", "unchanged") and r["journal"]["applied"] == []
+    for case in cases:
+        assert reported(r["journal"]["problems"], case), (case, r["journal"]["problems"])
+    con = sqlite3.connect(Workspace(indexed_home).facts_db)
+    assert con.execute("select status from facts where id=?", [target["id"]]).fetchone() == ("active",)
+    con.close()

@@ -97,15 +97,25 @@ def test_index_rebuild_flow_is_incremental(demo_home):
 def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
     from flows.daily import daily_digest
 
-    facts = {"facts": [{"turn": 0, "subject": "user", "predicate": "name", "object": "林晓", "nature": "fact",
-                        "confidence": 0.9, "explicitness": "stated"}]}
-    with ChatServer([(500, ""), (500, ""), (200, json.dumps(facts, ensure_ascii=False))]) as srv:
+    answer = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"}]}
+    with ChatServer([(500, ""), (500, ""), (200, json.dumps(answer, ensure_ascii=False))]) as srv:
         monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)
         r = daily_digest(day=date(2026, 11, 22))
         # the fact extractor's requests (the memory stage asks the same model its own question afterwards)
-        fact_requests = [q for q in srv.requests if q["body"]["messages"][0]["content"].startswith("You extract durable facts")]
-        assert len(fact_requests) == 3
-    assert r["extractor"].startswith("llm:") and r["facts_added"] == 1
+        fact_requests = [q for q in srv.requests if q["body"]["messages"][0]["content"].startswith("You keep a person's memory")]
+        assert len(fact_requests) >= 3 and fact_requests[0]["body"]["messages"][-1]["content"] == fact_requests[2]["body"]["messages"][-1]["content"]
+    assert r["extractor"].startswith("llm:")
+    from kernel.settings import load_settings
+    from storage.facts import open_facts
+
+    store = open_facts(load_settings())
+    try:
+        facts = store.current("default")
+    finally:
+        store.close()
+    by_model = [(f["subject"], f["object"]) for f in facts if f["extractor"].startswith("llm:")]
+    assert by_model == [("名字", "林晓")]  # the model's one operation; the turns it left were read by the rules
+    assert any(f["extractor"] == "rules" for f in facts)
 
 
 def test_model_failure_falls_back_to_rules(demo_home, monkeypatch):

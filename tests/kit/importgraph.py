@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINES = {"digest", "memory", "index", "knowledge", "restore"}
-PACKAGES = ["kernel", "storage", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server", "flows", "tasks", "deployments", "cli"]
+PACKAGES = ["kernel", "storage", "services", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server", "flows", "tasks", "deployments", "cli"]
 PROJECT = set(PACKAGES)
 
 

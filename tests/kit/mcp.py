@@ -22,6 +22,8 @@ def server_params(home: Path) -> StdioServerParameters:
     """``agentos mcp`` over the workspace ``home`` (hostname testhost, a minimal environment)."""
     env = {"AGENTOS_HOME": str(home), "AGENTOS_HOSTNAME": "testhost", "PATH": os.environ.get("PATH", ""),
            "HOME": os.environ.get("HOME", str(home)), "DO_NOT_TRACK": "1"}
+    if os.environ.get("PYTHONPATH"):  # the code under test, when the suite runs from a checkout beside the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(command=AGENTOS, args=["mcp"], env=env)
 
 

@@ -11,6 +11,7 @@ from tests.kit.knowledge import item, kb_settings, refine_all
 def _conflict(settings, subject: str, old: str, new: str) -> None:
     """The user said ``old``; later the assistant inferred ``new``: an open conflict for a person to settle."""
     from kernel.domain import Candidate
+    from services.supersession import Supersession
     from storage.facts import open_facts
 
     def cand(obj, day, explicitness, conf):
@@ -21,7 +22,7 @@ def _conflict(settings, subject: str, old: str, new: str) -> None:
     try:
         for day, c in ((date(2026, 11, 2), cand(old, date(2026, 11, 2), "stated", 0.9)),
                        (date(2026, 11, 3), cand(new, date(2026, 11, 3), "inferred", 0.6))):
-            facts.apply(settings.user, day, [c], file_sha={c.source_file: "sha" + c.source_file}, raw_refs={})
+            Supersession(facts).apply(settings.user, day, [c], file_sha={c.source_file: "sha" + c.source_file}, raw_refs={})
     finally:
         facts.close()
 
@@ -121,6 +122,7 @@ def _as_refined_by_the_earlier_version(settings, doc_id: str, status: str = "pen
 
     from kernel.domain import Candidate
     from knowledge.refine import kb_paths, open_kb
+    from services.supersession import Supersession
     from storage.facts import open_facts
     from storage.kb_cards import read_body
 
@@ -129,8 +131,8 @@ def _as_refined_by_the_earlier_version(settings, doc_id: str, status: str = "pen
     body = read_body(kb_paths(settings)["knowledge"] / doc["path"])
     facts = open_facts(settings)
     try:
-        report = facts.apply(doc["owner"], date(2026, 11, 30), [Candidate(**c) for c in doc["fact_candidates"]],
-                             file_sha={doc["path"]: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={}, contradictions="conflict")
+        report = Supersession(facts).apply(doc["owner"], date(2026, 11, 30), [Candidate(**c) for c in doc["fact_candidates"]],
+                                           file_sha={doc["path"]: hashlib.sha256(body.encode()).hexdigest()}, raw_refs={}, contradictions="conflict")
     finally:
         facts.close()
     doc["review"]["consistency"] = {"statements": len(doc["fact_candidates"]), "identical": report.reinforced, "added": report.added,

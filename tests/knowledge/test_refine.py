@@ -12,12 +12,13 @@ from tests.kit.knowledge import TODAY, item, kb_settings, refine_all, refine_kit
 
 
 def _facts(settings, *values):
+    from services.supersession import Supersession
     from storage.facts import open_facts
 
     store = open_facts(settings)
     cands = [Candidate(subject=s, predicate="value", object=o, nature="fact", confidence=0.9, explicitness="stated", source_file="2026-11-01.md",
                        line_start=i + 1, line_end=i + 1, observed_at="2026-11-01T09:00:00", technical=True) for i, (s, o) in enumerate(values)]
-    store.apply("default", date(2026, 11, 1), cands, file_sha={"2026-11-01.md": "x"}, raw_refs={})
+    Supersession(store).apply("default", date(2026, 11, 1), cands, file_sha={"2026-11-01.md": "x"}, raw_refs={})
     rows = {r["subject"]: r for r in store.current("default")}
     store.close()
     return rows
@@ -100,7 +101,7 @@ def _fact_rows(settings, where: str = "1", params=()) -> list[dict]:
 
     store = open_facts(settings)
     try:
-        return store._rows(f"select * from facts where {where}", list(params))
+        return store.rows(f"select * from facts where {where}", list(params))
     finally:
         store.close()
 

@@ -93,3 +93,26 @@ def test_fact_lookup_shows_a_value_that_starts_later_apart_from_the_current_one(
     got = data(out["lookup"])
     assert [f["object"] for f in got["facts"]] == ["4C8G"]
     assert [(f["object"], f["valid_from"][:10]) for f in got["upcoming"]] == [("8C16G", "2026-03-16")]
+
+
+def test_a_forget_or_a_deletion_the_journal_cannot_hold_is_not_made(tmp_path):
+    """A decision is journaled or not made (issue 25): with agent-sync's journal folder unusable (a file stands where
+    it should be), fact_forget and memory_delete answer a tool error that says so, and nothing is forgotten or deleted."""
+    s, logs = digested_workspace(tmp_path, LOG, DAY)
+    journal = s.home / "agent-sync/04_memory/journal"
+    journal.rmdir()
+    journal.write_text("", encoding="utf-8")
+
+    async def script(c: ClientSession):
+        port = data(await c.call_tool("fact_lookup", {"subject": "数据库端口"}))["facts"][0]
+        await c.call_tool("memory_save", {"name": "editor", "description": "用 Vim 写代码", "type": "user"})
+        return {"port": port, "forget": await c.call_tool("fact_forget", {"fact_id": port["id"]}),
+                "delete": await c.call_tool("memory_delete", {"name": "editor"}),
+                "after": data(await c.call_tool("fact_lookup", {"subject": "数据库端口"}))["facts"]}
+
+    out, stray = session(s.home, tmp_path / "server-stderr.txt", script)
+    assert stray == []
+    for name in ("forget", "delete"):
+        assert error_text(out[name]).startswith("the decision was not made: this machine's journal "), out[name]
+    assert [f["id"] for f in out["after"]] == [out["port"]["id"]]
+    assert (s.home / "agent-sync/04_memory/records/default/editor.md").is_file()

@@ -148,9 +148,8 @@ def test_a_chat_model_s_extraction_is_replayed_from_the_synced_cache_without_the
     from digest.stages import run_day
     from restore.run import restore
 
-    facts = {"facts": [{"turn": 0, "subject": "user", "predicate": "name", "object": "林晓", "nature": "fact", "confidence": 0.9,
-                        "explicitness": "stated"}, {"turn": 1, "subject": "user", "predicate": "works_at", "object": "云栈科技",
-                                                    "nature": "fact", "confidence": 0.9, "explicitness": "stated"}]}
+    facts = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"},
+                     {"op": "new", "turn": 1, "who": "user", "what": "公司", "value": "云栈科技"}]}
     from digest.logformat import list_days
 
     folder = demo_home / "agent-sync/04_memory/working/default"

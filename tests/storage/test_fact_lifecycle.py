@@ -10,6 +10,7 @@ import pytest
 import sqlite_utils
 
 from kernel.domain import Candidate
+from services.supersession import Supersession
 from storage import facts as facts_module
 from storage.facts import FactStore
 
@@ -29,8 +30,8 @@ def store(tmp_path):
 
 
 def test_a_fact_past_its_expiry_is_stale_not_gone(store):
-    store.apply("u", D1, [cand("服务器配置", "value", "8C16G", technical=True), cand("user", "name", "林晓", line=2)],
-                file_sha={f"{D1}.md": "a"}, raw_refs={})
+    Supersession(store).apply("u", D1, [cand("服务器配置", "value", "8C16G", technical=True), cand("user", "name", "林晓", line=2)],
+                              file_sha={f"{D1}.md": "a"}, raw_refs={})
     october = date(2026, 10, 1)
     assert [r["object"] for r in store.as_of("u", october)] == ["林晓"]  # what the knowledge review compares with
     rows = store.as_of("u", october, stale=True)
@@ -39,7 +40,7 @@ def test_a_fact_past_its_expiry_is_stale_not_gone(store):
 
 
 def test_forget_closes_a_fact_and_its_lines_do_not_bring_it_back(store):
-    store.apply("u", D1, [cand("数据库端口", "value", "5432")], file_sha={f"{D1}.md": "a"}, raw_refs={})
+    Supersession(store).apply("u", D1, [cand("数据库端口", "value", "5432")], file_sha={f"{D1}.md": "a"}, raw_refs={})
     (row,) = store.current("u")
     with pytest.raises(KeyError, match="no fact"):
         store.forget("someone-else", row["id"], "x")
@@ -51,10 +52,10 @@ def test_forget_closes_a_fact_and_its_lines_do_not_bring_it_back(store):
     with pytest.raises(ValueError, match="already forgotten"):
         store.forget("u", row["id"], "again")
     # the same file, changed (another hash): the forgotten fact is not learnt again from it
-    r = store.apply("u", D1, [cand("数据库端口", "value", "5432", line=3)], file_sha={f"{D1}.md": "b"}, raw_refs={})
+    r = Supersession(store).apply("u", D1, [cand("数据库端口", "value", "5432", line=3)], file_sha={f"{D1}.md": "b"}, raw_refs={})
     assert r.forgotten == 1 and r.added == 0 and r.fact_ids == [None]
     # said again on another day, it is a new statement
-    r = store.apply("u", D2, [cand("数据库端口", "value", "5432", day=D2)], file_sha={f"{D2}.md": "c"}, raw_refs={})
+    r = Supersession(store).apply("u", D2, [cand("数据库端口", "value", "5432", day=D2)], file_sha={f"{D2}.md": "c"}, raw_refs={})
     assert r.added == 1 and [x["object"] for x in store.current("u")] == ["5432"]
 
 
@@ -97,17 +98,17 @@ def test_a_facts_db_of_before_is_migrated_in_place(tmp_path):
 def test_an_observation_is_its_lines_content_applied_once_and_retired_alone(store):
     a, b = cand("数据库端口", "value", "5432"), cand("user", "name", "林晓")
     line = ("c0ffee", 0)  # both from line 1, whose content hashes to c0ffee (first occurrence in the file)
-    r = store.apply("u", D1, [a, b], file_sha={f"{D1}.md": "sha1"}, raw_refs={}, observations=[line, line])
+    r = Supersession(store).apply("u", D1, [a, b], file_sha={f"{D1}.md": "sha1"}, raw_refs={}, observations=[line, line])
     assert r.added == 2
     # the file changed elsewhere (another hash), this line did not: nothing is applied again, however it is read now
-    r = store.apply("u", D1, [a, b, cand("数据库端口", "value", "5432/tcp")], file_sha={f"{D1}.md": "sha2"}, raw_refs={},
-                    observations=[line, line, line])
+    r = Supersession(store).apply("u", D1, [a, b, cand("数据库端口", "value", "5432/tcp")], file_sha={f"{D1}.md": "sha2"}, raw_refs={},
+                                  observations=[line, line, line])
     assert (r.already_applied, r.added, r.reinforced, r.superseded) == (3, 0, 0, 0)
     assert {f["object"]: f["confidence"] for f in store.current("u")} == {"5432": 0.9, "林晓": 0.9}
     # the line edited away: its observations retire, and the facts only it said are retracted
     keys = [store.observation_key("u", D1, c, line) for c in (a, b)]
-    store.apply("u", D2, [cand("user", "name", "林晓", day=D2)], file_sha={f"{D2}.md": "x"}, raw_refs={}, observations=[("beef", 0)])
-    r = store.apply("u", D1, [], file_sha={}, raw_refs={}, retire=[(k, "source edited: 2026-03-10.md:1") for k in keys])
+    Supersession(store).apply("u", D2, [cand("user", "name", "林晓", day=D2)], file_sha={f"{D2}.md": "x"}, raw_refs={}, observations=[("beef", 0)])
+    r = Supersession(store).apply("u", D1, [], file_sha={}, raw_refs={}, retire=[(k, "source edited: 2026-03-10.md:1") for k in keys])
     assert r.retracted == 1
     assert {f["object"] for f in store.current("u")} == {"林晓"}  # said on another day too: kept
     (port,) = store.history("u", "数据库端口")

@@ -5,6 +5,7 @@ from datetime import date
 import pytest
 
 from kernel.domain import Candidate
+from services.supersession import Supersession
 from storage.facts import FactStore
 
 D1, D2, D3 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)
@@ -24,7 +25,7 @@ def store(tmp_path):
 
 
 def apply(store, day, cands, sha="sha"):
-    return store.apply("u", day, cands, file_sha={c.source_file: sha + c.source_file for c in cands}, raw_refs={})
+    return Supersession(store).apply("u", day, cands, file_sha={c.source_file: sha + c.source_file for c in cands}, raw_refs={})
 
 
 def test_same_fact_again_raises_confidence_without_duplicate(store):
@@ -97,8 +98,8 @@ def test_multi_valued_predicates_accumulate_and_opposites_supersede(store):
 
 def test_technical_facts_expire_preferences_never(tmp_path):
     s = FactStore(tmp_path / "f.db", expiry_days={"technical": 180, "preference": None})
-    s.apply("u", D1, [cand("服务器配置", "value", "4C8G", technical=True),
-                      cand("user", "likes", "简洁", line=2, nature="preference", multi=True)], file_sha={f"{D1}.md": "x"}, raw_refs={})
+    Supersession(s).apply("u", D1, [cand("服务器配置", "value", "4C8G", technical=True),
+                                    cand("user", "likes", "简洁", line=2, nature="preference", multi=True)], file_sha={f"{D1}.md": "x"}, raw_refs={})
     tech, pref = sorted(s.as_of("u", D1), key=lambda r: r["predicate"], reverse=True)
     assert tech["expires_at"].startswith("2027-04-30") and pref["expires_at"] is None
     later = s.as_of("u", date(2027, 5, 1))
@@ -114,8 +115,8 @@ def test_backfilled_older_value_becomes_history_not_current(store):
 
 
 def test_users_are_isolated(store):
-    store.apply("alice", D1, [cand("user", "name", "Alice")], file_sha={}, raw_refs={})
-    store.apply("bob", D1, [cand("user", "name", "Bob")], file_sha={}, raw_refs={})
+    Supersession(store).apply("alice", D1, [cand("user", "name", "Alice")], file_sha={}, raw_refs={})
+    Supersession(store).apply("bob", D1, [cand("user", "name", "Bob")], file_sha={}, raw_refs={})
     assert [f["object"] for f in store.current("alice")] == ["Alice"]
     assert [f["object"] for f in store.current("bob")] == ["Bob"]
 
@@ -142,8 +143,8 @@ def test_workspace_aliases_extend_the_built_in_ones(tmp_path):
     f = tmp_path / "subject_aliases.txt"
     f.write_text("# mine\n灰度比例 = canary ratio\n", encoding="utf-8")
     s = FactStore(tmp_path / "f.db", aliases=load_aliases(f))
-    s.apply("u", D1, [cand("canary ratio", "value", "5%")], file_sha={}, raw_refs={})
-    s.apply("u", D2, [cand("灰度比例", "value", "20%", day=D2)], file_sha={}, raw_refs={})
+    Supersession(s).apply("u", D1, [cand("canary ratio", "value", "5%")], file_sha={}, raw_refs={})
+    Supersession(s).apply("u", D2, [cand("灰度比例", "value", "20%", day=D2)], file_sha={}, raw_refs={})
     assert [r["object"] for r in s.current("u")] == ["20%"]
     s.close()
 
@@ -155,11 +156,11 @@ def test_a_person_resolves_conflicts(store):
                       cand("数据库端口", "value", "5432", day=D2, line=3)])
     apply(store, D3, [cand("数据库端口", "value", "6543", day=D3, explicitness="inferred", conf=0.6)])
     java, port = store.conflicts("u")
-    accepted = store.resolve_conflict("u", java["id"], accept=True)
+    accepted = Supersession(store).resolve_conflict("u", java["id"], accept=True)
     assert accepted["status"] == "accepted" and accepted["fact"]["object"] == "Java" and accepted["fact"]["explicitness"] == "corrected"
     assert ("prefers_not", "Java") not in {(f["predicate"], f["object"]) for f in store.current("u")}
-    rejected = store.resolve_conflict("u", port["id"], accept=False)
+    rejected = Supersession(store).resolve_conflict("u", port["id"], accept=False)
     assert rejected["status"] == "rejected" and [f["object"] for f in store.history("u", "数据库端口")] == ["5432"]
     assert store.conflicts("u") == [] and len(store.conflicts("u", status=None)) == 2
     with pytest.raises(ValueError):
-        store.resolve_conflict("u", port["id"], accept=True)
+        Supersession(store).resolve_conflict("u", port["id"], accept=True)

@@ -58,3 +58,64 @@ def test_only_regular_files_are_read(tmp_path):
 def test_a_host_name_becomes_a_safe_file_name(tmp_path):
     assert journal.journal_file(tmp_path, "../../etc/passwd").parent == tmp_path
     assert journal.journal_file(tmp_path, "my laptop").name == "my_laptop.jsonl"
+
+
+TARGET = {"user_id": "default", "subject": "服务器配置", "subject_key": "服务器配置", "predicate": "value", "object": "8C16G",
+          "object_key": "8c16g", "source_day": "2026-11-25", "source_file": "2026-11-25.md"}
+
+
+def test_every_damaged_line_of_the_corpus_is_named_by_file_and_line_and_skipped(tmp_path):
+    """The bad-journal corpus (tests/kit/bad_journal.py): what the reader catches is named and skipped, the rest (well
+    formed, refused by the replayer) is read; nothing raises, whatever the types (``"seq": "1a"``, ``"user": [...]``)."""
+    from tests.kit.bad_journal import reported, write_bad_journal
+
+    journal.append(tmp_path, "laptop", _ev("2026-12-01T09:00:00+00:00", subject="good"))
+    cases = write_bad_journal(tmp_path, TARGET)
+    events, problems = journal.read(tmp_path)
+    for case in cases:
+        if case.where == "read":
+            assert reported(problems, case), (case, problems)
+    skipped = {(c.file, c.line) for c in cases if c.where == "read"}
+    assert not {(e["_file"], e["_line"]) for e in events} & skipped
+    assert ("laptop.jsonl", 1, "good") in {(e["_file"], e["_line"], e.get("subject")) for e in events}
+    assert len(events) == 1 + len([c for c in cases if c.where == "replay"])
+    assert len(problems) == len([c for c in cases if c.where == "read"])
+
+
+def test_a_line_names_the_host_whose_file_it_is_in(tmp_path):
+    journal.append(tmp_path, "laptop", _ev("2026-12-01T09:00:00+00:00", subject="a"))
+    line = (tmp_path / "laptop.jsonl").read_text(encoding="utf-8")
+    (tmp_path / "desktop.jsonl").write_text(line, encoding="utf-8")  # laptop's line copied into desktop's file
+    (tmp_path / "my_laptop.jsonl").write_text(line.replace('"laptop"', '"my laptop"').replace(json.loads(line)["id"], "other"),
+                                              encoding="utf-8")  # the host name made safe is the file's: its own
+    events, problems = journal.read(tmp_path)
+    assert [(e["_file"], e["host"]) for e in events] == [("laptop.jsonl", "laptop"), ("my_laptop.jsonl", "my laptop")]
+    assert problems == ["desktop.jsonl:1: damaged decision (it names host 'laptop' but is in desktop.jsonl: each machine writes "
+                        "only its own file); skipped"]
+
+
+def test_a_journal_that_cannot_be_written_raises_and_leaves_no_part_of_a_line(tmp_path, monkeypatch):
+    journal.append(tmp_path, "laptop", _ev("2026-12-01T09:00:00+00:00", subject="a"))
+    before = (tmp_path / "laptop.jsonl").read_bytes()
+    real = os.write
+
+    def full_disk(fd, data):  # half the line reaches the disk, then it is full
+        real(fd, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(journal.os, "write", full_disk)
+    try:
+        journal.append(tmp_path, "laptop", _ev("2026-12-01T09:05:00+00:00", subject="b"))
+        raise AssertionError("no error")
+    except journal.JournalUnwritable as e:
+        assert "the decision was not made" in str(e) and "No space left on device" in str(e) and "laptop.jsonl" in str(e)
+    assert (tmp_path / "laptop.jsonl").read_bytes() == before  # the half line was taken back
+    monkeypatch.undo()
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder should be", encoding="utf-8")
+    try:
+        journal.append(blocked, "laptop", _ev("2026-12-01T09:05:00+00:00"))
+        raise AssertionError("no error")
+    except journal.JournalUnwritable as e:
+        assert "cannot be written" in str(e)

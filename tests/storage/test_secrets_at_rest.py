@@ -7,6 +7,7 @@ import sqlite3
 from datetime import date
 
 from kernel.domain import Candidate
+from services.supersession import Supersession
 from storage.facts import FactStore
 from storage.memory_records import MemoryBook
 from storage.memory_store import FileRecordStore
@@ -23,7 +24,7 @@ def _cand(subject, obj, line=4, evidence="", **kw) -> Candidate:
 def test_the_fact_store_masks_any_extractor_and_names_the_raw_line(tmp_path):
     store = FactStore(tmp_path / "facts.db")
     try:
-        report = store.apply("alice", date(2026, 11, 20), [
+        report = Supersession(store).apply("alice", date(2026, 11, 20), [
             _cand("NAS password", "hunter2-NAS", evidence="my NAS password is hunter2-NAS"),  # an extractor that saw clear text
             _cand("数据库密码", "[secret masked]", line=6),  # the digest's bare marker
             _cand("数据库端口", "5432", line=7),
