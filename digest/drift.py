@@ -34,6 +34,7 @@ from digest.extract.disclosures import kind_of, unread
 from digest.extract.events import _event_object
 from digest.extract.statements import _ADDS
 from kernel.domain import Candidate, Turn
+from kernel.text import names_whole
 from kernel.valuetypes import find_values, value_key, value_type
 from storage.drift import STATEMENT
 
@@ -58,13 +59,11 @@ def could_hold(text: str, row: dict) -> bool:
     """Whether ``text`` could tell another value of the slot ``row`` holds: it holds a value of the type of the fact's
     value (a statement's: of one of the types of the values it tells) that the fact does not hold, and does not say the
     fact's value again. A value of free text (a name, a place) has no type to tell another value of it by: never."""
-    from storage.facts import _says
-
     new = _typed(text)
     if row["predicate"] == "states":
         return any(new.get(kind, set()) - keys for kind, keys in _typed(row["object"]).items())
     kind = value_type(row["object"])
-    if kind is None or _says(text.casefold(), row["object"]):
+    if kind is None or names_whole(text.casefold(), row["object"]):
         return False
     return bool(new.get(kind, set()) - {value_key(row["object"])})
 

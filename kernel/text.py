@@ -88,6 +88,15 @@ def load_aliases(path: Path) -> dict[str, str]:
     return out
 
 
+def names_whole(text: str, value: str) -> bool:
+    """``text`` (case-folded) names ``value`` as a whole: a word of its own in Latin script ("500 rps", not "sql" in
+    "postgresql"), anywhere in Chinese."""
+    v = value.casefold().strip()
+    if not v:
+        return False
+    return re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", text) is not None
+
+
 def has_cjk(text: str) -> bool:
     return bool(_CJK_CHAR.search(text))
 

@@ -18,14 +18,13 @@ Rules, whatever extractor proposed the candidate:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Protocol
 
 from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
-from kernel.text import has_cjk, normalize_key, subject_key
+from kernel.text import has_cjk, names_whole, normalize_key, subject_key
 from kernel.valuetypes import SELF_NAMED, value_key, value_type
 from storage.facts import STOPPED, FactStore, masked_candidate
 
@@ -42,15 +41,6 @@ class SlotMatcher(Protocol):
     def slot_name(self, old: str, new: str) -> str:
         """The subject a slot's new version is stored under (the old name, unless it names no attribute)."""
         ...
-
-
-def _says(text: str, value: str) -> bool:
-    """``text`` (case-folded) names ``value`` as a whole: a word of its own in Latin script ("500 rps", not "sql" in
-    "postgresql"), anywhere in Chinese."""
-    v = value.casefold().strip()
-    if not v:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", text) is not None
 
 
 class NearestSlot(Protocol):
@@ -392,7 +382,7 @@ class Supersession:
         old = next((r for r in rows if left and r["object_key"] == left), None)
         if old is None:
             told = (cand.evidence or cand.object).casefold()
-            rows = [r for r in rows if not _says(told, r["object"])]
+            rows = [r for r in rows if not names_whole(told, r["object"])]
             chosen = nearest(cand.evidence or cand.object, [(r["id"], said(r)) for r in rows]) if rows else None
             old = next((r for r in rows if r["id"] == chosen), None)
         if old is None:
