@@ -411,14 +411,28 @@ def _now(settings: Settings) -> datetime:
     return clock.now(settings.timezone)
 
 
-def write_item(settings: Settings, partition: str, meta: dict, body: str, when: datetime) -> Path:
-    """``{YYYYMMDD}_{slug}.md`` in the partition (``_2``, ``_3`` ... when taken); never replaces a file."""
+def item_origin(settings: Settings, source_name: str, label: str, source_file: str | None = None) -> str:
+    """How a mask marker names where an item's original is, never by a local absolute path (the inbox item and all
+    that is refined from it are synced to other machines): a file inside the workspace by its path relative to the
+    workspace root, any other file by its source's name and its path inside that source's folder."""
+    if source_file:
+        try:
+            return Path(source_file).resolve().relative_to(Path(settings.home).resolve()).as_posix()
+        except (ValueError, OSError):
+            pass
+        return f"source {source_name}: {label}"
+    return label or f"source {source_name}"
+
+
+def write_item(settings: Settings, partition: str, meta: dict, body: str, when: datetime, origin: str | None = None) -> Path:
+    """``{YYYYMMDD}_{slug}.md`` in the partition (``_2``, ``_3`` ... when taken); never replaces a file. ``origin``
+    (``item_origin``) is what the mask markers name as the original's place."""
     folder = inbox_dir(settings) / partition
     folder.mkdir(parents=True, exist_ok=True)
     from kernel.secrets import mask_text
 
     # Secrets stay at the source: the inbox copy (and all that is refined from it) holds the marker instead.
-    body = mask_text(body, str(meta.get("source_file") or meta.get("source") or "") or None)
+    body = mask_text(body, origin or (None if meta.get("source_file") else str(meta.get("source") or "")) or None)
     if meta.get("title"):
         meta = {**meta, "title": mask_text(str(meta["title"]))}
     slug = slugify(meta.get("title") or "") or "untitled"
@@ -607,7 +621,8 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
             if source.partition == "memory":
                 extra.setdefault("user", user)
             meta.update(extra)
-            target = write_item(settings, source.partition, meta, item.body, when)
+            origin = item_origin(settings, source.name, item.label, item.extra.get("source_file"))
+            target = write_item(settings, source.partition, meta, item.body, when, origin)
             rel = str(target.relative_to(inbox_dir(settings)))
             seen.add(h)
             rows.append(json.dumps({"content_hash": h, "file": rel, "partition": source.partition, "source": item.source,
