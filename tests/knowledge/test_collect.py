@@ -103,7 +103,7 @@ def test_folder_material_lands_in_personal_with_provenance(home, monkeypatch):
     assert path.parent == home / INBOX / "personal" and path.name == "20261201_深度学习入门.md"
     meta, body = item(path)
     assert body == "# 第一章\n\n神经网络由层组成。反向传播计算梯度。"  # the source's body, its own frontmatter not repeated
-    assert meta["source"] == str(src) and meta["source_type"] == "folder"
+    assert meta["source"] == src.relative_to(home).as_posix() and meta["source_type"] == "folder"  # synced: no local path
     assert meta["scope"] == "personal" and meta["owner"] == "alice"
     assert meta["content_hash"] == hashlib.sha256(body.encode()).hexdigest()
     fetched = datetime.fromisoformat(meta["fetched_at"])
@@ -168,10 +168,10 @@ def test_clippings_keep_their_source_url_and_broken_frontmatter_still_collects(h
     assert {c["partition"] for c in r["collected"]} == {"knowledge/clipping"} and len(r["collected"]) == 3
     meta, body = item(by_title(home, "Reciprocal Rank Fusion"))
     assert meta["source"] == "https://example.com/rrf" and meta["source_type"] == "clipping"
-    assert meta["source_file"] == str(clip / "rrf.md") and meta["source_meta"]["author"] == "Cormack"
+    assert meta["source_file"] == (clip / "rrf.md").relative_to(home).as_posix() and meta["source_meta"]["author"] == "Cormack"
     assert item(by_title(home, "检索增强生成"))[0]["source"] == "https://example.cn/文章"
     meta, body = item(by_title(home, "broken"))
-    assert body == "正文仍然保留。" and meta["source"] == str(clip / "broken.md")
+    assert body == "正文仍然保留。" and meta["source"] == (clip / "broken.md").relative_to(home).as_posix()
     assert any(w.startswith("broken.md:") and "source URL unknown" in w for w in r["warnings"])
     assert "source URL unknown" in meta["collect_warnings"][0]
 
