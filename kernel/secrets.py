@@ -17,6 +17,10 @@ What counts as a secret, in Chinese and English:
    ``github_pat_``, ``glpat-``, ``xoxb-``, ``AKIA`` + 16, ``AIza...``, ``hf_``, JWTs ``eyJ.eyJ.``, ...), PEM
    private key blocks, the password of a URL (``scheme://user:PASS@host``: user and host stay), an HTTP
    ``Authorization:`` value, and long high-entropy tokens (``is_random``).
+3. **Credential pairs**, without any cue (``_pair_spans``): an account name, ``/`` or ``:``, then a value that reads as a
+   password by its make-up (``looks_like_password``: classes mixed and changing often, not words, not a version, a
+   file name, a date or a time): "admin / Xy9#kL2mQ", "admin:Blue$ky77 on 192.168.1.10", "root:Vx9$Lp2w@10.0.0.5"
+   (with a host after it the value needs less). The name and the host stay.
 
 High entropy, decided on a run of ``[A-Za-z0-9+/=_.~-]`` of at least 20 letters and digits (``name=value`` split
 at "="; a URL or a path judged by its ``/``- and ``.``-separated segments, since its words must not add up to a
@@ -40,7 +44,11 @@ text that holds no secret; it never adds or removes a line. ``mask_lines`` masks
 span lines), ``mask_value`` a fact's object given its subject ("NAS password" -> its whole object).
 
 ``asks_for_secret(request)`` is the request side: the cue a question asks about ("what's my pass word",
-"我的口令是什么", "show the API key"), for the L0 rules (query/rules.py).
+"我的口令是什么", "show the API key"), for the L0 rules (query/rules.py), read as its reader sees it
+(``kernel.text.fold_request``: "pass\u200bword", "p a s s w o r d" and "ｐａｓｓｗｏｒｄ" are "password").
+
+A marker never names a local absolute path (markers are written into synced files): ``marker`` keeps only the last
+part of one, whoever passes it.
 """
 
 from __future__ import annotations
