@@ -26,7 +26,8 @@ from tests.kit.cli import run_cli
 from tests.kit.knowledge import kb_settings, module_ws, refine_all
 
 DAY = date(2026, 11, 20)
-LOG = "## 设备和账号\n\n" + "".join(f"[09:{i:02d}] 用户: {line}\n" for i, (line, _, _) in enumerate(PAIRS, 1))
+LOG = ("## 设备和账号\n\n" + "".join(f"[09:{i:02d}] 用户: {line}\n" for i, (line, _, _) in enumerate(PAIRS, 1))
+       + "[09:59] 用户: 我们的数据库端口是 5433。\n")
 KB_DOC = ("---\ntitle: 机房运维手册\nsource: https://example.org/ops-manual\n---\n\n# 机房运维手册\n\n## 交换机\n\n"
           "核心交换机的管理账号 admin / Kq7#mZ2pX，只能从跳板机登录。\n\n"
           "## 数据库主机\n\nThe database host is reached as root:Vx9$Lp2w@10.0.0.5 from the bastion; the replica with "
@@ -121,6 +122,9 @@ def test_credentials_without_a_cue_are_never_served_nor_kept(digested, tmp_path)
     assert "管理账号 admin / [secret masked" in read_all and "root:[secret masked" in read_all and "解锁码是 [secret masked" in read_all
     assert "10:30" in read_all and "ops/weekly" in read_all  # ordinary text beside them is untouched
     assert "ky77" not in facts.stdout  # the fact "Blue ky77 · value · 192.168.1.10" of the issue is gone with its secret
+    listed = json.loads(facts.stdout)["facts"]
+    assert any(f["object"] == "5433" for f in listed), listed  # the facts of the day are there
+    assert [f for f in listed if "secret masked" in f["subject"]] == []  # and none is named by a marker
 
     # -- the MCP tools over a real stdio session ------------------------------------------------------------------------
     pytest.importorskip("mcp")
