@@ -423,10 +423,16 @@ def portable_source(settings: Settings, source: Source, rel: str, abs_path: str)
         return Path(abs_path).resolve().relative_to(Path(settings.home).resolve()).as_posix()
     except (ValueError, OSError):
         pass
+    return f"{portable_name(source)}:{rel}"
+
+
+def portable_name(source: Source) -> str:
+    """The source's name as a synced file may hold it: its name in sources.yaml, or, for a source without one (whose
+    default name holds its path), its folder's last part."""
     name = source.name
-    if source.path is not None and str(source.path) in name or re.search(r"(?:^|\s)(?:~?/|[A-Za-z]:[\\/])", name):
-        name = Path(str(source.path)).name or "source"
-    return f"{name}:{rel}"
+    if (source.path is not None and str(source.path) in name) or re.search(r"(?:^|\s)(?:~?/|[A-Za-z]:[\\/])", name):
+        return Path(str(source.path)).name or "source"
+    return name
 
 
 def write_item(settings: Settings, partition: str, meta: dict, body: str, when: datetime) -> Path:
@@ -632,7 +638,7 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
             rel = str(target.relative_to(inbox_dir(settings)))
             seen.add(h)
             rows.append(json.dumps({"content_hash": h, "file": rel, "partition": source.partition, "source": meta["source"],
-                                    "source_type": item.source_type, "source_name": source.name, "owner": user,
+                                    "source_type": item.source_type, "source_name": portable_name(source), "owner": user,
                                     "collected_at": when.isoformat()}, ensure_ascii=False))
             report.warnings += [f"{item.label}: {n}" for n in item.extra.get("collect_warnings", [])]
             report.collected.append({"partition": source.partition, "file": rel, "source": meta["source"], "title": item.title,

@@ -435,3 +435,21 @@ def test_cli_collect_runs_the_flow(home, capsys):
         os.environ.update(saved)
     out = json.loads(capsys.readouterr().out)
     assert out["collected"][0]["partition"] == "tools" and out["collected"][0]["title"] == "jq 速查"
+
+
+def test_a_file_outside_the_workspace_is_named_without_its_local_path(home, tmp_path):
+    """Issue 25: synced files (the inbox item, the collect registry, a mask marker) never name a local absolute path:
+    a source folder outside the workspace, listed without a name, is named by its folder's last part."""
+    outside = tmp_path / "outside" / "team-docs"
+    write(outside / "runbooks" / "ops.md", "# 运维\n\n交换机账号 admin / Kq7#mZ2pX，只能从跳板机登录。\n")
+    sources = sources_file(settings(home))
+    collect(settings(home), "alice")  # writes the default sources.yaml
+    sources.write_text(sources.read_text(encoding="utf-8") + f"  - type: folder\n    path: {outside}\n", encoding="utf-8")
+    r = collect(settings(home), "alice")
+    assert len(r["collected"]) == 1 and r["collected"][0]["source"] == "team-docs:runbooks/ops.md", r
+    (path,) = inbox_files(home)
+    meta, body = item(path)
+    assert meta["source"] == meta["source_file"] == "team-docs:runbooks/ops.md"
+    assert "Kq7#mZ2pX" not in body and "admin / [secret masked · original at team-docs:runbooks/ops.md]" in body
+    for synced in (path, registry_path(settings(home))):
+        assert str(tmp_path) not in synced.read_text(encoding="utf-8"), synced
