@@ -17,7 +17,7 @@ from digest.logformat import day_files, display_name, list_days, read_log
 from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
 from storage.facts import open_facts
-from kernel.secrets import short_markers, strip_markers
+from kernel.secrets import MARK, short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
 from storage.cards import CardStore
@@ -121,7 +121,9 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
     for log in inp.logs:
         found = extract_candidates(log.turns, inp.day, people=list(inp.people))
         out.extend(found + disclosures(log.turns, inp.day, found))  # what the user told of themself that no rule read
-    return out
+    # A subject made of a marker's words ("secret masked · value · 10.1.2.3" from "admin:[secret masked]@10.1.2.3")
+    # is the rules reading the masked value as the thing named: no fact (the line keeps its marker in the card).
+    return [c for c in out if MARK not in " ".join(strip_markers(c.subject).replace("[", " ").replace("]", " ").split()).casefold()]
 
 
 def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:

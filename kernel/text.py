@@ -41,6 +41,27 @@ def nfkc(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+# Characters that render as nothing (zero-width space, joiners, word joiner, BOM, soft hyphen, bidi marks: Unicode's
+# "format" category Cf) and the fillers that render as blank: "pass\u200bword" reads "password" on screen.
+_FILLERS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
+# Letters typed one by one: "p a s s w o r d", "P.A.S.S", "p-a-s-s" (three or more single letters, each followed by
+# one to three spaces, dots, hyphens, underscores, stars or middle dots, the last by no letter).
+_SPACED = re.compile(r"(?<![^\W\d_])(?:[^\W\d_][ \t._*·\-]{1,3}){2,}[^\W\d_](?![^\W\d_])")
+_SPACED_SEP = re.compile(r"[ \t._*·\-]+")
+
+
+def fold_request(text: str) -> str:
+    """A request as the reader sees it, for rules that match words: NFKC (full-width "ｐａｓｓ" is "pass"), characters
+    that render as nothing removed ("密\u200b码" is "密码"), and letters spaced one by one joined ("p a s s w o r d" is
+    "password"; "a b c of backups" becomes "abc of backups", harmless for a check). Only for matching: what is shown
+    or stored keeps the user's text."""
+    if not isinstance(text, str):
+        return text
+    t = nfkc(text)
+    t = "".join(ch for ch in t if ch not in _FILLERS and unicodedata.category(ch) != "Cf")
+    return _SPACED.sub(lambda m: _SPACED_SEP.sub("", m.group(0)), t)
+
+
 def normalize_key(text: str) -> str:
     """Matching key for subjects and objects: NFKC, case-folded, articles and punctuation dropped.
 

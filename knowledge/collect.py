@@ -5,7 +5,8 @@ absent): local material folders (``agent-local/materials/`` always), web clippin
 carries the page URL), RSS/Atom feeds (URL or local file), tool submissions, personal notes and memory cards.
 Every item becomes one Markdown file ``{YYYYMMDD}_{slug}.md`` in its partition of ``00_stream/inbox/`` with
 frontmatter ``title, source, source_type, scope, owner, fetched_at, content_hash`` (plus ``feed, link,
-published`` for feed entries, ``source_file`` and ``source_meta`` for files).
+published`` for feed entries, ``source_file`` and ``source_meta`` for files). A file is named relative to the workspace,
+or as ``<source name>:<path in its folder>`` (``portable_source``): synced files never name a local absolute path.
 
 Rules:
 - Sources are only read: never changed, moved or deleted.
@@ -411,6 +412,29 @@ def _now(settings: Settings) -> datetime:
     return clock.now(settings.timezone)
 
 
+def portable_source(settings: Settings, source: Source, rel: str, abs_path: str) -> str:
+    """How synced files (the inbox item's ``source`` and ``source_file``, the collect registry, the mask markers) name
+    a collected file: never by a local absolute path, which means nothing on the other machines the workspace syncs
+    to and tells them where this one keeps its files. A file inside the workspace is named by its path relative to
+    the workspace root (``agent-local/materials/clippings/ops.md``); any other by its source's name in sources.yaml
+    and its path inside that source's folder (``team-docs:runbooks/ops.md``: sources.yaml says where that is). A
+    source without a name is named by its folder's last part (the default name holds the path)."""
+    try:
+        return Path(abs_path).resolve().relative_to(Path(settings.home).resolve()).as_posix()
+    except (ValueError, OSError):
+        pass
+    return f"{portable_name(source)}:{rel}"
+
+
+def portable_name(source: Source) -> str:
+    """The source's name as a synced file may hold it: its name in sources.yaml, or, for a source without one (whose
+    default name holds its path), its folder's last part."""
+    name = source.name
+    if (source.path is not None and str(source.path) in name) or re.search(r"(?:^|\s)(?:~?/|[A-Za-z]:[\\/])", name):
+        return Path(str(source.path)).name or "source"
+    return name
+
+
 def write_item(settings: Settings, partition: str, meta: dict, body: str, when: datetime) -> Path:
     """``{YYYYMMDD}_{slug}.md`` in the partition (``_2``, ``_3`` ... when taken); never replaces a file."""
     folder = inbox_dir(settings) / partition
@@ -607,14 +631,17 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
             if source.partition == "memory":
                 extra.setdefault("user", user)
             meta.update(extra)
+            if meta.get("source_file"):  # a file: named the way a synced file may name it (``portable_source``)
+                where = portable_source(settings, source, item.label, meta["source_file"])
+                meta.update(source_file=where, **({"source": where} if meta["source"] == item.extra["source_file"] else {}))
             target = write_item(settings, source.partition, meta, item.body, when)
             rel = str(target.relative_to(inbox_dir(settings)))
             seen.add(h)
-            rows.append(json.dumps({"content_hash": h, "file": rel, "partition": source.partition, "source": item.source,
-                                    "source_type": item.source_type, "source_name": source.name, "owner": user,
+            rows.append(json.dumps({"content_hash": h, "file": rel, "partition": source.partition, "source": meta["source"],
+                                    "source_type": item.source_type, "source_name": portable_name(source), "owner": user,
                                     "collected_at": when.isoformat()}, ensure_ascii=False))
             report.warnings += [f"{item.label}: {n}" for n in item.extra.get("collect_warnings", [])]
-            report.collected.append({"partition": source.partition, "file": rel, "source": item.source, "title": item.title,
+            report.collected.append({"partition": source.partition, "file": rel, "source": meta["source"], "title": item.title,
                                         "source_type": item.source_type, "from": item.label})
             append_lines(registry_path(settings), rows[-1:])  # one line per item: a crash loses nothing written
     return _finish(settings, ws, user, report)

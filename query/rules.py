@@ -11,7 +11,8 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
 * An indented ``- blocks:`` (or ``- 拦截:``) bullet lists request phrases the rule forbids, separated
   by ``,`` ``，`` or ``、``, each optionally in backticks (so Markdown leaves ``*`` alone). No such
   line: the rule is still a constraint (shown with every answer), it just never blocks.
-* Phrases match the request after NFKC + casefold. A phrase with CJK characters matches as a
+* Phrases match the request after ``kernel.text.fold_request`` (NFKC, characters that render as nothing removed,
+  letters spaced one by one joined) + casefold. A phrase with CJK characters matches as a
   substring (spaces in it are optional); a Latin phrase matches whole words only ("token" does not
   match "tokenizer", but does match "我的token"). ``*`` is any run of characters (``删除*记忆``);
   a space beside it is a word edge (``delete * memories`` matches "delete memories", not "deleted").
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernel.secrets import asks_for_secret
-from kernel.text import CJK, nfkc
+from kernel.text import CJK, fold_request, nfkc
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NUMBERED = re.compile(r"^\s{0,3}(\d+)[.)]\s+(.+?)\s*$")
@@ -168,6 +169,9 @@ def check(rules: list[Rule], request: str) -> tuple[Rule, str] | None:
 
     A request for a secret in words no phrase lists ("pass word", "口令") is forbidden by the rule that keeps
     secrets (``secret_rule``), the matched "phrase" then being the secret cue it named."""
+    # The request as its reader sees it: zero-width characters, letters spaced one by one and full-width forms do
+    # not get past a rule ("pass\u200bword", "p a s s w o r d", "ｐａｓｓｗｏｒｄ" are "password").
+    request = fold_request(request)
     req = _normal(request)
     cue = asks_for_secret(request)
     for rule in rules:

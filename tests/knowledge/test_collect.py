@@ -103,7 +103,7 @@ def test_folder_material_lands_in_personal_with_provenance(home, monkeypatch):
     assert path.parent == home / INBOX / "personal" and path.name == "20261201_深度学习入门.md"
     meta, body = item(path)
     assert body == "# 第一章\n\n神经网络由层组成。反向传播计算梯度。"  # the source's body, its own frontmatter not repeated
-    assert meta["source"] == str(src) and meta["source_type"] == "folder"
+    assert meta["source"] == src.relative_to(home).as_posix() and meta["source_type"] == "folder"  # synced: no local path
     assert meta["scope"] == "personal" and meta["owner"] == "alice"
     assert meta["content_hash"] == hashlib.sha256(body.encode()).hexdigest()
     fetched = datetime.fromisoformat(meta["fetched_at"])
@@ -168,10 +168,10 @@ def test_clippings_keep_their_source_url_and_broken_frontmatter_still_collects(h
     assert {c["partition"] for c in r["collected"]} == {"knowledge/clipping"} and len(r["collected"]) == 3
     meta, body = item(by_title(home, "Reciprocal Rank Fusion"))
     assert meta["source"] == "https://example.com/rrf" and meta["source_type"] == "clipping"
-    assert meta["source_file"] == str(clip / "rrf.md") and meta["source_meta"]["author"] == "Cormack"
+    assert meta["source_file"] == (clip / "rrf.md").relative_to(home).as_posix() and meta["source_meta"]["author"] == "Cormack"
     assert item(by_title(home, "检索增强生成"))[0]["source"] == "https://example.cn/文章"
     meta, body = item(by_title(home, "broken"))
-    assert body == "正文仍然保留。" and meta["source"] == str(clip / "broken.md")
+    assert body == "正文仍然保留。" and meta["source"] == (clip / "broken.md").relative_to(home).as_posix()
     assert any(w.startswith("broken.md:") and "source URL unknown" in w for w in r["warnings"])
     assert "source URL unknown" in meta["collect_warnings"][0]
 
@@ -435,3 +435,21 @@ def test_cli_collect_runs_the_flow(home, capsys):
         os.environ.update(saved)
     out = json.loads(capsys.readouterr().out)
     assert out["collected"][0]["partition"] == "tools" and out["collected"][0]["title"] == "jq 速查"
+
+
+def test_a_file_outside_the_workspace_is_named_without_its_local_path(home, tmp_path):
+    """Issue 25: synced files (the inbox item, the collect registry, a mask marker) never name a local absolute path:
+    a source folder outside the workspace, listed without a name, is named by its folder's last part."""
+    outside = tmp_path / "outside" / "team-docs"
+    write(outside / "runbooks" / "ops.md", "# 运维\n\n交换机账号 admin / Kq7#mZ2pX，只能从跳板机登录。\n")
+    sources = sources_file(settings(home))
+    collect(settings(home), "alice")  # writes the default sources.yaml
+    sources.write_text(sources.read_text(encoding="utf-8") + f"  - type: folder\n    path: {outside}\n", encoding="utf-8")
+    r = collect(settings(home), "alice")
+    assert len(r["collected"]) == 1 and r["collected"][0]["source"] == "team-docs:runbooks/ops.md", r
+    (path,) = inbox_files(home)
+    meta, body = item(path)
+    assert meta["source"] == meta["source_file"] == "team-docs:runbooks/ops.md"
+    assert "Kq7#mZ2pX" not in body and "admin / [secret masked · original at team-docs:runbooks/ops.md]" in body
+    for synced in (path, registry_path(settings(home))):
+        assert str(tmp_path) not in synced.read_text(encoding="utf-8"), synced
