@@ -51,7 +51,62 @@ def prepare(home: Path, *, quiet: bool = False) -> str | None:
         url = running_server(home)
         if url:
             os.environ["PREFECT_API_URL"] = url
+    if not os.environ.get("PREFECT_API_URL"):
+        stopped = stop_orphaned_servers(Path(os.environ["PREFECT_HOME"]))
+        if stopped:
+            import sys
+
+            print(f"[agentos] stopped the Prefect server(s) a killed run left behind (pid {', '.join(map(str, stopped))})",
+                  file=sys.stderr)
     return os.environ.get("PREFECT_API_URL")
+
+
+def _proc(pid: int, name: str) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/{name}").read_bytes()
+    except OSError:
+        return b""
+
+
+def orphaned_servers(prefect_home: Path) -> list[int]:
+    """The pids of Prefect ephemeral servers on ``prefect_home``'s database whose run is gone: a run killed with
+    ``kill -9`` (an OOM kill, a power cut) never stops the server it started, which then lives on, reparented to
+    init (or a reaper that is no Python process), holding a connection to the database. A live run's server is
+    the child of that run's Python process. Linux only (/proc); elsewhere none are found."""
+    want = b"PREFECT_HOME=" + os.fsencode(str(prefect_home))
+    out = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        pid = int(entry.name)
+        if b"prefect.server.api.server:create_app" not in _proc(pid, "cmdline"):
+            continue
+        env = _proc(pid, "environ").split(b"\0")
+        if want not in env or b"PREFECT__SERVER_EPHEMERAL=1" not in env:
+            continue
+        stat = _proc(pid, "stat")
+        try:
+            ppid = int(stat.rsplit(b")", 1)[1].split()[1])
+        except (IndexError, ValueError):
+            continue
+        if ppid == 1 or b"python" not in _proc(ppid, "cmdline").split(b"\0")[0]:
+            out.append(pid)
+    return out
+
+
+def stop_orphaned_servers(prefect_home: Path) -> list[int]:
+    """Stop (SIGTERM) the orphaned ephemeral servers of this workspace; returns their pids. A server that will not
+    stop is left: the next run starts its own server on another port either way."""
+    import signal
+
+    stopped = []
+    for pid in orphaned_servers(prefect_home):
+        try:
+            os.kill(pid, signal.SIGTERM)
+            stopped.append(pid)
+        except OSError:
+            pass
+    return stopped
 
 
 def let_ephemeral_server_drain(max_seconds: float = 20.0) -> None:
