@@ -141,7 +141,7 @@ def _hold(settings: Settings, names: list[str]):
         ephemeral = _ephemeral()
         with get_client(sync_client=True) as client:
             for name, lock in zip(names, locks):
-                if ephemeral:
+                if ephemeral and lock.held:
                     _give_back_dead(client, name, lock)
                 else:
                     _wait_on_server(client, name)

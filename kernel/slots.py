@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -71,9 +72,11 @@ class Holder:
     start: str | None
     command: str
     since: str  # ISO time, UTC
+    host: str = ""
 
     def describe(self) -> str:
-        return f"pid {self.pid} (`{self.command}`, since {self.since})"
+        where = f" on {self.host}" if self.host and self.host != socket.gethostname() else ""
+        return f"pid {self.pid}{where} (`{self.command}`, since {self.since})"
 
     def is_alive(self) -> bool:
         return alive(self.pid, self.start)
@@ -81,7 +84,7 @@ class Holder:
 
 def _me() -> dict:
     argv = [Path(sys.argv[0]).name, *sys.argv[1:]] if sys.argv and sys.argv[0] else ["python"]
-    return {"pid": os.getpid(), "start": process_start(os.getpid()), "command": " ".join(argv)[:200],
+    return {"pid": os.getpid(), "start": process_start(os.getpid()), "host": socket.gethostname(), "command": " ".join(argv)[:200],
             "since": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")}
 
 
@@ -89,7 +92,8 @@ def read_holder(path: Path) -> Holder | None:
     """The holder a lock file names; None when it names none (a new slot, or a record being written)."""
     try:
         d = json.loads(path.read_text(encoding="utf-8"))
-        return Holder(pid=int(d["pid"]), start=d.get("start"), command=str(d.get("command", "")), since=str(d.get("since", "")))
+        return Holder(pid=int(d["pid"]), start=d.get("start"), command=str(d.get("command", "")), since=str(d.get("since", "")),
+                      host=str(d.get("host", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -106,6 +110,7 @@ class SlotLock:
         self.path = slots_dir(home) / f"{name}.lock"
         self._f = None
         self.previous: Holder | None = None
+        self.held = False  # False after ``take`` only where the file system refuses locks (ENOLCK on some mounts)
 
     def take(self, on_wait=None) -> "SlotLock":
         """Take the lock; while another process holds it, call ``on_wait(holder)`` each time the holder changes
@@ -124,6 +129,10 @@ class SlotLock:
                         on_wait(holder)
                         shown = holder
                     time.sleep(self.POLL_SECONDS)
+                except OSError:  # no locks here (a network mount): Prefect's limit alone decides, as before
+                    f.close()
+                    return self
+            self.held = True
             self.previous = read_holder(self.path)
             f.seek(0)
             f.truncate()
