@@ -2,7 +2,7 @@
 server, the way cron or a user starts them. A run killed with ``kill -9`` while it holds the workspace's slots (an
 OOM kill, a power cut) leaves them counted taken in Prefect's database and its ephemeral server orphaned; the next
 run gives the dead run's slots back, stops the orphaned server and finishes. A run that waits for a live holder
-says whom it waits for and ends on SIGTERM with a clear line and a non-zero exit.
+says whom it waits for and ends on SIGTERM (or Ctrl-C) with a clear line and a non-zero exit.
 
 Every wait here is for a condition (a lock file naming the holder, a line on stderr, a process ending), with a
 generous deadline only as a safety net; nothing depends on how fast the machine is."""
@@ -22,9 +22,15 @@ from tests.kit.cli import AGENTOS
 SAFETY = 600  # seconds: only a net for a hung run, never a measure of speed
 
 
+def _as_in_a_terminal() -> None:
+    # A command started in the background by a non-interactive shell inherits SIGINT ignored; in a terminal,
+    # Ctrl-C reaches it: restore that, so a test run started either way sends the run a Ctrl-C it can see.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(home: Path, *args: str, err: Path) -> subprocess.Popen:
     return subprocess.Popen(AGENTOS + list(args), stdout=subprocess.PIPE, stderr=err.open("w"), text=True,
-                            env={**os.environ, "AGENTOS_HOME": str(home)})
+                            env={**os.environ, "AGENTOS_HOME": str(home)}, preexec_fn=_as_in_a_terminal)
 
 
 def _until(what: str, condition, proc: subprocess.Popen | None = None):
@@ -52,7 +58,7 @@ def _gone(pid: int) -> bool:
     return not alive(pid, None)
 
 
-def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm(demo_home, tmp_path):
+def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm_or_ctrl_c(demo_home, tmp_path):
     from kernel.prefect_env import orphaned_servers
 
     home, prefect_home = demo_home, demo_home / "agent-local/runtime/prefect"
@@ -78,6 +84,19 @@ def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm
         assert "SIGTERM stops the wait" in waiting
         assert second.returncode == 143, err[-2000:]
         assert "agentos: stopped (SIGTERM)" in err and "Traceback" not in err
+
+        # and one stopped with Ctrl-C the same way
+        interrupted_err = tmp_path / "interrupted.err"
+        interrupted = _start(home, "nightly", err=interrupted_err)
+        try:
+            _until("the next run waits too", lambda: "waiting for slot" in interrupted_err.read_text(), interrupted)
+            os.kill(interrupted.pid, signal.SIGINT)
+            interrupted.communicate(timeout=SAFETY)
+        finally:
+            interrupted.kill()
+        err = interrupted_err.read_text()
+        assert interrupted.returncode == 130, err[-2000:]
+        assert "agentos: interrupted (Ctrl-C)" in err and "Traceback" not in err
 
         # kill -9 while it holds the slots: its ephemeral server lives on, orphaned.
         os.kill(first.pid, signal.SIGKILL)
