@@ -73,6 +73,9 @@ def prepare_flows(settings, quiet: bool):
     from kernel import prefect_env
 
     api = prefect_env.prepare(settings.home, quiet=quiet)
+    problem = prefect_env.space_problem(space_folders(settings, ephemeral=not api))
+    if problem:  # said now, not after Prefect's two-minute "Timed out ... ephemeral Prefect API server"
+        raise CliError(problem)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
     import flows.collect
     import flows.daily
@@ -81,6 +84,17 @@ def prepare_flows(settings, quiet: bool):
     import flows.refine
 
     return flows
+
+
+def space_folders(settings, *, ephemeral: bool = True) -> list:
+    """The folders a stage writes on this host: the workspace's agent-local, and Prefect's (ephemeral) database."""
+    import os
+    from pathlib import Path
+
+    from kernel.workspace import Workspace
+
+    ws = Workspace(settings.home)
+    return [ws.local] + ([Path(os.environ.get("PREFECT_HOME") or ws.runtime / "prefect")] if ephemeral else [])
 
 
 def finish_stage() -> None:

@@ -70,6 +70,35 @@ def _damaged_stores(e: BaseException) -> list[str]:
         return []
 
 
+def _chain(e: BaseException):
+    seen = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        yield e
+        e = e.__cause__ or e.__context__
+
+
+def _full_disk(e: BaseException) -> str | None:
+    """After an error a full disk explains (a write that found no space; SQLite's "database or disk is full"; Prefect's
+    ephemeral server, which dies at start on a full disk and is reported as "Timed out while attempting to connect
+    to ephemeral Prefect API server"): the folder with no space left, as ``kernel.prefect_env.space_problem`` finds
+    it; None for any other error, or when the disk has room after all."""
+    import errno
+
+    hint = any((isinstance(x, OSError) and x.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
+               or "database or disk is full" in str(x) or "ephemeral Prefect API server" in str(x) for x in _chain(e))
+    if not hint:
+        return None
+    try:
+        from cli.common import space_folders
+        from kernel.prefect_env import space_problem
+        from kernel.settings import load_settings
+
+        return space_problem(space_folders(load_settings()))
+    except Exception:  # noqa: BLE001 - the settings themselves may be what fails: then the plain message
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = None
@@ -81,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agentos: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("agentos: interrupted (Ctrl-C); what was written before stays, an interrupted day is digested again next time",
+              file=sys.stderr)
         return 130
     except BrokenPipeError:
         raise  # the entry point ends quietly
@@ -88,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"agentos: error: {e.strerror}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
+        full = _full_disk(e)
+        if full:
+            print(f"agentos: error: {full}", file=sys.stderr)
+            return 2
         damage = _damaged_stores(e)
         if damage:
             print("\n".join(f"agentos: error: {line}" for line in damage), file=sys.stderr)
@@ -113,7 +148,28 @@ def entrypoint() -> None:
         # Python would complain again while flushing at exit: point stdout at /dev/null first.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 141
+    if code in (130, 143):
+        _end_now(code)
     sys.exit(code)
+
+
+def _end_now(code: int) -> None:
+    """A stopped run ends now. Prefect's at-exit handlers drain its queues (logs, events, a slot request still
+    waiting) to its server first, which can take minutes or never end (a request for a slot waits forever), so a
+    run stopped by SIGTERM or Ctrl-C would look as if it ignored the signal. What the run wrote is committed already
+    (each day and store write is its own transaction); the ephemeral server it started is stopped, then the process
+    exits without the drains."""
+    from kernel.prefect_env import stop_own_servers
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM while stopping ends it at once
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream: nothing more to say
+            pass
+    stop_own_servers()
+    os._exit(code)
 
 
 if __name__ == "__main__":
