@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from cli.common import CliError, counted, emit, need_workspace, settings_from_args
+from kernel.domain import ROW_ID_MAX
 
 COMMANDS = ("memory",)
 
@@ -254,8 +255,8 @@ def add_parser(sub, name: str = "memory") -> None:
     sp.add_argument("--limit", type=counted(1, 5), help="at most this many (1-5, default AGENTOS_RECALL_LIMIT)")
     sp = add("proposals", cmd_proposals, "changes automatic extraction proposes (never applied without you)")
     g = sp.add_mutually_exclusive_group()
-    g.add_argument("--accept", type=int, metavar="ID", help="apply proposal ID")
-    g.add_argument("--reject", type=int, metavar="ID", help="drop proposal ID (the memory stays as it is)")
+    g.add_argument("--accept", type=counted(1, ROW_ID_MAX), metavar="ID", help="apply proposal ID")
+    g.add_argument("--reject", type=counted(1, ROW_ID_MAX), metavar="ID", help="drop proposal ID (the memory stays as it is)")
     sp = add("extract", cmd_extract, "guarded automatic extraction over a task's messages (what an agent host calls at task end)")
     sp.add_argument("messages", help="JSON list (or {'messages': [...]}) or JSONL of {'role', 'content', 'tool_calls'?} messages")
     sp = add("clear", cmd_clear, "ADMIN: delete every memory of --user (asks you to type the user id; --yes skips it)", user_required=True)
