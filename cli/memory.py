@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from cli.common import CliError, counted, emit, need_workspace, settings_from_args
+from cli.common import CliError, counted, emit, need_workspace, read_given_text, settings_from_args
 from kernel.domain import ROW_ID_MAX
 
 COMMANDS = ("memory",)
@@ -32,10 +32,7 @@ def _body(args) -> str | None:
         path = Path(args.file)
         if str(path) == "-":
             return sys.stdin.read()
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise CliError(f"cannot read the body from {path}: {e}") from None
+        return read_given_text(path, "the body")
     return args.body
 
 
@@ -159,10 +156,7 @@ def cmd_proposals(args) -> int:
 
 
 def _messages(path: Path) -> list[dict]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"cannot read messages from {path}: {e}") from None
+    text = read_given_text(path, "messages")
     try:
         data = json.loads(text)
         msgs = data.get("messages") if isinstance(data, dict) else data

@@ -4,11 +4,19 @@ in process, the MCP server over stdio, the Python API) and assert the answer nam
 
 - ``BAD_IDS``: fact, conflict and proposal ids no store row can have (past SQLite's 64-bit integers, zero,
   negative, not a number), as the MCP argument and as the CLI word.
+- ``special_files(folder)``: a named pipe, a folder, a socket and a character device where a command wants a file
+  to read (``memory extract FILE``): each once blocked or failed obscurely. ``writer_for(fifo)`` lets a reader that
+  does open the pipe go on, so a test of a command that wrongly blocks ends (and fails) instead of hanging.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -27,3 +35,42 @@ BAD_IDS = [
     BadId("a word", "abc", "abc", "abc"),
     BadId("a fraction", 1.5, "1.5", "1.5"),
 ]
+
+
+def special_files(folder: Path) -> dict[str, Path]:
+    """What each is called in the refusal -> a path of that kind under ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fifo, sub = folder / "task.jsonl", folder / "a-folder"
+    os.mkfifo(fifo)
+    sub.mkdir()
+    cwd = os.getcwd()
+    os.chdir(folder)  # a relative bind: a socket path must stay under 108 bytes however deep tmp_path is
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind("listening.sock")
+        sock.close()  # the socket file stays
+    finally:
+        os.chdir(cwd)
+    return {"named pipe": fifo, "folder": sub, "socket": folder / "listening.sock", "character device": Path(os.devnull)}
+
+
+@contextlib.contextmanager
+def writer_for(fifo: Path, data: bytes = b"[]"):
+    """A writer waiting on ``fifo`` for the duration: a command that opens the pipe reads ``data`` and goes on (so
+    the test sees it was read, rather than hanging); one that never opens it leaves the writer waiting, released
+    on exit by opening the pipe ourselves."""
+    def write():
+        fd = os.open(fifo, os.O_WRONLY)  # blocks until someone opens the pipe for reading
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # releases a writer still waiting for a reader
+        t.join()
+        os.close(fd)
