@@ -17,6 +17,7 @@ import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError
+from kernel.settings import SettingsError, warn_unknown_variables
 from storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
@@ -72,12 +73,13 @@ def _damaged_stores(e: BaseException) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warn_unknown_variables()  # a misspelt setting is otherwise ignored without a word
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.fn(args) or 0
-    except CliError as e:
+    except (CliError, SettingsError) as e:  # something the user fixes: a usage error's exit code
         print(f"agentos: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -257,8 +257,10 @@ def build_server(settings: Settings, *, warm: bool = False):
 
 def run_stdio(settings: Settings) -> None:
     """Serve the tools over stdin/stdout until the client closes stdin (blocking)."""
+    from kernel.settings import warn_unknown_variables
     from mcp_server.local_service import start_unless_running
 
+    warn_unknown_variables()  # on stderr: the agent host's log shows a misspelt setting
     server = build_server(settings, warm=True)
     sys.stdout.flush()  # nothing may reach the wire but the protocol
     # The same warm process answers `agentos query` from a shell (unless another agent host's server already does).

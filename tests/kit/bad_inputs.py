@@ -4,6 +4,9 @@ in process, the MCP server over stdio, the Python API) and assert the answer nam
 
 - ``BAD_IDS``: fact, conflict and proposal ids no store row can have (past SQLite's 64-bit integers, zero,
   negative, not a number), as the MCP argument and as the CLI word.
+- ``BAD_SETTINGS``: AGENTOS_* values out of their range (each once accepted in silence: ``MAX_LOG_BYTES=-1``
+  quarantined every log and exited 0), with a piece of the allowed range the refusal must state;
+  ``UNKNOWN_SETTINGS``: misspelt or unknown variables with the known one the warning must suggest (or None).
 - ``special_files(folder)``: a named pipe, a folder, a socket and a character device where a command wants a file
   to read (``memory extract FILE``): each once blocked or failed obscurely. ``writer_for(fifo)`` lets a reader that
   does open the pipe go on, so a test of a command that wrongly blocks ends (and fails) instead of hanging.
@@ -34,6 +37,29 @@ BAD_IDS = [
     BadId("negative", -5, "-5", "1"),
     BadId("a word", "abc", "abc", "abc"),
     BadId("a fraction", 1.5, "1.5", "1.5"),
+]
+
+
+BAD_SETTINGS = [  # (variable, value, a piece of the allowed range)
+    ("AGENTOS_MAX_LOG_BYTES", "-1", "1 or more"),
+    ("AGENTOS_MIN_CONFIDENCE", "2", "from 0 to 1"),
+    ("AGENTOS_MIN_CONFIDENCE", "nan", "from 0 to 1"),
+    ("AGENTOS_RAW_MAX_LINES", "-5", "1 or more"),
+    ("AGENTOS_MAX_QUERY_CHARS", "0", "1 or more"),
+    ("AGENTOS_QUERY_K", "many", "from 1 to 1000"),
+    ("AGENTOS_QUERY_BUDGET", "-100", "1 or more"),
+    ("AGENTOS_PREFECT_PORT", "70000", "from 1 to 65535"),
+    ("AGENTOS_CONVEX_ALPHA", "1.5", "from 0 to 1"),
+    ("AGENTOS_LLM_TIMEOUT_S", "0", "from 0 (exclusive) to 86400"),
+    ("AGENTOS_EXPIRY_DAYS", '{"technical": 0}', "1 or more"),
+    ("AGENTOS_EXPIRY_DAYS", '{"technicle": 30}', "no kind of fact"),
+]
+
+UNKNOWN_SETTINGS = [  # (variable, the known one the warning suggests, or None when nothing is near)
+    ("AGENTOS_MAX_LOG_BYTE", "AGENTOS_MAX_LOG_BYTES"),
+    ("AGENTOS_MIN_CONFIDENSE", "AGENTOS_MIN_CONFIDENCE"),
+    ("AGENTOS_QUERYK", "AGENTOS_QUERY_K"),
+    ("AGENTOS_ZZZZZZZZZZZZZZZZZZZZ", None),
 ]
 
 
