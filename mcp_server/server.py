@@ -99,6 +99,11 @@ def build_server(settings: Settings, *, warm: bool = False):
 
     class _Server(MCPServer):
         async def call_tool(self, name, arguments, context=None):
+            from kernel.workspace import restore_state
+
+            during = restore_state(settings.home)  # a restore's partial store is never served as the memory
+            if during is not None:
+                raise ToolError(during)
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as e:

@@ -30,7 +30,7 @@ from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
 from storage.facts import mark_stale
 from storage.index_units import collection_name
-from kernel.workspace import Workspace
+from kernel.workspace import Workspace, check_no_restore
 from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
 from storage.index_store import IndexCorrupt, IndexMissing
@@ -340,6 +340,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     """Answer ``text`` for ``user`` through the layers; see the module docstring for the stop rules."""
     t0 = time.perf_counter()
     settings = settings or load_settings()
+    check_no_restore(settings.home)  # RestoreInProgress: a restore's partial store is never served as the memory
     user = user or settings.user
     k = k or settings.query_k
     budget = budget or settings.query_budget

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kernel import clock
 from kernel.settings import Settings
-from kernel.workspace import Workspace
+from kernel.workspace import RestoreInProgress, Workspace, restore_marker
 from restore import registry
 from restore.replay import ReplayReport, replay
 
@@ -130,6 +130,16 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         names = ", ".join(str(p.relative_to(ws.home)) for p in present)
         raise RestoreError(f"this machine already holds derived stores ({names}); `agentos restore --force` moves them to "
                            "agent-local/restore-backup-<time>/ and makes them again from agent-sync")
+    try:
+        with restore_marker(ws.home):  # held until the end: every read meanwhile says a restore is in progress
+            _restore_over(settings, ws, report, bool(present), log)
+    except RestoreInProgress as e:  # only the marker raises it: another restore holds it
+        raise RestoreError(str(e)) from None
+    return report
+
+
+def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, present: bool, log) -> None:
+    """Move what is present aside, restore, and put it back if the restore does not finish."""
     backup, moved = _move_aside(ws) if present else (None, [])
     if backup is not None:
         report.moved_aside = str(backup.relative_to(ws.home))
@@ -143,7 +153,6 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         if not isinstance(e, Exception):
             raise
         raise RestoreFailed(f"restore failed ({type(e).__name__}: {e}); this machine's stores are back as they were{where}") from e
-    return report
 
 
 def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> None:
