@@ -354,7 +354,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     ans = Answer("ok", "L0", q, user, constraints=constraints, notices=notices)
 
     # L0
-    hit = check(rules, q)
+    hit = check(rules, q, notices)  # a rule that cannot be used is named in the notices, and the query goes on
     if hit is not None:
         rule, phrase = hit
         ans.status, ans.rule = "blocked", f"L0 rule {rule.number}: {rule.text}"

@@ -7,6 +7,9 @@ in process, the MCP server over stdio, the Python API) and assert the answer nam
 - ``BAD_SETTINGS``: AGENTOS_* values out of their range (each once accepted in silence: ``MAX_LOG_BYTES=-1``
   quarantined every log and exited 0), with a piece of the allowed range the refusal must state;
   ``UNKNOWN_SETTINGS``: misspelt or unknown variables with the known one the warning must suggest (or None).
+- ``SLOW_REGEXES``: SOUL.md ``/regex/`` rules that backtrack exponentially on a plain request (``/(x+x+)+y/`` against
+  44 x's once hung every query): ``shape`` ones are refused when SOUL.md is read, ``time`` ones (their shape looks
+  harmless) run out of the time bound on the request; with the request that shows it.
 - ``special_files(folder)``: a named pipe, a folder, a socket and a character device where a command wants a file
   to read (``memory extract FILE``): each once blocked or failed obscurely. ``writer_for(fifo)`` lets a reader that
   does open the pipe go on, so a test of a command that wrongly blocks ends (and fails) instead of hanging.
@@ -60,6 +63,14 @@ UNKNOWN_SETTINGS = [  # (variable, the known one the warning suggests, or None w
     ("AGENTOS_MIN_CONFIDENSE", "AGENTOS_MIN_CONFIDENCE"),
     ("AGENTOS_QUERYK", "AGENTOS_QUERY_K"),
     ("AGENTOS_ZZZZZZZZZZZZZZZZZZZZ", None),
+]
+
+
+SLOW_REGEXES = [  # (regex as written in SOUL.md, how it is caught, a request that makes it backtrack)
+    ("/(x+x+)+y/", "shape", "x" * 44),
+    ("/(\\w+\\s?)+$/", "shape", "a " * 30 + "!"),
+    ("/(a*)*b/", "shape", "a" * 40),
+    ("/(x|xx)+y/", "time", "x" * 60),
 ]
 
 
