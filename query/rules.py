@@ -27,7 +27,8 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
 ``check_request`` is what every read path calls (query, fact lookup, recall, raw reads, the knowledge base,
 the MCP tools): the rules of the workspace's SOUL.md, checked against the request.
 
-Stdlib only (plus ``kernel.text``); no Prefect: the query path calls this before anything else.
+Stdlib only (plus ``kernel.text``, and the ``regex`` module for users' regexes: its per-search timeout); no Prefect:
+the query path calls this before anything else.
 """
 
 from __future__ import annotations
