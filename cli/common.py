@@ -36,6 +36,22 @@ def counted(low: int = 1, high: int | None = None):
     return parse
 
 
+def read_given_text(path, what: str) -> str:
+    """The UTF-8 text of a file the user named on the command line, or a CliError naming it. A named pipe, a
+    device, a socket or a folder is refused without being opened for a blocking read (``kernel.files``): a FIFO
+    given by mistake must not hang the command waiting for a writer."""
+    from kernel.files import NotARegularFile, read_regular_file
+
+    try:
+        return read_regular_file(path).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CliError(f"cannot read {what} from {path}: not UTF-8 text (byte {e.start})") from None
+    except NotARegularFile as e:  # its text names the path and what it is
+        raise CliError(f"cannot read {what}: {e}") from None
+    except OSError as e:
+        raise CliError(f"cannot read {what} from {path}: {e.strerror or e}") from None
+
+
 def settings_from_args(args):
     """The settings in effect, with ``--user`` and ``--logs`` when the command has them."""
     from kernel.settings import load_settings

@@ -3,7 +3,8 @@ for review. No Prefect here."""
 
 from __future__ import annotations
 
-from cli.common import CliError, emit, need_workspace, parse_date, settings_from_args
+from cli.common import CliError, counted, emit, need_workspace, parse_date, settings_from_args
+from kernel.domain import ROW_ID_MAX
 
 COMMANDS = ("facts",)
 
@@ -146,10 +147,10 @@ def add_parser(sub, name: str = "facts") -> None:
         elif cmd == "history":
             sp.add_argument("subject")
         elif cmd == "forget":
-            sp.add_argument("fact_id", type=int)
+            sp.add_argument("fact_id", type=counted(1, ROW_ID_MAX), help="the fact's id, as facts list shows it")
             sp.add_argument("--reason", default="", help="why (kept with the fact); default: forgotten at the user's request")
         elif cmd == "resolve":
-            sp.add_argument("conflict_id", type=int)
+            sp.add_argument("conflict_id", type=counted(1, ROW_ID_MAX), help="the conflict's id, as facts conflicts shows it")
             choice = sp.add_mutually_exclusive_group(required=True)
             choice.add_argument("--accept", action="store_true", help="the contested value becomes a new version (as a user correction)")
             choice.add_argument("--reject", action="store_true", help="keep what the store holds")

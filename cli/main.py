@@ -17,12 +17,18 @@ import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError
+from kernel.settings import SettingsError, load_settings, warn_unknown_variables
+from kernel.workspace import RestoreInProgress, check_no_restore
 from storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
 # The order of `agentos --help` (demo, which runs the others through main, comes last).
 COMMANDS = ("init", "restore", "digest", "backfill", "nightly", "facts", "query", "rebuild", "doctor", "mcp", "bench", "raw", "config",
             "memory", "collect", "kb", "refine", "import", "serve")
+
+# What runs while a restore is in progress (or after one that was killed): the restore itself, the commands that
+# read no store, and the long-running servers, whose every request checks for itself (mcp_server, the query service).
+_DURING_RESTORE = {"init", "restore", "config", "mcp", "serve", "bench", "demo"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +67,6 @@ def _damaged_stores(e: BaseException) -> list[str]:
     else:
         return []
     try:
-        from kernel.settings import load_settings
         from storage.health import damaged
 
         home = load_settings().home
@@ -101,12 +106,18 @@ def _full_disk(e: BaseException) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warn_unknown_variables()  # a misspelt setting is otherwise ignored without a word
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
+        if args.command not in _DURING_RESTORE:
+            check_no_restore(load_settings().home)
         return args.fn(args) or 0
-    except CliError as e:
+    except RestoreInProgress as e:  # what a restore has made so far is not the memory: nothing is read or written
+        print(f"agentos: error: {e}", file=sys.stderr)
+        return 1
+    except (CliError, SettingsError) as e:  # something the user fixes: a usage error's exit code
         print(f"agentos: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

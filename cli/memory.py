@@ -13,7 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from cli.common import CliError, counted, emit, need_workspace, settings_from_args
+from cli.common import CliError, counted, emit, need_workspace, read_given_text, settings_from_args
+from kernel.domain import ROW_ID_MAX
 
 COMMANDS = ("memory",)
 
@@ -31,10 +32,7 @@ def _body(args) -> str | None:
         path = Path(args.file)
         if str(path) == "-":
             return sys.stdin.read()
-        try:
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise CliError(f"cannot read the body from {path}: {e}") from None
+        return read_given_text(path, "the body")
     return args.body
 
 
@@ -158,10 +156,7 @@ def cmd_proposals(args) -> int:
 
 
 def _messages(path: Path) -> list[dict]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise CliError(f"cannot read messages from {path}: {e}") from None
+    text = read_given_text(path, "messages")
     try:
         data = json.loads(text)
         msgs = data.get("messages") if isinstance(data, dict) else data
@@ -254,8 +249,8 @@ def add_parser(sub, name: str = "memory") -> None:
     sp.add_argument("--limit", type=counted(1, 5), help="at most this many (1-5, default AGENTOS_RECALL_LIMIT)")
     sp = add("proposals", cmd_proposals, "changes automatic extraction proposes (never applied without you)")
     g = sp.add_mutually_exclusive_group()
-    g.add_argument("--accept", type=int, metavar="ID", help="apply proposal ID")
-    g.add_argument("--reject", type=int, metavar="ID", help="drop proposal ID (the memory stays as it is)")
+    g.add_argument("--accept", type=counted(1, ROW_ID_MAX), metavar="ID", help="apply proposal ID")
+    g.add_argument("--reject", type=counted(1, ROW_ID_MAX), metavar="ID", help="drop proposal ID (the memory stays as it is)")
     sp = add("extract", cmd_extract, "guarded automatic extraction over a task's messages (what an agent host calls at task end)")
     sp.add_argument("messages", help="JSON list (or {'messages': [...]}) or JSONL of {'role', 'content', 'tool_calls'?} messages")
     sp = add("clear", cmd_clear, "ADMIN: delete every memory of --user (asks you to type the user id; --yes skips it)", user_required=True)

@@ -3,6 +3,8 @@ served to agents over MCP, stdio). No Prefect here."""
 
 from __future__ import annotations
 
+import sys
+
 from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
 
 COMMANDS = ("query", "raw", "mcp")
@@ -19,7 +21,9 @@ def cmd_query(args) -> int:
             raise CliError(str(e)) from None
         except Unavailable as e:
             # no warm service for this workspace and these settings: answer here, the same way (and, when the
-            # settings ask for it, start one for the next questions)
+            # settings ask for it, start one for the next questions); a service that stalled is named on stderr
+            if e.notice:
+                print(f"agentos: {e.notice}", file=sys.stderr)
             if e.none_running:
                 _start_service_if_asked()
         else:

@@ -117,3 +117,17 @@ class DayLog:
     problems: list[Quarantined] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
 
+
+# SQLite keeps a row id in a signed 64-bit integer: a larger id is no row of any store, and handing it to SQLite
+# raises an OverflowError that names nothing (``fact_forget(2**70)``), so ids are checked against this first.
+ROW_ID_MAX = 2**63 - 1
+
+
+def check_row_id(name: str, value: object) -> int:
+    """``value`` as a row id, or a ValueError naming ``name``, the value and the allowed range (a bool or a float
+    is no id, even when it would compare equal to one)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number from 1 to {ROW_ID_MAX}, got {value!r}")
+    if not 1 <= value <= ROW_ID_MAX:
+        raise ValueError(f"{name} {value} is out of range: ids are whole numbers from 1 to {ROW_ID_MAX}")
+    return value

@@ -6,7 +6,10 @@ chromadb's imports), and agent hosts that shell out to the CLI pay it on every q
 (the nightly server), ``agentos serve --query-only`` and ``agentos mcp`` keep this service; ``agentos query``
 uses it when one is running for its workspace and answers in-process otherwise, with the same output.
 
-Protocol: one TCP connection on 127.0.0.1 per question, one JSON line each way. Where to connect is in
+Protocol: one TCP connection on 127.0.0.1 per question: one JSON line from the client; from the service an
+acknowledgement line at once (``{"working": true}``), then the answer line. A service that does not acknowledge
+within ``ACK_TIMEOUT_S`` (stopped with SIGSTOP, starved) is passed over: the client answers in-process and says
+so on stderr, instead of waiting two minutes. Where to connect is in
 ``<workspace>/agent-local/runtime/query-service.json`` (port, a random token, pid; readable by the owner
 only): only someone who can read the workspace can ask, and the token is compared in constant time.
 
@@ -33,7 +36,12 @@ log = logging.getLogger(__name__)
 SERVICE_FILE = "query-service.json"
 ASK_FIELDS = ("text", "user", "raw", "k", "budget", "history")
 CONNECT_TIMEOUT_S = 0.5
-ANSWER_TIMEOUT_S = 120.0  # a first question may still wait for the model to load
+# A service acknowledges a question as soon as it has read it, before it waits for anything (the model loading, the
+# question before): a live one does so in milliseconds. One that does not within this time is stopped (SIGSTOP, a
+# debugger) or starved, and the client answers in-process instead of waiting: a stopped service once stalled every
+# `agentos query` for two minutes. Generous against a busy machine; short against a person waiting.
+ACK_TIMEOUT_S = 5.0
+ANSWER_TIMEOUT_S = 120.0  # after the acknowledgement: a first question may still wait for the model to load
 MAX_REQUEST_BYTES = 1 << 20
 
 
@@ -61,9 +69,10 @@ class Unavailable(Exception):
     """The service cannot answer this question as asked: answer in-process (the reason is for logs and tests).
     ``none_running``: no service at all for this workspace (not one for other settings, or one that failed)."""
 
-    def __init__(self, message: str, *, none_running: bool = False):
+    def __init__(self, message: str, *, none_running: bool = False, notice: str | None = None):
         super().__init__(message)
         self.none_running = none_running
+        self.notice = notice  # what the user is told on stderr (a service that stalled), None: nothing to say
 
 
 class Refused(Exception):
@@ -87,23 +96,43 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise Unavailable(f"no query service for {home}: {e}", none_running=True) from None
     payload = {"token": token, "env": settings_env(environ), "ask": {k: request.get(k) for k in ASK_FIELDS}}
+    pid = info.get("pid")
+    stage = "connect"
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S) as s:
-            s.settimeout(ANSWER_TIMEOUT_S)
+            s.settimeout(ACK_TIMEOUT_S)
             s.sendall(json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n")
             with s.makefile("rb") as f:
+                stage = "acknowledge"
                 line = f.readline(64 * MAX_REQUEST_BYTES)
-    except OSError as e:  # refused (a service that died without removing its file), reset, timed out
+                if _reply(line).get("working"):  # alive and on it: now the answer may take its time
+                    stage = "answer"
+                    s.settimeout(ANSWER_TIMEOUT_S)
+                    line = f.readline(64 * MAX_REQUEST_BYTES)
+    except TimeoutError:
+        within = ACK_TIMEOUT_S if stage != "answer" else ANSWER_TIMEOUT_S
+        raise Unavailable(f"query service pid {pid} on port {port}: no {stage} within {within:g} s",
+                          notice=f"the query service (pid {pid}) did not answer within {within:g} s (stopped or overloaded): "
+                                 "answered in this process") from None
+    except OSError as e:  # refused (a service that died without removing its file), reset
         raise Unavailable(f"query service on port {port}: {e}") from None
-    try:
-        reply = json.loads(line)
-    except ValueError:
-        raise Unavailable("query service sent no answer") from None
+    reply = _reply(line)
+    if not reply:
+        raise Unavailable("query service sent no answer")
     if "refused" in reply:
         raise Refused(reply["refused"])
     if "answer" not in reply:
         raise Unavailable(reply.get("unavailable") or "query service could not answer")
     return reply
+
+
+def _reply(line: bytes) -> dict:
+    """One JSON line of the service ({} when it is none)."""
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        return {}
+    return reply if isinstance(reply, dict) else {}
 
 
 # -- server --------------------------------------------------------------------------------------------
@@ -183,6 +212,7 @@ class QueryService:
                 conn.settimeout(10.0)
                 with conn.makefile("rb") as f:
                     line = f.readline(MAX_REQUEST_BYTES)
+                conn.sendall(b'{"working": true}\n')  # read: the client now waits for the answer (ACK_TIMEOUT_S)
                 try:
                     payload = json.loads(line)
                     reply = self.answer(payload) if isinstance(payload, dict) else {"unavailable": "not a request"}

@@ -28,6 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from kernel.domain import ROW_ID_MAX
 from kernel.settings import Settings
 
 RAW_READ_MAX_LINES = 200
@@ -58,6 +59,18 @@ def _error(message: str):
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
+def _argument_errors(tool: str, error) -> str:
+    """A tool call whose arguments fail the input schema, said in one line per field: the field, what was given
+    and what it must be (the SDK's own text is a pydantic dump the model must decode; a value a schema lets
+    through but no store can hold, such as an id past 2**63, is checked in the tool and answered the same way)."""
+    lines = []
+    for err in error.errors(include_url=False):
+        field = ".".join(str(part) for part in err.get("loc", ())) or "arguments"
+        given = "missing" if err.get("type") == "missing" else f"got {repr(err.get('input'))[:80]}"
+        lines.append(f"{tool}: bad argument {field!r} ({given}): {err.get('msg', 'invalid')}")
+    return "\n".join(lines) or f"{tool}: bad arguments"
+
+
 def _matching(rows: list[dict], key: str) -> list[dict]:
     """Rows about ``key``: equal subject keys, else keys containing it (as ``FactStore.history`` matches)."""
     exact = [r for r in rows if r.get("subject_key") == key]
@@ -83,7 +96,25 @@ def build_server(settings: Settings, *, warm: bool = False):
             threading.Thread(target=warm_up, args=(settings,), name="agentos-mcp-warm-up", daemon=True).start()
         yield {}
 
-    server = MCPServer("agentos-memory", instructions=_INSTRUCTIONS, log_level="WARNING", lifespan=lifespan)
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class _Server(MCPServer):
+        async def call_tool(self, name, arguments, context=None):
+            from kernel.workspace import restore_state
+
+            during = restore_state(settings.home)  # a restore's partial store is never served as the memory
+            if during is not None:
+                raise ToolError(during)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as e:
+                # the caller's arguments against the schema (not a crash, nor our own output failing its schema)
+                if isinstance(e.__cause__, ValidationError) and not isinstance(e, UnexpectedToolError):
+                    raise ToolError(_argument_errors(name, e.__cause__)) from e.__cause__
+                raise
+
+    server = _Server("agentos-memory", instructions=_INSTRUCTIONS, log_level="WARNING", lifespan=lifespan)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
     @server.tool(name="memory_query", title="Ask memory", annotations=read_only)
@@ -163,7 +194,7 @@ def build_server(settings: Settings, *, warm: bool = False):
     @server.tool(name="fact_forget", title="Forget a fact",
                  annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
     def fact_forget(
-        fact_id: Annotated[int, Field(description="The fact's id, as memory_query's items (source.fact) and fact_lookup give it.")],
+        fact_id: Annotated[int, Field(ge=1, le=ROW_ID_MAX, description="The fact's id, as memory_query's items (source.fact) and fact_lookup give it.")],
         reason: Annotated[str, Field(description="Why, in the user's words, e.g. 'the user asked to forget it' or 'wrong: never said'. Kept with the fact.")] = "",
     ) -> dict[str, Any]:
         """Forget one fact of the user's memory, when the user asks you to forget it or says it is wrong.
@@ -236,8 +267,10 @@ def build_server(settings: Settings, *, warm: bool = False):
 
 def run_stdio(settings: Settings) -> None:
     """Serve the tools over stdin/stdout until the client closes stdin (blocking)."""
+    from kernel.settings import warn_unknown_variables
     from mcp_server.local_service import start_unless_running
 
+    warn_unknown_variables()  # on stderr: the agent host's log shows a misspelt setting
     server = build_server(settings, warm=True)
     sys.stdout.flush()  # nothing may reach the wire but the protocol
     # The same warm process answers `agentos query` from a shell (unless another agent host's server already does).

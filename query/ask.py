@@ -31,7 +31,7 @@ from kernel.text import count_tokens
 from storage.drift import MAY_HAVE_CHANGED, SAID, as_served, flag_text
 from storage.facts import mark_stale
 from storage.index_units import collection_name
-from kernel.workspace import Workspace
+from kernel.workspace import Workspace, check_no_restore
 from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
 from storage.index_store import IndexCorrupt, IndexMissing
@@ -348,6 +348,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     """Answer ``text`` for ``user`` through the layers; see the module docstring for the stop rules."""
     t0 = time.perf_counter()
     settings = settings or load_settings()
+    check_no_restore(settings.home)  # RestoreInProgress: a restore's partial store is never served as the memory
     user = user or settings.user
     k = k or settings.query_k
     budget = budget or settings.query_budget
@@ -361,7 +362,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     ans = Answer("ok", "L0", q, user, constraints=constraints, notices=notices)
 
     # L0
-    hit = check(rules, q)
+    hit = check(rules, q, notices)  # a rule that cannot be used is named in the notices, and the query goes on
     if hit is not None:
         rule, phrase = hit
         ans.status, ans.rule = "blocked", f"L0 rule {rule.number}: {rule.text}"

@@ -9,6 +9,7 @@ from datetime import date
 
 from kernel.secrets import mask_lines, mask_value
 from kernel.settings import Settings
+from kernel.workspace import check_no_restore
 from query.rules import check_request
 from storage.drift import as_served
 from storage.facts import open_facts
@@ -23,6 +24,7 @@ def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence:
     status ``may_have_changed``, ``changed_on`` and the newer sentence (``newer``), not as ``active``; a self-disclosure
     no rule read, kept as a statement, with status ``statement`` and ``said_on``. Retracted and forgotten facts never
     are. ``upcoming``: values that start after now ("from April 1"), not valid yet."""
+    check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     store = open_facts(settings)
     try:
         rows = store.as_of(settings.user, when, min_confidence=min_confidence, stale=True)
@@ -42,6 +44,7 @@ def fact_history(settings: Settings, subject: str, *, closed: bool = False) -> d
     """Every version of the facts about ``subject``, oldest first; a subject the L0 rules forbid ("NAS password",
     "我的口令") is refused: ``status`` blocked, the rule, no versions. ``closed``: the retracted and forgotten versions
     too, with their reason (a person's own view, ``agentos facts history``; an agent never gets them)."""
+    check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     refusal = check_request(settings.home, subject)
     if refusal is not None:
         return {"user": settings.user, "subject": subject, "versions": [], **refusal.as_dict()}
@@ -54,6 +57,7 @@ def fact_history(settings: Settings, subject: str, *, closed: bool = False) -> d
 
 
 def conflicts(settings: Settings, *, include_resolved: bool = False) -> dict:
+    check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     store = open_facts(settings)
     try:
         rows = store.conflicts(settings.user, status=None if include_resolved else "open")
@@ -81,6 +85,7 @@ def raw_lines(settings: Settings, ref: str, start: int, end: int) -> dict:
     """Lines ``start``..``end`` of an archived log (L3), only on explicit request, and only of the caller's
     (``settings.user``) own archive: a reference into another user's archive is refused exactly as one that
     does not exist (ArchiveError), before anything is read, so whether it exists is never revealed."""
+    check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     parts = ref.split("/")
     if len(parts) == 4 and parts[2].startswith("r") and parts[0] != settings.user:
         raise ArchiveError(f"no archived file for {ref!r}")  # RawArchive.path_of's words for an unknown reference

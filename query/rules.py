@@ -16,7 +16,11 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
   substring (spaces in it are optional); a Latin phrase matches whole words only ("token" does not
   match "tokenizer", but does match "我的token"). ``*`` is any run of characters (``删除*记忆``);
   a space beside it is a word edge (``delete * memories`` matches "delete memories", not "deleted").
-* ``/regex/`` is a case-insensitive Python regex. An invalid one raises ``RulesError`` (file:line).
+* ``/regex/`` is a case-insensitive Python regex. An invalid one raises ``RulesError`` (file:line). A user's regex
+  runs with a bound, since one rule must never hang every query (``/(x+x+)+y/`` against 44 x's once did): a pattern
+  of a catastrophic shape (a repetition inside a repetition) is not used, and the answer's notices name it
+  (file:line); the others run through the ``regex`` module with a time limit per request, on at most
+  ``RULE_INPUT_CHARS`` characters, and one that runs out of time is not applied to that request, with a notice.
 * A rule that blocks a secret (a phrase naming one: password, 密码, api key ...) blocks every request for
   one, however it is worded: ``kernel.secrets.asks_for_secret`` knows the cues of both languages ("pass word",
   "口令", "PIN", "验证码", "GitHub token"), so "我的口令是什么" is refused like "我的密码是什么".
@@ -24,18 +28,22 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
 ``check_request`` is what every read path calls (query, fact lookup, recall, raw reads, the knowledge base,
 the MCP tools): the rules of the workspace's SOUL.md, checked against the request.
 
-Stdlib only (plus ``kernel.text``); no Prefect: the query path calls this before anything else.
+Stdlib only (plus ``kernel.text``, and the ``regex`` module for users' regexes: its per-search timeout); no Prefect:
+the query path calls this before anything else.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernel.secrets import asks_for_secret
 from kernel.text import CJK, fold_request, nfkc
+
+log = logging.getLogger(__name__)
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _NUMBERED = re.compile(r"^\s{0,3}(\d+)[.)]\s+(.+?)\s*$")
@@ -59,6 +67,14 @@ class Rule:
     text: str
     blocks: tuple[str, ...]
     line: int
+    unusable: tuple[str, ...] = ()  # "file:line: why" for each blocks phrase that is not used (a catastrophic regex)
+    source: str = "SOUL.md"
+
+
+# A user's /regex/ runs on at most this many characters of a request, for at most this long (seconds): far more than
+# any sane rule needs (they run in microseconds), and short enough that a pathological one costs a query nothing.
+RULE_INPUT_CHARS = 4000
+RULE_TIMEOUT_S = 0.05
 
 
 class RulesError(ValueError): """A SOUL.md that cannot be read or a ``blocks:`` entry that cannot be compiled."""
@@ -69,11 +85,77 @@ def _normal(text: str) -> str:
     return nfkc(text).casefold()
 
 
+def _is_regex(phrase: str) -> bool:
+    return len(phrase) > 2 and phrase.startswith("/") and phrase.endswith("/")
+
+
+def _unbounded_shape(items, inside: bool = False) -> str | None:
+    """Why a parsed regex can take exponential time, or None: a repetition (``+``, ``*``, ``{2,}``) whose body holds
+    another repetition of varying length, the shape of ``(x+x+)+``, ``(a*)*``, ``(\w+\s?)+``. ``inside``: already within a
+    repetition, so any repetition found is the nested one. Alternation overlap (``(a|aa)+``) is left to the time limit."""
+    from re import _constants as c  # the stdlib's own regex parser: the same syntax `re` compiles
+
+    for op, av in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+            low, high, body = av
+            many = high > 1  # MAXREPEAT (unbounded) included
+            if many and inside and low != high:  # a fixed count inside (\d{3}) gives the outer one no choice to undo
+                return "a repetition inside a repetition"
+            why = _unbounded_shape(body, inside=inside or many)
+            if why:
+                return why
+        elif op is c.SUBPATTERN:
+            why = _unbounded_shape(av[-1], inside)
+            if why:
+                return why
+        elif op is c.BRANCH:
+            for branch in av[1]:
+                why = _unbounded_shape(branch, inside)
+                if why:
+                    return why
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            why = _unbounded_shape(av[1], inside)
+            if why:
+                return why
+    return None
+
+
+def catastrophic(pattern: str) -> str | None:
+    """Why the regex ``pattern`` (without its slashes) may backtrack exponentially, or None when its shape is safe."""
+    from re import _parser
+
+    try:
+        return _unbounded_shape(_parser.parse(pattern, re.IGNORECASE | re.DOTALL))
+    except re.error:
+        return None  # the compile reports it
+
+
+def _user_regex(pattern: str):
+    """A user's regex as the ``regex`` module compiles it (it takes a timeout per search), else the stdlib's
+    (the shape check and the input cap then bound it)."""
+    try:
+        import regex
+    except ImportError:  # pragma: no cover - installed with the project
+        return re.compile(pattern, re.IGNORECASE | re.DOTALL)
+    try:
+        return regex.compile(pattern, regex.IGNORECASE | regex.DOTALL | regex.V0)
+    except regex.error as e:
+        raise re.error(str(e)) from None
+
+
+def _search(pattern, text: str):
+    """``pattern.search(text)`` bounded: a user's regex gets at most RULE_INPUT_CHARS characters and RULE_TIMEOUT_S
+    seconds (TimeoutError past it)."""
+    if isinstance(pattern, re.Pattern):  # the phrases the project writes itself (and a regex without the module)
+        return pattern.search(text)
+    return pattern.search(text[:RULE_INPUT_CHARS], timeout=RULE_TIMEOUT_S)
+
+
 @functools.lru_cache(maxsize=1024)
-def _compile(phrase: str) -> re.Pattern[str]:
+def _compile(phrase: str):
     """The pattern for one phrase as written in SOUL.md (cached: check() runs on every request)."""
-    if len(phrase) > 2 and phrase.startswith("/") and phrase.endswith("/"):
-        return re.compile(phrase[1:-1], re.IGNORECASE | re.DOTALL)
+    if _is_regex(phrase):
+        return _user_regex(phrase[1:-1])
     p = _normal(phrase).strip()
     cjk = bool(_CJK_CHAR.search(p))
     out = []
@@ -131,13 +213,18 @@ def parse_rules(text: str, source: str = "SOUL.md") -> list[Rule]:
                     pattern = _compile(phrase)
                 except re.error as e:
                     raise RulesError(f"{source}:{lineno}: invalid regex {phrase}: {e}") from None
+                why = catastrophic(phrase[1:-1]) if _is_regex(phrase) else None
+                if why:  # never run: one such rule would hang every query; the rest of the rules still apply
+                    rules[-1]["unusable"].append(f"{source}:{lineno}: the regex {phrase} is not used: {why} can take "
+                                                 "exponential time on some requests; rewrite it without one")
+                    continue
                 # "*" or "/.*/" alone would block every request: surely a typo, so say so now.
-                if pattern.search(""):
+                if _search(pattern, ""):
                     raise RulesError(f"{source}:{lineno}: phrase {phrase!r} matches an empty request")
                 rules[-1]["blocks"].append(phrase)
         elif n := _NUMBERED.match(line):
-            rules.append({"number": int(n.group(1)), "text": n.group(2), "blocks": [], "line": lineno})
-    return [Rule(r["number"], r["text"], tuple(r["blocks"]), r["line"]) for r in rules]
+            rules.append({"number": int(n.group(1)), "text": n.group(2), "blocks": [], "line": lineno, "unusable": []})
+    return [Rule(r["number"], r["text"], tuple(r["blocks"]), r["line"], tuple(r["unusable"]), source) for r in rules]
 
 
 # path -> ((mtime_ns, size), rules). Keyed by path so an edited file replaces its entry instead of piling up.
@@ -164,19 +251,30 @@ def load_rules(path: Path) -> list[Rule]:
     return list(rules)
 
 
-def check(rules: list[Rule], request: str) -> tuple[Rule, str] | None:
+def check(rules: list[Rule], request: str, notices: list[str] | None = None) -> tuple[Rule, str] | None:
     """The first rule (in order) that forbids ``request``, with the phrase that matched; None if none does.
 
     A request for a secret in words no phrase lists ("pass word", "口令") is forbidden by the rule that keeps
-    secrets (``secret_rule``), the matched "phrase" then being the secret cue it named."""
+    secrets (``secret_rule``), the matched "phrase" then being the secret cue it named. ``notices``: where to say
+    which rules could not be used (a catastrophic regex, one that ran out of time on this request); they are
+    logged as warnings too."""
     # The request as its reader sees it: zero-width characters, letters spaced one by one and full-width forms do
     # not get past a rule ("pass\u200bword", "p a s s w o r d", "ｐａｓｓｗｏｒｄ" are "password").
     request = fold_request(request)
     req = _normal(request)
     cue = asks_for_secret(request)
+    said = notices if notices is not None else []
     for rule in rules:
+        for line in rule.unusable:
+            _warn(said, line)
         for phrase in rule.blocks:
-            if _compile(phrase).search(req):
+            try:
+                found = _search(_compile(phrase), req)
+            except TimeoutError:
+                _warn(said, f"{rule.source}: L0 rule {rule.number} (line {rule.line}): the regex {phrase} did not finish "
+                            f"within {RULE_TIMEOUT_S:g} s on this request and was not applied; rewrite it")
+                continue
+            if found:
                 if cue is None and _names_a_secret(phrase):
                     continue  # "如何重置密码" names the word, and asks how, not for a password
                 return rule, phrase
@@ -185,6 +283,12 @@ def check(rules: list[Rule], request: str) -> tuple[Rule, str] | None:
         if rule is not None:
             return rule, cue
     return None
+
+
+def _warn(notices: list[str], line: str) -> None:
+    if line not in notices:
+        notices.append(line)
+        log.warning("%s", line)
 
 
 def _names_a_secret(phrase: str) -> bool:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kernel import clock
 from kernel.settings import Settings
-from kernel.workspace import Workspace
+from kernel.workspace import RestoreInProgress, Workspace, restore_marker
 from restore import registry
 from restore.replay import ReplayReport, replay
 
@@ -65,14 +65,26 @@ def derived_present(ws: Workspace) -> list[Path]:
     return [p for p in stores if p.exists() and (p.is_file() or any(p.iterdir()))]
 
 
+def unique_folder(parent: Path, name: str) -> Path:
+    """A new, empty folder ``parent/name`` (or ``name-2``, ``name-3``, ... when that exists): two restores in the
+    same second (or with the clock pinned) must never share a backup folder, or the second would move its stores
+    over the first's. Created here with ``mkdir`` without ``exist_ok``, so two processes racing for a name cannot
+    both get it."""
+    parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        target = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            target.mkdir()
+            return target
+        except FileExistsError:  # a folder or a file of that name: never reused
+            n += 1
+
+
 def _move_aside(ws: Workspace, prefix: str = "restore-backup") -> tuple[Path, list[tuple[Path, Path]]]:
     """Move the derived stores into ``agent-local/<prefix>-<stamp>/`` (a new folder each time): nothing this machine
     made is deleted. Returns the folder and each (place, where it went)."""
-    stamp = clock.now(None).strftime('%Y%m%dT%H%M%S')
-    target, n = ws.local / f"{prefix}-{stamp}", 1
-    while target.exists():
-        n += 1
-        target = ws.local / f"{prefix}-{stamp}-{n}"
+    target = unique_folder(ws.local, f"{prefix}-{clock.now(None).strftime('%Y%m%dT%H%M%S')}")
     moved = []
     for p in derived_present(ws) + [q for q in (ws.logs,) if q.exists()]:
         companions = [p.with_name(p.name + s) for s in ("-wal", "-shm")] if p.is_file() else []
@@ -118,6 +130,16 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         names = ", ".join(str(p.relative_to(ws.home)) for p in present)
         raise RestoreError(f"this machine already holds derived stores ({names}); `agentos restore --force` moves them to "
                            "agent-local/restore-backup-<time>/ and makes them again from agent-sync")
+    try:
+        with restore_marker(ws.home):  # held until the end: every read meanwhile says a restore is in progress
+            _restore_over(settings, ws, report, bool(present), log)
+    except RestoreInProgress as e:  # only the marker raises it: another restore holds it
+        raise RestoreError(str(e)) from None
+    return report
+
+
+def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, present: bool, log) -> None:
+    """Move what is present aside, restore, and put it back if the restore does not finish."""
     backup, moved = _move_aside(ws) if present else (None, [])
     if backup is not None:
         report.moved_aside = str(backup.relative_to(ws.home))
@@ -131,7 +153,6 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         if not isinstance(e, Exception):
             raise
         raise RestoreFailed(f"restore failed ({type(e).__name__}: {e}); this machine's stores are back as they were{where}") from e
-    return report
 
 
 def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import sqlite_utils
 
 from kernel import clock
-from kernel.domain import Candidate
+from kernel.domain import Candidate, check_row_id
 from kernel.text import normalize_key, subject_key
 from storage import drift
 from storage.migrations import Migrations
@@ -31,6 +31,7 @@ from storage.migrations import Migrations
 # A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing (a retracted
 # stop gives them all back).
 STOPPED = "stopped"
+
 
 migrations = Migrations("facts")
 
@@ -450,7 +451,9 @@ class FactStore:
         return self.get(fact_id)
 
     def forgettable(self, user: str, fact_id: int) -> dict:
-        """The fact ``forget`` would close (KeyError: no such fact of the user; ValueError: forgotten already)."""
+        """The fact ``forget`` would close (KeyError: no such fact of the user; ValueError: forgotten already, or
+        an id that is no row id at all)."""
+        check_row_id("fact id", fact_id)
         f = self.row("select * from facts where id=? and user_id=?", [fact_id, user])
         if f is None:
             raise KeyError(f"no fact #{fact_id}")
@@ -467,6 +470,7 @@ class FactStore:
 
     def open_conflict(self, user: str, conflict_id: int) -> dict:
         """The open conflict ``resolve_conflict`` would settle (KeyError: none of the user's; ValueError: settled)."""
+        check_row_id("conflict id", conflict_id)
         c = self.row("select * from conflicts where id=? and user_id=?", [conflict_id, user])
         if c is None:
             raise KeyError(f"no conflict #{conflict_id} for user {user!r}")

@@ -91,3 +91,30 @@ def test_forget_closes_a_fact_and_the_same_lines_do_not_bring_it_back(tmp_path):
     assert unknown.returncode != 0 and "no fact #9999" in unknown.stderr
     other = run_cli("facts", "forget", str(listed(s.home)["8C16G"]["id"]), "--user", "bob", home=s.home, check=False)
     assert other.returncode != 0 and "no fact #" in other.stderr  # another user's fact reads as an unknown one
+
+
+def test_an_id_no_store_can_hold_is_refused_in_one_line_naming_the_argument(tmp_path):
+    """``agentos facts forget 99999999999999999999`` (and every id of the bad-input corpus, for forget, resolve and the
+    memory proposals) is a usage error naming the argument and the range (exit 2), not a traceback; nothing changes."""
+    from tests.kit.bad_inputs import BAD_IDS
+
+    s, _ = digested_workspace(tmp_path, LOG, MARCH)
+    before = listed(s.home)
+    for bad in BAD_IDS:
+        for argv, name in ((["facts", "forget", bad.cli], "fact_id"), (["facts", "resolve", bad.cli, "--reject"], "conflict_id"),
+                           (["memory", "proposals", "--accept", bad.cli], "--accept")):
+            out = run_cli(*argv, home=s.home, check=False)
+            assert out.returncode == 2, (argv, out.stderr)
+            assert name in out.stderr and bad.said in out.stderr and "Traceback" not in out.stderr, (argv, out.stderr)
+    assert listed(s.home) == before
+
+
+def test_the_python_api_refuses_an_id_past_sqlite_integers_by_name(tmp_path):
+    from digest.evidence import forget_fact
+
+    import pytest
+
+    s, _ = digested_workspace(tmp_path, LOG, MARCH)
+    for bad in (2**70, -1, "1"):
+        with pytest.raises(ValueError, match=r"fact id .*9223372036854775807"):
+            forget_fact(s, "default", bad, "")

@@ -201,3 +201,30 @@ def test_a_damaged_store_is_named_with_the_command_that_makes_it_again(indexed_h
     assert run_cli("facts", "list", home=home).stdout == facts
     assert run_cli("query", QUESTION, "--in-process", home=home).stdout == answer
     assert run_cli("doctor", home=home).returncode == 0
+
+
+def test_two_forced_restores_in_the_same_second_keep_both_backups(indexed_home):
+    """``restore --force`` twice in one second (the suite pins the clock: every restore has the same stamp) once reused
+    the backup folder and moved the second machine state over the first backup: each gets its own folder and the
+    first backup is unchanged by the second restore."""
+    home = indexed_home
+    original = Workspace(home).facts_db.read_bytes()
+    first = json.loads(run_cli("restore", "--force", "--json", home=home).stdout)["moved_aside"]
+    kept = (home / first / "agent-local/memory/facts.db").read_bytes()
+    assert kept == original
+    (home / first / "note-from-the-user.txt").write_text("keep me", encoding="utf-8")  # the user looked into it
+    second = json.loads(run_cli("restore", "--force", "--json", home=home).stdout)["moved_aside"]
+    assert second != first and first in second  # the same stamp, numbered
+    assert (home / first / "agent-local/memory/facts.db").read_bytes() == kept
+    assert (home / first / "note-from-the-user.txt").read_text(encoding="utf-8") == "keep me"
+    assert (home / second / "agent-local/memory/facts.db").is_file()
+
+
+def test_a_backup_folder_name_is_never_reused_even_by_a_file(tmp_path):
+    from restore.run import unique_folder
+
+    (tmp_path / "restore-backup-20260310T100000").mkdir()
+    (tmp_path / "restore-backup-20260310T100000-2").write_text("a file of that name", encoding="utf-8")
+    got = [unique_folder(tmp_path, "restore-backup-20260310T100000") for _ in range(2)]
+    assert [p.name for p in got] == ["restore-backup-20260310T100000-3", "restore-backup-20260310T100000-4"]
+    assert (tmp_path / "restore-backup-20260310T100000-2").read_text(encoding="utf-8") == "a file of that name"

@@ -107,3 +107,19 @@ def test_clear_is_an_admin_command_with_confirmation(home):
     assert out["deleted"] == 2
     assert json.loads(run_cli("memory", "list", "--json", "--user", "alice", home=home).stdout) == []
     assert len(json.loads(run_cli("memory", "list", "--json", "--user", "bob", home=home).stdout)) == 1
+
+
+def test_extract_and_save_refuse_a_pipe_a_folder_a_socket_or_a_device_by_name(home, tmp_path):
+    """``memory extract FIFO`` once blocked for ever waiting for a writer: every special file of the bad-input corpus is
+    refused at once, naming the path and what it is (exit 2), and nothing is written. A writer waits on the pipe, so
+    a command that did open it would read ``[]`` and succeed: the test would fail, not hang."""
+    from tests.kit.bad_inputs import special_files, writer_for
+
+    files = special_files(tmp_path / "given")
+    for kind, path in files.items():
+        for argv in (["memory", "extract", str(path)], ["memory", "save", "notes", "-d", "x", "-t", "user", "--file", str(path)]):
+            with writer_for(files["named pipe"]):
+                out = run_cli(*argv, home=home, check=False)
+            assert out.returncode == 2, (kind, argv, out.stdout, out.stderr)
+            assert str(path) in out.stderr and kind in out.stderr, (kind, out.stderr)
+    assert json.loads(run_cli("memory", "list", "--json", home=home).stdout) == []

@@ -116,3 +116,25 @@ def test_a_forget_or_a_deletion_the_journal_cannot_hold_is_not_made(tmp_path):
         assert error_text(out[name]).startswith("the decision was not made: this machine's journal "), out[name]
     assert [f["id"] for f in out["after"]] == [out["port"]["id"]]
     assert (s.home / "agent-sync/04_memory/records/default/editor.md").is_file()
+
+
+def test_a_fact_id_no_store_can_hold_is_an_error_naming_the_field(tmp_path):
+    """``fact_forget(2**70)`` once answered an opaque "Error executing tool fact_forget" (SQLite cannot hold the id);
+    every id of the bad-input corpus (out of range, not a whole number) is answered with the field, what was given
+    and the range, and nothing is forgotten."""
+    from tests.kit.bad_inputs import BAD_IDS
+
+    s, logs = digested_workspace(tmp_path, LOG, DAY)
+
+    async def script(c: ClientSession):
+        out = {bad.what: await c.call_tool("fact_forget", {"fact_id": bad.mcp}) for bad in BAD_IDS}
+        out["facts"] = data(await c.call_tool("fact_lookup", {"subject": "数据库端口"}))["facts"]
+        return out
+
+    out, stray = session(s.home, tmp_path / "server-stderr.txt", script)
+    assert stray == []
+    for bad in BAD_IDS:
+        text = error_text(out[bad.what])
+        assert "fact_id" in text and bad.said in text, (bad.what, text)
+        assert "Error executing tool" not in text and "errors.pydantic.dev" not in text, text
+    assert [f["object"] for f in out["facts"]] == ["5432"]

@@ -180,3 +180,49 @@ def test_with_the_setting_a_query_starts_the_service_and_it_exits_when_idle(inde
            and not service_file(indexed_home).exists(), "the second service to start and exit when idle")
     assert not service_file(indexed_home).exists()
     assert "exits after 3 s without a question" in (indexed_home / "agent-local/runtime/query-service.log").read_text(encoding="utf-8")
+
+
+def test_a_stopped_service_is_passed_over_and_the_question_answered_in_process(served, indexed_home):
+    """A SIGSTOPped service (a debugger, a laptop's job control) once stalled every ``agentos query`` for 2 min 5 s:
+    the kernel still accepts the connection but nobody reads it. The client gets no acknowledgement, answers in its
+    own process with the same answer, and says on stderr that the service did not answer."""
+    info = json.loads(service_file(indexed_home).read_text(encoding="utf-8"))
+    plain = _query(QUESTION, "--in-process")
+    os.kill(info["pid"], signal.SIGSTOP)
+    try:
+        got = _query(QUESTION)
+    finally:
+        os.kill(info["pid"], signal.SIGCONT)
+    assert got.returncode == 0, got.stderr
+    assert "IN_PROCESS" in got.stderr and got.stdout == plain.stdout and "8C16G" in got.stdout
+    assert f"the query service (pid {info['pid']}) did not answer" in got.stderr and "answered in this process" in got.stderr
+    # resumed, it answers again
+    again = _query(QUESTION)
+    assert "SERVED" in again.stderr and again.stdout == plain.stdout
+
+
+def test_an_older_service_that_sends_no_acknowledgement_is_still_read(indexed_home):
+    """The answer line alone (a service started by the previous version of the code) is still an answer."""
+    import socket
+    import threading
+
+    reply = {"answer": {"status": "ok"}, "text": "from an older service"}
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn, conn.makefile("rb") as f:
+            f.readline()
+            conn.sendall(json.dumps(reply).encode() + b"\n")
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    f = service_file(indexed_home)
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(json.dumps({"port": srv.getsockname()[1], "token": "t", "pid": os.getpid()}), encoding="utf-8")
+    try:
+        assert ask_service({"text": QUESTION}, home=indexed_home) == reply
+    finally:
+        t.join()
+        srv.close()
+        f.unlink()

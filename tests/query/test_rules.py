@@ -122,3 +122,40 @@ def test_demo_rules_leave_token_bucket_questions_alone():
     rules = parse_rules(core_templates()["SOUL.md"])
     assert check(rules, "令牌桶限流怎么配置？") is None
     assert check(rules, "把访问令牌发给我")[0].number == 2
+
+
+def _soul(*blocks: str) -> str:
+    return "## L0 Hard constraints\n\n1. Never reveal secrets.\n   - blocks: password, 密码\n" + "".join(
+        f"{n}. Rule {n}.\n   - blocks: {b}\n" for n, b in enumerate(blocks, 2))
+
+
+def test_a_regex_of_a_catastrophic_shape_is_not_used_and_named_by_line():
+    from tests.kit.bad_inputs import SLOW_REGEXES
+
+    shaped = [r for r, how, _ in SLOW_REGEXES if how == "shape"]
+    rules = parse_rules(_soul(*shaped, "/\\bsecrets?\\b/", "/(\\d{3}-)+\\d{4}/"), source="ws/SOUL.md")
+    unusable = [line for r in rules for line in r.unusable]
+    assert [u.split(":")[1] for u in unusable] == [str(6 + 2 * i) for i in range(len(shaped))]  # each one's blocks line
+    assert all("is not used" in u and "repetition inside a repetition" in u for u in unusable)
+    for rule, regex in zip(rules[1:], shaped):
+        assert regex not in rule.blocks
+    # the safe ones are kept (a fixed count inside a repetition cannot backtrack exponentially)
+    assert rules[-2].blocks == ("/\\bsecrets?\\b/",) and rules[-1].blocks == ("/(\\d{3}-)+\\d{4}/",)
+    notices: list[str] = []
+    assert check(rules, "x" * 44, notices) is None and notices == unusable
+    assert check(rules, "my password please")[0].number == 1  # the other rules still apply
+    assert check(rules, "call 555-123-4567")[0].number == len(rules)
+
+
+def test_a_regex_that_runs_out_of_time_is_not_applied_to_that_request_and_named():
+    from tests.kit.bad_inputs import SLOW_REGEXES
+
+    for regex, how, request in SLOW_REGEXES:
+        if how != "time":
+            continue
+        rules = parse_rules(_soul(regex))
+        assert rules[1].blocks == (regex,) and rules[1].unusable == ()  # its shape looks harmless
+        notices: list[str] = []
+        assert check(rules, request, notices) is None
+        assert len(notices) == 1 and "L0 rule 2 (line 5)" in notices[0] and "did not finish" in notices[0], notices
+        assert check(rules, "xxy")[0].number == 2  # it still blocks what it matches quickly
