@@ -16,7 +16,7 @@ import sys
 import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
-from cli.common import CliError
+from cli.common import CliError, terminal_progress
 from storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.fn(args) or 0
+        with terminal_progress(args):  # a bar on stderr for a person at a terminal; nothing when piped, --quiet or --json
+            return args.fn(args) or 0
     except CliError as e:
         print(f"agentos: error: {e}", file=sys.stderr)
         return 2
