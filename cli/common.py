@@ -222,11 +222,13 @@ def stop_progress() -> None:
 
 @contextmanager
 def terminal_progress(args):
-    """Around a command: its stages drawn on stderr when ``wants_progress``, else nothing at all."""
-    if not wants_progress(args):
+    """Around a command: its stages drawn on stderr when ``wants_progress``, else nothing at all (and nothing more
+    for a command another runs through ``main``, as ``demo`` does: one bar per terminal)."""
+    from kernel import progress
+
+    if not wants_progress(args) or any(isinstance(s, TerminalProgress) for s in progress.sinks()):
         yield
         return
-    from kernel import progress
 
     sink = TerminalProgress()
     try:
