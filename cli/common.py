@@ -5,6 +5,7 @@ line, exit 2)."""
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 import threading
@@ -132,6 +133,23 @@ def wants_progress(args, stream=None) -> bool:
         return False
 
 
+class _Above(io.TextIOBase):
+    """A terminal stream whose text goes above a live progress bar (through rich's FileProxy), for a rich Console
+    of someone else's: a Console unwraps a FileProxy it is given, so this one hides what it wraps."""
+
+    def __init__(self, proxy):
+        self._proxy = proxy
+
+    def write(self, text: str) -> int:
+        return self._proxy.write(text)
+
+    def flush(self) -> None:
+        self._proxy.flush()
+
+    def isatty(self) -> bool:
+        return True
+
+
 class TerminalProgress:
     """A ``kernel.progress`` sink: one rich.progress line per stage on stderr (its name, done/total, a bar and the
     time left), drawn from the first stage until the command prints its result. A stage nested inside another (a
@@ -152,7 +170,8 @@ class TerminalProgress:
         console = Console(file=self.stream, stderr=True)
         # stdout goes above the bar only when it is the terminal too; a piped stdout is never touched
         to_tty = getattr(sys.stdout, "isatty", lambda: False)()
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(bar_width=30), MofNCompleteColumn(),
+        self._bar = Progress(TextColumn("{task.description}", markup=False),  # a stage may be named after a source
+                             BarColumn(bar_width=30), MofNCompleteColumn(),
                              TextColumn("left"), TimeRemainingColumn(), console=console, transient=False,
                              redirect_stdout=to_tty, redirect_stderr=True, refresh_per_second=4)
         self._bar.start()
@@ -169,9 +188,11 @@ class TerminalProgress:
             for h in lg.handlers:
                 if not isinstance(h, logging.StreamHandler) or getattr(h, "stream", None) is not self.stream:
                     continue
-                if hasattr(h, "console"):
-                    self._rerouted.append((h, "console", h.console))
-                    h.console = console
+                inner = getattr(h, "console", None)
+                if inner is not None and getattr(inner, "file", None) is self.stream:
+                    # its own console keeps its styles and its markup setting; only where the text goes changes
+                    self._rerouted.append((inner, "file", inner.file))
+                    inner.file = _Above(FileProxy(console, self.stream))
                 else:
                     self._rerouted.append((h, "stream", h.stream))
                     h.stream = FileProxy(console, self.stream)
