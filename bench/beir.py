@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from bench.metrics import percentile
+from kernel import progress
 
 MODES = ("hybrid", "bm25", "dense")
 K = 10
@@ -221,7 +222,7 @@ def search_all(settings, queries: list[tuple[str, str]], mode: str, log: Callabl
 
     hits, ms, errors = {}, [], 0
     t0 = time.perf_counter()
-    for i, (qid, text) in enumerate(queries):
+    for i, (qid, text) in enumerate(progress.track(queries, f"beir queries ({mode})")):
         t = time.perf_counter()
         try:
             hits[qid] = search_docs(settings, USER, text, k=k, mode=mode)

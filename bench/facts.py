@@ -33,6 +33,8 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from kernel import progress
+
 USER = "bench"
 KINDS = ("value_change", "correction", "stop", "additive", "third_party", "time_qualified", "non_fact", "repeat")
 LANGS = ("zh", "en", "mixed")
@@ -320,7 +322,7 @@ def run(path, limit: int | None = None, llm: str | None = None, split: str = "al
         paths = {}
         for name, chat in systems:
             scored, days_by, seconds = [], Counter(), []
-            for i, case in enumerate(chosen):
+            for i, case in enumerate(progress.track(chosen, f"facts cases ({name})")):
                 tc = time.perf_counter()
                 rec, emb = run_case(case, work / f"{name.replace(':', '_')}-{case['id']}", chat, emb, log_format,
                                     cache=Path(llm_cache) if llm_cache and chat else None)

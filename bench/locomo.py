@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from bench.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
+from kernel import progress
 
 BUDGETS = (500, 1000, 2000)
 BUDGET_K = 50
@@ -214,7 +215,7 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
     prefect_env.prepare(work)
     t0 = time.perf_counter()
     try:
-        convs = [run_conversation(src, sid, work, samples, log) for sid in sids]
+        convs = [run_conversation(src, sid, work, samples, log) for sid in progress.track(sids, "locomo conversations")]
         cross = cross_conversation(work, sids, samples, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)

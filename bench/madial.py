@@ -32,6 +32,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from kernel import progress
+
 # Published figures (MADial-Bench paper, memory recall, zh): for the report's reference rows.
 REFERENCE = {
     "zh": [{"system": "BGE-M3 dense", "recall@5": 0.586, "ndcg@5": 0.686},
@@ -172,7 +174,7 @@ def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
     if chat:
         rows[chat.label] = []
     served, timings = [], []
-    for i, q in enumerate(queries):
+    for i, q in enumerate(progress.track(queries, "madial queries")):
         user, text, gold = f"u{q['user_id']}", q["query_context"], list(q["relevant_memory_ids"])
         records = book.list(user, settings.recall_window)
         mine = [ids[r.name] for r in records]

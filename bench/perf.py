@@ -31,6 +31,8 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+from kernel import progress
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PER_DAY = 20
@@ -473,7 +475,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
 
 
 def knowledge_rows(sizes: list[int], *, queries: int = 100, log=print) -> list[dict]:
-    return [knowledge_size(n, queries=queries, log=log) for n in sizes]
+    return [knowledge_size(n, queries=queries, log=log) for n in progress.track(sizes, "perf knowledge sizes")]
 
 
 def render_knowledge(rows: list[dict]) -> str:
@@ -564,7 +566,8 @@ def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = No
     """``agentos bench perf``: each size is split half cards, half facts; then the knowledge rows."""
     from bench.locomo import _versions
 
-    runs = [run_size(n // 2, n - n // 2, queries=queries, log=log, workers=workers, fanout_only=fanout_only) for n in sizes]
+    runs = [run_size(n // 2, n - n // 2, queries=queries, log=log, workers=workers, fanout_only=fanout_only)
+            for n in progress.track(sizes, "perf sizes")]
     if fanout_only:
         return {"sizes": sizes, "runs": runs, "knowledge": [], "embedder": None, "versions": _versions(), "fanout_only": True}
     knowledge = knowledge_rows(kb_sizes, log=log) if kb_sizes else []

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
+from cli.common import CliError, add_command, add_quiet, counted, emit, need_workspace, settings_from_args
 from kernel import clock
 
 COMMANDS = ("init", "restore", "config", "import", "serve")
@@ -116,6 +116,7 @@ def add_parser(sub, name: str) -> None:
                          "agent-sync: a second machine, or a lost agent-local", user=False)
         sp.add_argument("--force", action="store_true", help="this machine already holds derived stores: move them to "
                         "agent-local/restore-backup-<time>/ and restore anyway")
+        add_quiet(sp)
     elif name == "config":
         add_command(sub, "config", cmd_config, "show the settings in effect and what each means")
     elif name == "import":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cli.common import CliError, counted, emit, finish_stage
+from cli.common import CliError, add_quiet, counted, emit, finish_stage
 
 COMMANDS = ("bench",)
 
@@ -102,6 +102,7 @@ def _runner(bsub, name: str, help: str, description: str):
     """One runner's parser: every runner goes through :func:`cmd_bench`, which branches on ``args.runner``."""
     sp = bsub.add_parser(name, help=help, description=description)
     sp.set_defaults(fn=cmd_bench)
+    add_quiet(sp)  # progress off (`bench perf` with and without it: what the bar costs)
     return sp
 
 

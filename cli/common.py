@@ -1,11 +1,15 @@
 """What every command group shares: settings from the flags, the workspace check, ``--json`` or text output,
-the Prefect stage plumbing, date arguments, and the error a user can fix (one line, exit 2)."""
+the Prefect stage plumbing, date arguments, the progress bar of long commands, and the error a user can fix (one
+line, exit 2)."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+import threading
+from contextlib import contextmanager
 from datetime import date
 
 
@@ -60,7 +64,9 @@ def settings_from_args(args):
 
 
 def emit(args, payload, render) -> None:
-    """One JSON document on stdout with ``--json``, else ``render(payload)``."""
+    """One JSON document on stdout with ``--json``, else ``render(payload)`` (the progress bar ends first, so the
+    summary is not drawn over)."""
+    stop_progress()
     if getattr(args, "json", False):
         json.dump(payload, sys.stdout, ensure_ascii=False, indent=1, default=str)
         sys.stdout.write("\n")
@@ -133,5 +139,151 @@ def add_command(sub, name, fn, help, *, json_flag=True, user=True, logs=False, s
     if logs:
         sp.add_argument("--logs", metavar="DIR", help="working-memory folder with YYYY-MM-DD.md/.jsonl logs")
     if stage:
-        sp.add_argument("--quiet", action="store_true", help="only warnings from Prefect")
+        add_quiet(sp)
     return sp
+
+
+def add_quiet(sp) -> None:
+    """``--quiet``, for every long command: no progress bar (and only Prefect's warnings, where it runs a flow)."""
+    sp.add_argument("--quiet", action="store_true", help="no progress bar on stderr; only warnings from Prefect")
+
+
+# -- progress on the terminal ---------------------------------------------------------------------------------
+
+
+def wants_progress(args, stream=None) -> bool:
+    """A progress bar only for a person watching: stderr is a terminal, and neither ``--quiet`` nor ``--json``
+    (whose output is for a program) is given. Piped or redirected stderr gets no progress bytes at all."""
+    stream = sys.stderr if stream is None else stream
+    if getattr(args, "quiet", False) or getattr(args, "json", False):
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
+
+
+class _Above(io.TextIOBase):
+    """A terminal stream whose text goes above a live progress bar (through rich's FileProxy), for a rich Console
+    of someone else's: a Console unwraps a FileProxy it is given, so this one hides what it wraps."""
+
+    def __init__(self, proxy):
+        self._proxy = proxy
+
+    def write(self, text: str) -> int:
+        return self._proxy.write(text)
+
+    def flush(self) -> None:
+        self._proxy.flush()
+
+    def isatty(self) -> bool:
+        return True
+
+
+class TerminalProgress:
+    """A ``kernel.progress`` sink: one rich.progress line per stage on stderr (its name, done/total, a bar and the
+    time left), drawn from the first stage until the command prints its result. A stage nested inside another (a
+    rebuild inside a benchmark's loop) leaves its line when it ends; the top-level stages stay, with their final
+    count. While the bar is drawn, log records and prints go above it instead of through it."""
+
+    def __init__(self, stream=None):
+        self.stream = sys.stderr if stream is None else stream
+        self._bar = None
+        self._rows: dict[int, int] = {}
+        self._rerouted: list[tuple] = []
+        self._lock = threading.RLock()
+
+    def _start(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        console = Console(file=self.stream, stderr=True)
+        # stdout goes above the bar only when it is the terminal too; a piped stdout is never touched
+        to_tty = getattr(sys.stdout, "isatty", lambda: False)()
+        self._bar = Progress(TextColumn("{task.description}", markup=False),  # a stage may be named after a source
+                             BarColumn(bar_width=30), MofNCompleteColumn(),
+                             TextColumn("left"), TimeRemainingColumn(), console=console, transient=False,
+                             redirect_stdout=to_tty, redirect_stderr=True, refresh_per_second=4)
+        self._bar.start()
+        self._reroute_logging(console)
+
+    def _reroute_logging(self, console) -> None:
+        """Handlers that hold the real stderr (Prefect's console handler keeps a rich Console of its own, made when
+        Prefect was imported) print through this bar's console while it is drawn, so a log line never tears it."""
+        import logging
+        from rich.file_proxy import FileProxy
+
+        loggers = [logging.getLogger()] + [lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)]
+        for lg in loggers:
+            for h in lg.handlers:
+                if not isinstance(h, logging.StreamHandler) or getattr(h, "stream", None) is not self.stream:
+                    continue
+                inner = getattr(h, "console", None)
+                if inner is not None and getattr(inner, "file", None) is self.stream:
+                    # its own console keeps its styles and its markup setting; only where the text goes changes
+                    self._rerouted.append((inner, "file", inner.file))
+                    inner.file = _Above(FileProxy(console, self.stream))
+                else:
+                    self._rerouted.append((h, "stream", h.stream))
+                    h.stream = FileProxy(console, self.stream)
+
+    def started(self, stage) -> None:
+        with self._lock:
+            if self._bar is None:
+                self._start()
+            self._rows[id(stage)] = self._bar.add_task(stage.name, total=stage.total)
+
+    def advanced(self, stage) -> None:
+        row = self._rows.get(id(stage))
+        if row is not None and self._bar is not None:
+            self._bar.update(row, completed=stage.done, total=stage.total)
+
+    def finished(self, stage, ok: bool) -> None:
+        with self._lock:
+            row = self._rows.pop(id(stage), None)
+            if row is None or self._bar is None:
+                return
+            if stage.depth > 0:
+                self._bar.remove_task(row)
+            else:  # a stage without a total ends at what it counted: "12/12"
+                self._bar.update(row, completed=stage.done, total=stage.total if stage.total is not None else stage.done)
+                self._bar.stop_task(row)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._bar is None:
+                return
+            try:
+                self._bar.stop()  # the last drawing: every top-level stage at its final count
+            finally:
+                for h, attr, old in reversed(self._rerouted):
+                    setattr(h, attr, old)
+                self._rerouted.clear()
+                self._bar, self._rows = None, {}
+
+
+def stop_progress() -> None:
+    """End the terminal bar of this context, if one is drawn (before a command prints its result)."""
+    from kernel import progress
+
+    for sink in progress.sinks():
+        if isinstance(sink, TerminalProgress):
+            sink.stop()
+
+
+@contextmanager
+def terminal_progress(args):
+    """Around a command: its stages drawn on stderr when ``wants_progress``, else nothing at all (and nothing more
+    for a command another runs through ``main``, as ``demo`` does: one bar per terminal)."""
+    from kernel import progress
+
+    if not wants_progress(args) or any(isinstance(s, TerminalProgress) for s in progress.sinks()):
+        yield
+        return
+
+    sink = TerminalProgress()
+    try:
+        with progress.reporting(sink):
+            yield
+    finally:
+        sink.stop()

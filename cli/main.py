@@ -16,7 +16,7 @@ import sys
 import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
-from cli.common import CliError
+from cli.common import CliError, terminal_progress
 from kernel.settings import SettingsError, load_settings, warn_unknown_variables
 from kernel.workspace import RestoreInProgress, check_no_restore
 from storage.journal import JournalUnwritable
@@ -113,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command not in _DURING_RESTORE:
             check_no_restore(load_settings().home)
-        return args.fn(args) or 0
+        with terminal_progress(args):  # a bar on stderr for a person at a terminal; nothing when piped, --quiet or --json
+            return args.fn(args) or 0
     except RestoreInProgress as e:  # what a restore has made so far is not the memory: nothing is read or written
         print(f"agentos: error: {e}", file=sys.stderr)
         return 1

@@ -31,6 +31,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from digest.extract.vocab import not_a_statement
+from kernel import progress
 from kernel.domain import Candidate, Turn
 from kernel.files import atomic_write
 from kernel.llm import ChatClient, LLMError
@@ -448,7 +449,7 @@ def extract_with_model(turns: list[Turn], day: date, client: ChatClient | None, 
     stats = stats if stats is not None else ModelStats()
     out: list[Candidate] = []
     pending: list[dict] = []
-    for part in parts_of(turns):
+    for part in progress.track(parts_of(turns), "chat model parts"):  # minutes a part on a CPU model
         shown = rank_known(part, [*known, *pending], embed)
         prompt = listing(day, shown, part)
         saved = cache.get(PROMPT_KEY, prompt) if cache is not None else None

@@ -7,8 +7,10 @@ from prefect import flow, get_run_logger
 
 from knowledge.collect import failed_source, fetch_error, finish_collect, plan_sources
 from knowledge.report import CollectReport
+from kernel import progress
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
+from flows.run_progress import watch
 from flows.writers import workspace_writer
 from tasks import knowledge as t
 
@@ -18,7 +20,7 @@ def collect_sources(settings: Settings, user: str) -> dict:
     fails is reported and the rest go on. Returns the run's ``CollectReport`` as a dict."""
     sources, problems = plan_sources(settings)
     reports = []
-    for source in sources:
+    for source in progress.track(sources, "collecting sources"):
         try:
             data = t.fetch_feed(settings, source) if source.type == "feed" else None
         except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
@@ -47,7 +49,7 @@ def collect_to_inbox(user: str | None = None) -> dict:
     """
     settings = load_settings(user=user)
     Workspace(settings.home).ensure()
-    with workspace_writer(settings):  # the inbox is every user's, on every host
+    with watch("collect-to-inbox"), workspace_writer(settings):  # the inbox is every user's, on every host
         result = collect_sources(settings, settings.user)
     t.publish_collect_artifact(result)
     get_run_logger().info("collected %s", CollectReport.from_dict(result).log_line())

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 
-from kernel import clock
+from kernel import clock, progress
 from digest.report import DayReport, RangeReport
 from digest.stages import extract, summarize
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace, workspace_lock
+from flows.run_progress import watch
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as t
 
@@ -61,7 +62,7 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
     """
     settings, user, folder = _setup(user, logs_dir)
     day = day or yesterday(settings)
-    with user_writer(settings, user):
+    with watch("daily-digest"), user_writer(settings, user):
         return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
 
 
@@ -83,7 +84,7 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     from digest.logformat import list_days
 
     days = [d for d in list_days(folder) if start <= d <= end]
-    with user_writer(settings, user):  # the whole range in date order, no other run of the user in between
+    with watch("backfill"), user_writer(settings, user):  # the whole range in date order, no other run of the user in between
         return digest_days(settings, user, days, folder, kind="backfill")
 
 
@@ -92,16 +93,18 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
     Prefect limit around it."""
     log = get_run_logger()
     reports = []
-    for i, day in enumerate(days, 1):
-        try:
-            with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
-                r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
-        except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
-            r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
-            log.error("%s %d/%d: %s", kind, i, len(days), r.quarantined[0])
-        else:
-            log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
-        reports.append(r)
+    with progress.stage("digesting days", total=len(days)) as st:
+        for i, day in enumerate(days, 1):
+            try:
+                with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
+                    r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
+            except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
+                r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
+                log.error("%s %d/%d: %s", kind, i, len(days), r.quarantined[0])
+            else:
+                log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
+            reports.append(r)
+            st.advance()
     total = RangeReport.combine(user, reports).to_dict()
     t.publish_range_artifact(kind, total)
     return total

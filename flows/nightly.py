@@ -9,6 +9,7 @@ from digest.stages import pending_days
 from flows.collect import collect_sources
 from flows.daily import _setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
+from flows.run_progress import watch
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as d
 from tasks import index as ix
@@ -30,6 +31,11 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         logs_dir: Folder holding the daily logs. Empty: the workspace's working-memory folder for the user.
         include_today: Also digest today's log, which may still be growing. Empty: AGENTOS_INCLUDE_TODAY (false).
     """
+    with watch("nightly"):  # every stage of the night as a progress artifact and counted log lines
+        return _chain(user, logs_dir, include_today)
+
+
+def _chain(user: str | None, logs_dir: str | None, include_today: bool | None) -> dict:
     settings, user, folder = _setup(user, logs_dir)
     today = clock.today(settings.timezone)
     until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)

@@ -11,6 +11,7 @@ from index.report import RebuildReport
 from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
+from flows.run_progress import watch
 from flows.writers import index_writer, workspace_writer
 from tasks import index as t
 from tasks.index import embedding_runner  # not a stage: what runs the embedding stage's batches
@@ -56,4 +57,5 @@ def index_rebuild(full: bool = False) -> dict:
     """
     settings = load_settings()
     Workspace(settings.home).ensure()
-    return rebuild_indexes(settings, full=full)
+    with watch("index-rebuild"):
+        return rebuild_indexes(settings, full=full)

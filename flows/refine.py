@@ -7,6 +7,7 @@ from prefect import flow, get_run_logger
 from kernel.settings import load_settings
 from knowledge.report import RefineReport
 from kernel.workspace import Workspace
+from flows.run_progress import watch
 from flows.writers import workspace_writer
 from tasks import refine as t
 
@@ -22,7 +23,7 @@ def inbox_refine(user: str | None = None) -> dict:
     """
     settings = load_settings(user=user)
     Workspace(settings.home).ensure()
-    with workspace_writer(settings):  # the inbox and the knowledge base are every user's, on every host
+    with watch("inbox-refine"), workspace_writer(settings):  # the inbox and the knowledge base are every user's, on every host
         report = t.refine_inbox(settings, settings.user)
     t.publish_refine_artifact(settings.user, report)
     get_run_logger().info("refined %s", RefineReport.from_dict(report).log_line())

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kernel import progress
 from kernel.embedders import make_settings_embedder
 from kernel.settings import Settings
 from storage.facts import open_facts
@@ -82,10 +83,13 @@ def collect_units(settings: Settings) -> Snapshot:
             card_users = sorted(p.name for p in ws.cards_dir.iterdir() if p.is_dir()) if ws.cards_dir.is_dir() else []
             turns = TurnReader(RawArchive(ws.raw_dir), settings.timezone)
             fresh = []
-            for user in sorted(set(fact_users) | set(card_users)):
+            users = sorted(set(fact_users) | set(card_users))
+            cards = {u: sorted((ws.cards_dir / u).glob("*.md")) if (ws.cards_dir / u).is_dir() else [] for u in users}
+            reading = progress.stage("reading cards", total=sum(len(v) for v in cards.values()))
+            for user in users:
                 units: list[Unit] = []
-                folder = ws.cards_dir / user
-                for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+                for path in cards[user]:
+                    reading.advance()
                     st = path.stat()
                     unit = cache.card(path, st)
                     if unit is None:
@@ -98,6 +102,7 @@ def collect_units(settings: Settings) -> Snapshot:
                     units.append(unit)
                 units.extend(fact_unit(r) for r in facts_by_user.get(user, []))
                 snap.collections[collection_name("local", user)] = {"scope": "local", "user": user, "units": units}
+            reading.finish()
             cache.put_cards(fresh)
     finally:
         cache.close()
@@ -202,7 +207,7 @@ def tokenize_units(settings: Settings, units: list[Unit]) -> dict:
         hashes = sorted({u.text_hash for u in units})
         have = cache.tokens(tk.identity, hashes)
         todo = {u.text_hash: u.text for u in units if u.text_hash not in have}
-        fresh = {h: tk.tokens(t) for h, t in todo.items()}
+        fresh = {h: tk.tokens(t) for h, t in progress.track(todo.items(), "tokenizing", total=len(todo))}
         cache.put_tokens(tk.identity, fresh)
     finally:
         cache.close()
@@ -278,6 +283,7 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
             vi.drop(name)
         con = build.open_units(create=True)
         collections = {}
+        writing = progress.stage("writing the index", total=len(snap.units()))
         for name, coll in snap.collections.items():
             units = coll["units"]
             vi.create(name, embedder_identity=plan.embedder, embedder_spec=plan.embedder_spec, scope=coll["scope"])
@@ -306,6 +312,8 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
                 raise RebuildError(f"collection {name}: {count} vectors for {len(units)} units")
             collections[name] = {"scope": coll["scope"], "user": coll["user"], "units": len(units),
                                   "kinds": {k: sum(1 for u in units if u.kind == k) for k in sorted({u.kind for u in units})}}
+            writing.advance(len(units))
+        writing.finish()
         con.close()
         vi.close()
         vi = None
@@ -392,7 +400,12 @@ def rebuilt_report(snap: Snapshot, plan: Plan, tok: dict, embedded: int, pub: di
 
 def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None) -> int:
     embedder = embedder or (make_settings_embedder(settings) if pending else None)
-    return sum(embed_batch(settings, b, embedder) for b in batches(pending))
+    done = 0
+    with progress.stage("embedding", total=len(pending)) as st:
+        for b in batches(pending):
+            done += embed_batch(settings, b, embedder)
+            st.advance(len(b))
+    return done
 
 
 # -- doctor -----------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kernel import progress
 from kernel.embedders import make_settings_embedder
 from kernel.settings import Settings
 from index.section_ann import publish_section_ann
@@ -39,7 +40,7 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
     if not texts:
         return {"sections": len(units), "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
-    embedded = _embed_missing(settings, embedder, texts, log)
+    embedded = _embed_missing(settings, embedder, texts, log, what="embedding sections")
     ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
                               min_sections=settings.kb_ann_min_sections)
     return {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
@@ -58,19 +59,22 @@ def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:
     if not texts:
         return {"records": 0, "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
-    return {"records": len(records), "embedded": _embed_missing(settings, embedder, texts), "embedder": embedder.identity}
+    return {"records": len(records), "embedded": _embed_missing(settings, embedder, texts, what="embedding records"), "embedder": embedder.identity}
 
 
-def _embed_missing(settings: Settings, embedder, texts: dict[str, str], log: Callable[[str], None] | None = None) -> int:
+def _embed_missing(settings: Settings, embedder, texts: dict[str, str], log: Callable[[str], None] | None = None, *,
+                   what: str = "embedding") -> int:
     cache = open_cache(settings)
     try:
         known = cache.vectors(embedder.identity, list(texts))
         todo = [h for h in texts if h not in known]
-        for i in range(0, len(todo), BATCH):
-            chunk = todo[i:i + BATCH]
-            cache.put_vectors(embedder.identity, dict(zip(chunk, embedder.embed_documents([texts[h] for h in chunk]))))
-            if log:
-                log(f"  embedded {min(i + BATCH, len(todo))}/{len(todo)} new texts")
+        with progress.stage(what, total=len(todo)) as st:
+            for i in range(0, len(todo), BATCH):
+                chunk = todo[i:i + BATCH]
+                cache.put_vectors(embedder.identity, dict(zip(chunk, embedder.embed_documents([texts[h] for h in chunk]))))
+                st.advance(len(chunk))
+                if log:
+                    log(f"  embedded {min(i + BATCH, len(todo))}/{len(todo)} new texts")
     finally:
         cache.close()
     return len(todo)

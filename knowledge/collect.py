@@ -36,7 +36,7 @@ from pathlib import Path
 
 import yaml
 
-from kernel import clock
+from kernel import clock, progress
 from kernel.files import NotARegularFile, read_regular_file
 from kernel.settings import Settings
 from kernel.text import slugify, truncate
@@ -620,7 +620,7 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
     with workspace_lock(settings.home, "collect"):
         seen = collected_hashes(settings)
         rows = []
-        for item in items:
+        for item in progress.track(items, f"collecting {source.name}"):
             h = content_hash(item.body)
             if h in seen:
                 report.duplicates += 1
@@ -681,7 +681,7 @@ def collect(settings: Settings, user: str | None = None) -> dict:
     user = user or settings.user
     sources, problems = plan_sources(settings)
     reports = []
-    for source in sources:
+    for source in progress.track(sources, "collecting sources"):
         try:
             data = fetch_feed(settings, source) if source.type == "feed" else None
         except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped

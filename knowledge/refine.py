@@ -22,7 +22,7 @@ from pathlib import Path
 
 import frontmatter
 
-from kernel import clock
+from kernel import clock, progress
 from kernel.domain import Candidate, Turn
 from kernel.files import atomic_write
 from kernel.settings import Settings
@@ -461,7 +461,7 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
                 todo.append((part, path, data, sha))
         if todo and kit is None:
             kit = make_kit(settings)
-        for part, path, data, sha in todo:
+        for part, path, data, sha in progress.track(todo, "refining"):
             rel = f"{part}/{path.name}"
             try:
                 r = refine_item(settings, store, part, path, data, kit, today, user)

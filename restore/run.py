@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
-from kernel import clock
+from kernel import clock, progress
 from kernel.settings import Settings
 from kernel.workspace import RestoreInProgress, Workspace, restore_marker
 from restore import registry
@@ -167,17 +167,21 @@ def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> N
     log(f"restore: {len(report.documents)} knowledge document(s) registered from their cards")
     decisions = ReplayReport()
     until = last_day(settings)
-    for user in users_with_logs(settings):
-        mine = settings.model_copy(update={"user": user})
-        folder = Path(mine.working_dir())
-        days = [d for d in list_days(folder) if d <= until]
-        decisions.merge(replay(mine, user=user, only_undated=True))
-        for day in days:
-            r = run_day(mine, user, day, folder, run="restore", memories=False)
-            report.problems += [f"{user} {day}: {q}" for q in r.get("quarantined") or []]
-            decisions.merge(replay(mine, user=user, through=day.isoformat()))
-        report.users[user] = [d.isoformat() for d in days]
-        log(f"restore: {user}: {len(days)} day(s) digested")
+    users = users_with_logs(settings)
+    folders = {u: Path(settings.model_copy(update={"user": u}).working_dir()) for u in users}
+    days_of = {u: [d for d in list_days(folders[u]) if d <= until] for u in users}
+    with progress.stage("digesting days", total=sum(len(v) for v in days_of.values())) as st:  # every user's, one count
+        for user in users:
+            mine = settings.model_copy(update={"user": user})
+            folder, days = folders[user], days_of[user]
+            decisions.merge(replay(mine, user=user, only_undated=True))
+            for day in days:
+                r = run_day(mine, user, day, folder, run="restore", memories=False)
+                report.problems += [f"{user} {day}: {q}" for q in r.get("quarantined") or []]
+                decisions.merge(replay(mine, user=user, through=day.isoformat()))
+                st.advance()
+            report.users[user] = [d.isoformat() for d in days]
+            log(f"restore: {user}: {len(days)} day(s) digested")
     report.seconds["digest"] = round(time.perf_counter() - t0, 2)
     decisions.merge(replay(settings))
     report.settled_from_cards = registry.settle_from_cards(settings, regs["card_status"])

@@ -14,6 +14,7 @@ from index import stages
 from index import vectors
 from index.report import RebuildReport
 from index.stages import Plan, Snapshot
+from kernel import progress
 from kernel.settings import Settings
 
 
@@ -54,7 +55,15 @@ def embed_all(settings: Settings, pending: list[tuple[str, str]], embedder=None,
         embedder = embedder or stages.process_embedder(settings)
     params = {"settings": unmapped(settings), "batch": batches, "embedder": unmapped(embedder)}
     futures = runner.map(embed_batch, params) if runner is not None else embed_batch.map(**params)
-    return sum(f.result() for f in futures)
+    # counted here, in the flow's thread, batch by batch in order (a Dask worker process cannot reach this run's
+    # sinks); a later batch done early is counted when those before it are
+    done = 0
+    with progress.stage("embedding", total=len(pending)) as st:
+        for f in futures:
+            n = f.result()
+            done += n
+            st.advance(n)
+    return done
 
 
 def _api_env() -> dict[str, str]:
