@@ -17,6 +17,7 @@ import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError
+from kernel.files import UnsafePath
 from storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)
@@ -86,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         raise  # the entry point ends quietly
     except JournalUnwritable as e:
         print(f"agentos: error: {e.strerror}", file=sys.stderr)
+        return 2
+    except UnsafePath as e:  # a link, a FIFO or '..' below the workspace: named, never used
+        print(f"agentos: error: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
         damage = _damaged_stores(e)

@@ -8,6 +8,7 @@ the generation pointer).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -70,3 +71,243 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, prefix
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# --- Confinement below the workspace root ------------------------------------------------------------------------
+#
+# Every store reads, writes, deletes and lists its files through ``Below``: a path is taken only if it names
+# something under the root lexically (no ``..`` component, nothing absolute elsewhere), no component below the root
+# is a symbolic link (a user folder ``records/carol -> /some/dir`` or ``working/bob -> working/alice`` would send a
+# delete, a rewrite or a digest elsewhere), and what is opened is a regular file (a FIFO would block, a device would
+# be read). The root itself may be a link (users point AGENTOS_HOME at another disk); links above it are the user's.
+# The checks are repeated where the kernel allows it on the open descriptor (O_NOFOLLOW, fstat), so a swap between
+# the check and the open cannot turn a refused path into a read one.
+
+
+class UnsafePath(OSError):
+    """A path below the workspace that is not used: ``path`` (the component at fault) and ``reason`` say why."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path} {reason}: refused (only regular files and folders inside the workspace, never "
+                         f"through a symbolic link, are read or written)")
+        self.path, self.reason = Path(path), reason
+
+
+def _link_reason(path: Path) -> str:
+    try:
+        return f"is a symbolic link (to {os.readlink(path)})"
+    except OSError:
+        return "is a symbolic link"
+
+
+def _kind_reason(mode: int) -> str:
+    return f"is {kind_of(mode)}, not a regular file"
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Below:
+    """The one way into a tree: every path is checked against ``root`` before it is used (see above).
+
+    ``check`` raises ``UnsafePath``; ``read_bytes``/``read_text``/``write``/``unlink``/``mkdirs`` use the path only after
+    it passed; ``files`` lists a folder's regular files and returns the refused entries with their reasons, for a
+    listing or a nightly to report and go on. A path that is not below the root at all is refused too, unless
+    ``outside_ok`` (a source the user named by hand, such as ``--logs-dir``): then only its own entries are checked.
+    """
+
+    def __init__(self, root: Path):
+        self.root = Path(os.path.abspath(root))
+
+    def _parts(self, path: Path) -> list[str]:
+        raw = Path(path)
+        if not raw.is_absolute():
+            raw = self.root / raw
+        if ".." in raw.parts:
+            raise UnsafePath(raw, "names '..'")
+        try:
+            return list(Path(os.path.abspath(raw)).relative_to(self.root).parts)
+        except ValueError:
+            raise UnsafePath(raw, f"is outside the workspace {self.root}") from None
+
+    def inside(self, path: Path) -> bool:
+        try:
+            self._parts(path)
+            return True
+        except UnsafePath:
+            return False
+
+    def check(self, path: Path, kind: str = "file") -> Path:
+        """``path`` (absolute) when every existing component below the root is a real folder and the last one, if it
+        exists, is a regular file (``kind="file"``), a folder (``"dir"``) or either (``"any"``). Missing components are
+        fine (a write creates them through ``mkdirs``, which checks again)."""
+        parts = self._parts(path)
+        cur = self.root
+        for i, part in enumerate(parts):
+            cur = cur / part
+            try:
+                st = os.lstat(cur)
+            except FileNotFoundError:
+                return self.root.joinpath(*parts)
+            except NotADirectoryError:
+                raise UnsafePath(cur.parent, "is not a folder") from None
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafePath(cur, _link_reason(cur))
+            last = i == len(parts) - 1
+            if not last and not stat.S_ISDIR(st.st_mode):
+                raise UnsafePath(cur, "is not a folder")
+            if last:
+                if kind == "file" and not stat.S_ISREG(st.st_mode):
+                    raise UnsafePath(cur, _kind_reason(st.st_mode))
+                if kind == "dir" and not stat.S_ISDIR(st.st_mode):
+                    raise UnsafePath(cur, "is not a folder")
+                if kind == "any" and not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                    raise UnsafePath(cur, _kind_reason(st.st_mode))
+        return cur
+
+    def is_file(self, path: Path) -> bool:
+        """A regular file reachable without a link (a refused path is simply not a file here; ``check`` says why)."""
+        try:
+            p = self.check(path, "file")
+        except UnsafePath:
+            return False
+        return os.path.isfile(p) and not os.path.islink(p)
+
+    def is_dir(self, path: Path) -> bool:
+        try:
+            p = self.check(path, "dir")
+        except UnsafePath:
+            return False
+        return os.path.isdir(p) and not os.path.islink(p)
+
+    def open_fd(self, path: Path) -> int:
+        """A read-only descriptor on the regular file ``path``: never through a link, never blocking on a FIFO."""
+        path = self.check(path, "file")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+        except OSError as e:
+            if e.errno == errno.ELOOP:  # swapped for a link after the check
+                raise UnsafePath(path, _link_reason(path)) from None
+            raise
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise UnsafePath(path, _kind_reason(mode))
+        os.set_blocking(fd, True)
+        return fd
+
+    def read_bytes(self, path: Path, max_bytes: int | None = None) -> bytes:
+        """The file's bytes (at most ``max_bytes`` plus one, so the caller sees it is too large)."""
+        fd = self.open_fd(path)
+        try:
+            chunks, left = [], (max_bytes + 1 if max_bytes is not None else None)
+            while left is None or left > 0:
+                chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                if left is not None:
+                    left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def read_text(self, path: Path, errors: str = "strict") -> str:
+        return self.read_bytes(path).decode("utf-8", errors=errors)
+
+    def mkdirs(self, folder: Path) -> Path:
+        """Create ``folder`` and its missing parents one at a time, each checked (a link put in place of a folder
+        is refused, never created through)."""
+        parts = self._parts(folder)
+        os.makedirs(self.root, exist_ok=True)  # the root and above are the user's (a link there is fine)
+        cur = self.root
+        for part in parts:
+            cur = cur / part
+            try:
+                os.mkdir(cur)
+            except FileExistsError:
+                pass
+            st = os.lstat(cur)
+            if stat.S_ISLNK(st.st_mode):
+                raise UnsafePath(cur, _link_reason(cur))
+            if not stat.S_ISDIR(st.st_mode):
+                raise UnsafePath(cur, "is not a folder")
+        return cur
+
+    def write(self, path: Path, data: str | bytes, *, durable: bool = False, prefix: str = ".tmp-") -> Path:
+        """``atomic_write`` after the folder and the file itself passed (a link at the file's place is refused, not
+        replaced: it says the user put something there that is not the store's)."""
+        path = self.check(path, "file")
+        self.mkdirs(path.parent)
+        self.check(path, "file")
+        atomic_write(path, data, durable=durable, prefix=prefix)
+        return path
+
+    def append(self, path: Path, data: str | bytes) -> Path:
+        """Append to a regular file (created when missing), opened without following a link, under an exclusive
+        lock (two runs appending at once never interleave their lines)."""
+        import fcntl
+
+        path = self.check(path, "file")
+        self.mkdirs(path.parent)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o644)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise UnsafePath(path, _link_reason(path)) from None
+            raise
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise UnsafePath(path, _kind_reason(mode))
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        return path
+
+    def unlink(self, path: Path, missing_ok: bool = False) -> None:
+        """Remove the regular file ``path`` (a link is refused: removing it would not remove what the user thinks)."""
+        path = self.check(path, "file")
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def files(self, folder: Path, suffix: str | None = None, dirs: bool = False) -> tuple[list[Path], list[UnsafePath]]:
+        """The regular files of ``folder`` (with ``suffix``, when given; folders too with ``dirs``), sorted by name,
+        and what was refused there (a link, a FIFO, a device, a socket), each with its reason. A missing folder has
+        none; a folder that is itself refused raises."""
+        folder = self.check(folder, "dir")
+        if not os.path.isdir(folder):
+            return [], []
+        ok, refused = [], []
+        with os.scandir(folder) as it:
+            for e in sorted(it, key=lambda e: e.name):
+                if suffix is not None and not e.name.endswith(suffix):
+                    continue
+                p = folder / e.name
+                if e.is_symlink():
+                    refused.append(UnsafePath(p, _link_reason(p)))
+                elif e.is_dir(follow_symlinks=False):
+                    if dirs:
+                        ok.append(p)
+                elif e.is_file(follow_symlinks=False):
+                    ok.append(p)
+                else:
+                    refused.append(UnsafePath(p, _kind_reason(os.lstat(p).st_mode)))
+        return ok, refused
+
+
+def guard(path: Path) -> Below:
+    """The ``Below`` of the workspace that holds ``path``: the nearest folder above it with ``agent-sync`` or
+    ``agent-local`` in it (a store only given its own folder still checks every component up to the workspace root),
+    else ``path``'s own folder."""
+    p = Path(os.path.abspath(path))
+    for parent in (p, *p.parents):
+        if parent.name in ("agent-sync", "agent-local"):
+            return Below(parent.parent)
+    return Below(p)
