@@ -297,6 +297,11 @@ class MemoryBook:
                 continue
         return out
 
+    def refused(self) -> list:
+        """What the last listing left out (a record that is a link, a FIFO, a device), each an ``UnsafePath``
+        naming it and why, for the transport to tell the user."""
+        return list(getattr(self.store, "refused", []))
+
     def manifest(self, user: str, window: int = WINDOW) -> list[dict]:
         """Type, name, updated time and description of the ``window`` most recently modified records."""
         return [r.manifest_line() for r in self.list(user, limit=window)]
