@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 import yaml
 
 from kernel.domain import ASSISTANT_LABELS, USER_LABELS, DayLog, Quarantined, Turn
-from kernel.files import guard, kind_of
+from kernel.files import guard, tree_root, kind_of
 from kernel.text import split_lines
 
 ROLES = ("user", "assistant", "other")
@@ -99,7 +99,8 @@ def _entries(folder: Path) -> list[Path]:
     folder = Path(folder)
     # The folder itself, inside the workspace, is reached through no link (``working/bob -> working/alice`` would
     # digest alice's log into bob's facts): ``UnsafePath`` names it. A folder named by hand outside is the user's.
-    guard(folder).check(folder, "dir")
+    if tree_root(folder) is not None:
+        guard(folder).check(folder, "dir")
     if not folder.is_dir():
         return []
     with os.scandir(folder) as it:

@@ -34,6 +34,9 @@ def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
     """The bytes of ``path`` if it is a regular file; a FIFO, device, socket or folder raises NotARegularFile
     without blocking (opened non-blocking, checked on the open descriptor, so a swap after a check cannot fool it).
     With ``max_bytes``, at most that many bytes plus one are read (the caller sees that the file is too large)."""
+    root = tree_root(path)
+    if root is not None:  # inside the workspace: never through a link (kernel.files.Below)
+        return Below(root).read_bytes(path, max_bytes)
     mode = os.stat(path).st_mode  # a socket cannot even be opened: say what it is
     if not stat.S_ISREG(mode):
         raise NotARegularFile(path, kind_of(mode))
@@ -59,7 +62,14 @@ def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, prefix: str = ".tmp-") -> None:
     """Write ``data`` (text as UTF-8 with ``\\n`` line ends as given, or bytes as they are) to ``path`` atomically."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    root = tree_root(path)
+    if root is not None:  # inside the workspace: no link on the way, none (nor a FIFO) at the file's place
+        below = Below(root)
+        below.check(path, "file")
+        below.mkdirs(path.parent)
+        below.check(path, "file")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -302,12 +312,18 @@ class Below:
         return ok, refused
 
 
-def guard(path: Path) -> Below:
-    """The ``Below`` of the workspace that holds ``path``: the nearest folder above it with ``agent-sync`` or
-    ``agent-local`` in it (a store only given its own folder still checks every component up to the workspace root),
-    else ``path``'s own folder."""
+def tree_root(path: Path) -> Path | None:
+    """The tree of the workspace that holds ``path``: its nearest ancestor named ``agent-sync`` or ``agent-local``,
+    or None for a path in no workspace (a source the user named by hand). These two folders are where a user mounts
+    what is synced or kept elsewhere (another host's agent-sync on a shared disk, agent-local on a bigger one), so
+    they, AGENTOS_HOME and everything above may be links; below them nothing may."""
     p = Path(os.path.abspath(path))
-    for parent in (p, *p.parents):
-        if parent.name in ("agent-sync", "agent-local"):
-            return Below(parent.parent)
-    return Below(p)
+    return next((parent for parent in (p, *p.parents) if parent.name in ("agent-sync", "agent-local")), None)
+
+
+def guard(path: Path) -> Below:
+    """The ``Below`` for ``path``: its workspace tree (``tree_root``), so a store only given its own folder still
+    checks every component up to the tree's root; a path in no workspace (a store opened on a folder of its own)
+    is checked from its parent down."""
+    root = tree_root(path)
+    return Below(root if root is not None else Path(os.path.abspath(path)).parent)
