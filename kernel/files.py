@@ -311,6 +311,26 @@ class Below:
                     refused.append(UnsafePath(p, _kind_reason(os.lstat(p).st_mode)))
         return ok, refused
 
+    def tree(self, folder: Path, suffixes: tuple[str, ...] | None = None) -> tuple[list[Path], list[UnsafePath]]:
+        """Every regular file in ``folder`` and the folders under it (never descending through a link), whose name ends
+        (case-insensitively) with one of ``suffixes`` when given, sorted; and what was refused on the way (links, FIFOs,
+        devices, sockets), each with its reason."""
+        folder = self.check(folder, "dir")
+        ok, refused = [], []
+        if not os.path.isdir(folder):
+            return ok, refused
+        stack = [folder]
+        while stack:
+            here = stack.pop()
+            files, bad = self.files(here, dirs=True)
+            refused += [e for e in bad if suffixes is None or e.path.name.lower().endswith(suffixes) or not e.path.suffix]
+            for p in files:
+                if os.path.isdir(p) and not os.path.islink(p):
+                    stack.append(p)
+                elif suffixes is None or p.name.lower().endswith(suffixes):
+                    ok.append(p)
+        return sorted(ok), sorted(refused, key=lambda e: str(e.path))
+
 
 def tree_root(path: Path) -> Path | None:
     """The tree of the workspace that holds ``path``: its nearest ancestor named ``agent-sync`` or ``agent-local``,
