@@ -220,3 +220,164 @@ def test_digest_a_working_folder_linked_to_another_users_is_not_digested(home):
         assert store.facts_of_day("bob", date(2026, 11, 28)) == []
     finally:
         store.close()
+
+
+# -- the stores the digest writes and the night reads: raw archive, cards, index, journal, rules, inbox, logs -------
+
+DAY = "2026-11-28"
+
+
+@pytest.fixture
+def alice_digested(home):
+    """alice's day, digested through the plain stage functions (no Prefect): her raw archive and her cards exist."""
+    from datetime import date
+
+    from digest.stages import digest_day
+    from kernel.settings import load_settings
+
+    folder = home / "agent-sync" / "04_memory" / "working" / "alice"
+    folder.mkdir(parents=True)
+    (folder / f"{DAY}.md").write_text(ALICE_LOG, encoding="utf-8")
+    digest_day(load_settings(user="alice"), "alice", date.fromisoformat(DAY), folder)
+    return home
+
+
+def test_raw_bob_linked_to_alices_archive_reads_nothing_of_hers(alice_digested, tmp_path):
+    home = alice_digested
+    raw = home / "agent-local" / "memory" / "raw"
+    assert (raw / "alice" / DAY / "r1" / f"{DAY}.md").is_file()
+    bob = link(raw / "bob", raw / "alice")
+    ref = f"bob/{DAY}/r1/{DAY}.md"
+    p = run_cli("raw", ref, "--lines", "1-2", "--user", "bob", home=home, check=False)
+    assert p.returncode != 0 and "林晓" not in p.stdout and _refused(p.stderr, bob), p.stderr
+    mine = run_cli("raw", f"alice/{DAY}/r1/{DAY}.md", "--lines", "1-1", "--user", "alice", home=home)
+    assert "林晓" in mine.stdout  # alice still reads her own
+
+
+def test_mcp_raw_read_through_a_linked_user_archive_serves_nothing(alice_digested, tmp_path):
+    pytest.importorskip("mcp")
+    from tests.kit.mcp import session
+
+    home = alice_digested
+    raw = home / "agent-local" / "memory" / "raw"
+    link(raw / "default", raw / "alice")
+
+    async def script(s):
+        return await s.call_tool("raw_read", {"ref": f"default/{DAY}/r1/{DAY}.md", "start": 1, "end": 2})
+
+    out, _ = session(home, tmp_path / "err.log", script)
+    assert out.is_error and "林晓" not in out.content[0].text
+
+
+def test_rebuild_never_indexes_a_card_folder_linked_to_another_users(alice_digested):
+    from index.stages import collect_units
+    from kernel.settings import load_settings
+
+    home = alice_digested
+    cards = home / "agent-local" / "memory" / "cards"
+    assert list((cards / "alice").glob("*.md"))
+    bob = link(cards / "bob", cards / "alice")
+    snap = collect_units(load_settings())
+    users = {c["user"] for c in snap.collections.values() if c["units"]}
+    assert "alice" in users and "bob" not in users
+    assert any(str(bob) in p and "symbolic link" in p for p in snap.problems)
+
+
+def test_a_card_file_linked_outside_is_neither_indexed_nor_removed_by_a_re_digest(alice_digested, outside):
+    from datetime import date
+
+    from digest.stages import digest_day
+    from index.stages import collect_units
+    from kernel.settings import load_settings
+
+    home = alice_digested
+    cards = home / "agent-local" / "memory" / "cards" / "alice"
+    bad = link(cards / f"testhost_{DAY.replace('-', '')}_stale.md", outside.root / "notes.md")  # a stale card of the day, by name
+    snap = collect_units(load_settings())
+    assert OUTSIDE_WORD not in json.dumps([u.text for u in snap.units()], ensure_ascii=False)
+    assert any(str(bad) in p for p in snap.problems)
+    (home / "agent-sync/04_memory/working/alice" / f"{DAY}.md").write_text(ALICE_LOG + "[09:05] 用户: 我喜欢喝龙井。\n", encoding="utf-8")
+    digest_day(load_settings(user="alice"), "alice", date.fromisoformat(DAY), home / "agent-sync/04_memory/working/alice")
+    assert bad.is_symlink()
+    outside.assert_untouched()
+
+
+def test_journal_a_linked_journal_file_is_never_appended_to_and_the_decision_not_made(home, tmp_path):
+    from kernel.settings import load_settings
+    from storage import journal
+
+    target = tmp_path / "some" / "journal.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_text("", encoding="utf-8")
+    before = target.stat().st_mtime_ns
+    jdir = home / "agent-sync" / "04_memory" / "journal"
+    bad = link(jdir / "testhost.jsonl", target)
+    with pytest.raises(journal.JournalUnwritable) as e:
+        journal.append(jdir, load_settings().hostname, {"kind": "fact_forget", "at": "2026-11-30T10:00:00+08:00", "user": "default"})
+    assert str(bad) in e.value.strerror and "symbolic link" in e.value.strerror
+    assert target.read_text(encoding="utf-8") == "" and target.stat().st_mtime_ns == before
+    events, problems = journal.read(jdir)
+    assert events == [] and problems == ["testhost.jsonl: not a regular file; not read"]
+
+
+def test_journal_folder_linked_outside_is_not_replayed(home, tmp_path):
+    from storage import journal
+
+    other = tmp_path / "forged"
+    other.mkdir()
+    (other / "x.jsonl").write_text(json.dumps({"id": "1", "kind": "fact_forget", "at": "2026-11-30T10:00:00+08:00", "user": "default",
+                                              "host": "x", "seq": 0, "v": 1}) + "\n", encoding="utf-8")
+    jdir = home / "agent-sync" / "04_memory" / "journal"
+    jdir.rmdir()
+    link(jdir, other)
+    events, problems = journal.read(jdir)
+    assert events == [] and len(problems) == 1 and _refused(problems[0], jdir)
+
+
+def test_rules_a_soul_linked_outside_is_named_not_read(home, tmp_path):
+    from query.rules import RulesError, load_rules
+
+    soul = home / "agent-sync" / "01_core" / "SOUL.md"
+    elsewhere = tmp_path / "some" / "SOUL.md"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_bytes(soul.read_bytes())
+    soul.unlink()
+    link(soul, elsewhere)
+    with pytest.raises(RulesError) as e:
+        load_rules(soul)
+    assert _refused(str(e.value), soul)
+    p = run_cli("query", "我住在哪里", "--in-process", home=home, check=False)
+    assert p.returncode != 0 and _refused(p.stderr, soul), p.stderr
+
+
+def test_memory_inbox_a_card_linked_outside_is_quarantined_and_the_rest_taken(home, outside):
+    from kernel.settings import load_settings
+    from memory.inbox import ingest_cards
+    from storage.memory_records import open_book
+
+    inbox = home / "agent-sync" / "03_knowledge" / "00_stream" / "inbox" / "memory"
+    (inbox / "real.md").write_text("---\ntype: user\n---\nprefers green tea in the morning\n", encoding="utf-8")
+    bad = link(inbox / "notes.md", outside.root / "notes.md")
+    pipe = fifo(inbox / "pipe.md")
+    settings = load_settings()
+    r = ingest_cards(settings, "default")
+    outside.assert_untouched()
+    assert any(str(bad) in q and "symbolic link" in q for q in r["quarantined"])
+    assert any(str(pipe) in q and "named pipe" in q for q in r["quarantined"])
+    names = [rec.description for rec in open_book(settings).list("default")]
+    assert any("green tea" in d for d in names) and not any(OUTSIDE_WORD in d for d in names)
+
+
+def test_event_logs_a_linked_errors_log_is_refused_not_appended(home, tmp_path):
+    from kernel.domain import Quarantined
+    from kernel.files import UnsafePath
+    from storage.eventlog import log_errors
+
+    target = tmp_path / "some" / "errors.log"
+    target.parent.mkdir(parents=True)
+    target.write_text("", encoding="utf-8")
+    logs = home / "agent-local" / "logs"
+    bad = link(logs / "errors.log", target)
+    with pytest.raises(UnsafePath) as e:
+        log_errors(logs, "digest", [Quarantined("x.md", "a problem")])
+    assert e.value.path == bad and target.read_text(encoding="utf-8") == ""
