@@ -309,6 +309,13 @@ class Below:
                     refused.append(UnsafePath(p, _kind_reason(os.lstat(p).st_mode)))
         return ok, refused
 
+    def folders(self, folder: Path) -> tuple[list[str], list[UnsafePath]]:
+        """The names of the real sub-folders of ``folder`` (one per user, in the stores that keep a folder each; hidden
+        ones left out), and the entries that are links to folders, refused with their reason (``bob -> alice``)."""
+        entries, refused = self.files(folder, dirs=True)
+        names = [p.name for p in entries if os.path.isdir(p) and not p.name.startswith(".")]
+        return names, [e for e in refused if not e.path.name.startswith(".") and os.path.isdir(e.path)]
+
     def tree(self, folder: Path, suffixes: tuple[str, ...] | None = None) -> tuple[list[Path], list[UnsafePath]]:
         """Every regular file in ``folder`` and the folders under it (never descending through a link), whose name ends
         (case-insensitively) with one of ``suffixes`` when given, sorted; and what was refused on the way (links, FIFOs,

@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel.files import Below
 from kernel.templates import core_templates
 
 KNOWLEDGE_DIRS = [
@@ -198,10 +199,11 @@ def init_workspace(home: Path) -> dict:
     ws = Workspace(Path(home))
     ws.ensure()
     written = []
+    below = Below(ws.sync)
     for name, text in core_templates().items():
         path = ws.core / name
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
+        if not os.path.lexists(path):  # a link there (even a dangling one) is the user's: never written through
+            below.write(path, text)
             written.append(str(path))
     return {"home": str(ws.home), "templates_written": written, "demo_logs": []}
 
