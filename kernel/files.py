@@ -352,3 +352,14 @@ def guard(path: Path) -> Below:
     is checked from its parent down."""
     root = tree_root(path)
     return Below(root if root is not None else Path(os.path.abspath(path)).parent)
+
+
+def database_file(path: Path) -> Path:
+    """``path`` for a SQLite store to open: it, its ``-wal``/``-journal``/``-shm`` companions and its folder pass
+    ``Below`` (SQLite follows a link and would write a store outside the workspace), the folder created through it."""
+    path = Path(path)
+    below = guard(path)
+    for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+        below.check(p, "file")
+    below.mkdirs(path.parent)
+    return path

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kernel.files import UnsafePath, guard
+from kernel.files import UnsafePath, database_file, guard
 
 MAX_NAME_CHARS = 100  # record names and user ids
 MAX_NAME_BYTES = 240  # in UTF-8: a file name holds 255 bytes, less ".md" and room to spare (80 Chinese characters)
@@ -159,8 +159,7 @@ class SqliteRecordStore:
     """One SQLite file, one row per record; the same contract as the folder of files."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = database_file(path)  # never through a link (kernel.files.Below)
         self._local = threading.local()
         with self._con() as con:
             con.execute("create table if not exists records (user text not null, name text not null, text text not null, "

@@ -381,3 +381,96 @@ def test_event_logs_a_linked_errors_log_is_refused_not_appended(home, tmp_path):
     with pytest.raises(UnsafePath) as e:
         log_errors(logs, "digest", [Quarantined("x.md", "a problem")])
     assert e.value.path == bad and target.read_text(encoding="utf-8") == ""
+
+
+# -- knowledge documents, the refine inbox, identity files, the index, a restore -------------------------------------
+
+DOC = ("---\nid: doc-outside\ntitle: Outside doc\ncategory: 10_concepts/ai\nscope: system\nowner: default\nstatus: ready\n---\n\n"
+       f"# Outside doc\n\n{OUTSIDE_WORD} text that never belongs to this workspace.\n")
+
+
+def test_knowledge_a_taxonomy_folder_linked_outside_registers_nothing_from_it(home, tmp_path):
+    from kernel.settings import load_settings
+    from restore.registry import cards
+
+    elsewhere = Outside.make(tmp_path / "some" / "kb", {"doc.md": DOC})
+    ai = home / "agent-sync" / "03_knowledge" / "10_concepts" / "ai"
+    ai.rmdir()
+    link(ai, elsewhere.root)
+    found, problems = cards(load_settings())
+    assert all(OUTSIDE_WORD not in body for _, _, body in found)
+    assert any("10_concepts/ai" in p and "symbolic link" in p for p in problems), problems
+    elsewhere.assert_untouched()
+
+
+def test_refine_inbox_a_linked_partition_and_a_fifo_are_named_items_never_read(home, outside):
+    from kernel.settings import load_settings
+    from knowledge.refine import ItemError, inbox_items, read_item
+
+    inbox = home / "agent-sync" / "03_knowledge" / "00_stream" / "inbox"
+    feed = inbox / "knowledge" / "feed"
+    feed.rmdir()
+    link(feed, outside.root)
+    pipe = fifo(inbox / "knowledge" / "clipping" / "pipe.md")
+    items = [p for _, p in inbox_items(load_settings())]
+    assert feed in items and pipe in items and not any(p.parent == feed for p in items)
+    for path, why in ((feed, "symbolic link"), (pipe, "named pipe")):
+        with pytest.raises(ItemError) as e:
+            read_item(path, b"")
+        assert why in str(e.value)
+    outside.assert_untouched()
+
+
+def test_init_never_writes_an_identity_file_through_a_dangling_link(home, tmp_path):
+    soul = home / "agent-sync" / "01_core" / "SOUL.md"
+    soul.unlink()
+    target = tmp_path / "some" / "new-SOUL.md"  # not there yet: a write through the link would create it
+    target.parent.mkdir(parents=True)
+    link(soul, target)
+    run_cli("init", home=home)
+    assert not target.exists() and soul.is_symlink()
+
+
+def test_index_a_current_pointer_linked_outside_is_named_not_followed(home, tmp_path):
+    from index.stages import index_store
+    from kernel.settings import load_settings
+    from storage.index_store import IndexCorrupt
+
+    target = tmp_path / "some" / "CURRENT"
+    target.parent.mkdir(parents=True)
+    target.write_text("gen-elsewhere\n", encoding="utf-8")
+    current = link(home / "agent-local" / "vector_db" / "CURRENT", target)
+    with pytest.raises(IndexCorrupt) as e:
+        index_store(load_settings()).current()
+    assert _refused(str(e.value), current) and "agentos rebuild" in str(e.value)
+
+
+def test_restore_skips_a_working_folder_linked_to_another_users_and_restores_the_rest(alice_digested):
+    home = alice_digested
+    working = home / "agent-sync" / "04_memory" / "working"
+    bob = link(working / "bob", working / "alice")
+    p = run_cli("restore", "--force", "--json", home=home)
+    report = json.loads(p.stdout)
+    assert report["users"].get("alice") == [DAY] and "bob" not in report["users"]
+    assert any(str(bob) in q and "symbolic link" in q for q in report["problems"])
+    from kernel.settings import load_settings
+    from storage.facts import open_facts
+
+    store = open_facts(load_settings())
+    try:
+        assert store.current("bob") == [] and store.current("alice")
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("store", ["agent-local/memory/facts.db", "agent-local/memory/memory_proposals.db"])
+def test_a_sqlite_store_linked_outside_is_never_opened(home, tmp_path, store):
+    target = tmp_path / "some" / Path(store).name
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"")
+    (home / store).unlink(missing_ok=True)
+    bad = link(home / store, target)
+    args = ["facts", "list"] if "facts" in store else ["memory", "proposals"]
+    p = run_cli(*args, home=home, check=False)
+    assert p.returncode != 0 and _refused(p.stderr, bad), p.stderr
+    assert target.read_bytes() == b"" and not (target.parent / (target.name + "-wal")).exists()
