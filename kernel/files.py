@@ -87,7 +87,8 @@ def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, prefix
 # something under the root lexically (no ``..`` component, nothing absolute elsewhere), no component below the root
 # is a symbolic link (a user folder ``records/carol -> /some/dir`` or ``working/bob -> working/alice`` would send a
 # delete, a rewrite or a digest elsewhere), and what is opened is a regular file (a FIFO would block, a device would
-# be read). The root itself may be a link (users point AGENTOS_HOME at another disk); links above it are the user's.
+# be read). The roots are ``agent-sync/`` and ``agent-local/`` (``tree_root``): they, AGENTOS_HOME and everything
+# above may be links (another disk, a synced or shared mount); below them nothing may.
 # The checks are repeated where the kernel allows it on the open descriptor (O_NOFOLLOW, fstat), so a swap between
 # the check and the open cannot turn a refused path into a read one.
 
@@ -120,23 +121,25 @@ class Below:
 
     ``check`` raises ``UnsafePath``; ``read_bytes``/``read_text``/``write``/``unlink``/``mkdirs`` use the path only after
     it passed; ``files`` lists a folder's regular files and returns the refused entries with their reasons, for a
-    listing or a nightly to report and go on. A path that is not below the root at all is refused too, unless
-    ``outside_ok`` (a source the user named by hand, such as ``--logs-dir``): then only its own entries are checked.
+    listing or a nightly to report and go on; ``tree`` walks a folder and ``folders`` lists the per-user folders the
+    same way. A path that is not below the root at all is refused too (``inside`` says whether it is).
     """
 
     def __init__(self, root: Path):
         self.root = Path(os.path.abspath(root))
 
     def _parts(self, path: Path) -> list[str]:
-        raw = Path(path)
-        if not raw.is_absolute():
-            raw = self.root / raw
-        if ".." in raw.parts:
-            raise UnsafePath(raw, "names '..'")
-        try:
-            return list(Path(os.path.abspath(raw)).relative_to(self.root).parts)
-        except ValueError:
-            raise UnsafePath(raw, f"is outside the workspace {self.root}") from None
+        """The components of ``path`` below the root, as written: the root may be reached through ``..`` (a home set
+        as ``../ws``), a component below it may not (``records/../../etc``), whatever it would resolve to."""
+        raw = Path(os.path.join(os.getcwd(), path))  # a relative path is the process's, as open() takes it
+        parts = raw.parts
+        for i in range(1, len(parts) + 1):
+            if Path(os.path.abspath(Path(*parts[:i]))) == self.root:
+                below = list(parts[i:])
+                if ".." in below:
+                    raise UnsafePath(raw, "names '..'")
+                return below
+        raise UnsafePath(raw, f"is outside the workspace {self.root}")
 
     def inside(self, path: Path) -> bool:
         try:
