@@ -366,3 +366,24 @@ def database_file(path: Path) -> Path:
         below.check(p, "file")
     below.mkdirs(path.parent)
     return path
+
+
+def open_lock(path: Path) -> int:
+    """A descriptor on the lock file ``path`` for ``fcntl.flock`` (created when missing, folder included): never
+    through a link, never a FIFO (a lock file is opened by every writer; one planted as a link would be created or
+    held outside the workspace)."""
+    path = Path(path)
+    below = guard(path)
+    below.check(path, "file")
+    below.mkdirs(path.parent)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o644)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnsafePath(path, _link_reason(path)) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnsafePath(path, _kind_reason(mode))
+    return fd

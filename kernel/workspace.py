@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel.files import Below
+from kernel.files import Below, open_lock
 from kernel.templates import core_templates
 
 KNOWLEDGE_DIRS = [
@@ -253,8 +253,7 @@ class workspace_lock:
     def __enter__(self):
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(self.path, "a")
+        self._f = os.fdopen(open_lock(self.path), "a")  # never through a link, never a FIFO
         fcntl.flock(self._f, fcntl.LOCK_EX)
         return self
 

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kernel.files import UnsafePath, atomic_write, guard
+from kernel.files import UnsafePath, atomic_write, guard, open_lock
 
 FORMAT = 1
 
@@ -346,7 +346,7 @@ class IndexStore:
     def lock(self, wait_s: float = 3600.0):
         """One rebuild at a time (across processes); waits for a running one rather than failing."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as f:
+        with os.fdopen(open_lock(self.root / ".lock"), "a+") as f:  # never through a link
             deadline = time.monotonic() + wait_s
             while True:
                 try:
