@@ -345,8 +345,9 @@ def tree_root(path: Path) -> Path | None:
     or None for a path in no workspace (a source the user named by hand). These two folders are where a user mounts
     what is synced or kept elsewhere (another host's agent-sync on a shared disk, agent-local on a bigger one), so
     they, AGENTOS_HOME and everything above may be links; below them nothing may."""
-    p = Path(os.path.abspath(path))
-    return next((parent for parent in (p, *p.parents) if parent.name in ("agent-sync", "agent-local")), None)
+    p = Path(os.path.join(os.getcwd(), path))  # as written: ``agent-sync/records/../../../x`` is still the tree's (and refused)
+    found = next((parent for parent in (p, *p.parents) if parent.name in ("agent-sync", "agent-local")), None)
+    return Path(os.path.abspath(found)) if found is not None else None
 
 
 def guard(path: Path) -> Below:

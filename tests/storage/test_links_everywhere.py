@@ -474,3 +474,71 @@ def test_a_sqlite_store_linked_outside_is_never_opened(home, tmp_path, store):
     p = run_cli(*args, home=home, check=False)
     assert p.returncode != 0 and _refused(p.stderr, bad), p.stderr
     assert target.read_bytes() == b"" and not (target.parent / (target.name + "-wal")).exists()
+
+
+# -- the mechanism itself: every operation of kernel.files.Below against every bad path ------------------------------
+
+BAD = ("folder-link-outside", "folder-link-inside", "file-link", "fifo", "dotdot")
+OPS = ("read_bytes", "write", "append", "unlink", "files", "mkdirs", "open_lock", "database_file")
+
+
+def _plant(tree: Path, outside: Outside, bad: str) -> tuple[Path, str]:
+    """The path an operation is given, and the words its refusal must hold."""
+    if bad == "folder-link-outside":
+        link(tree / "records" / "carol", outside.root)
+        return tree / "records" / "carol" / "victim.md", "is a symbolic link"
+    if bad == "folder-link-inside":
+        (tree / "records" / "alice").mkdir(parents=True)
+        (tree / "records" / "alice" / "victim.md").write_text(ALICE_RECORD, encoding="utf-8")
+        link(tree / "records" / "bob", tree / "records" / "alice")
+        return tree / "records" / "bob" / "victim.md", "is a symbolic link"
+    if bad == "file-link":
+        link(tree / "records" / "dora" / "victim.md", outside.root / "victim.md")
+        return tree / "records" / "dora" / "victim.md", "is a symbolic link"
+    if bad == "fifo":
+        return fifo(tree / "records" / "erin" / "victim.md"), "named pipe"
+    # lexically below the tree, in fact the victim outside it (tmp_path/some/dir)
+    return tree / "records" / "erin" / ".." / ".." / ".." / ".." / "some" / "dir" / "victim.md", "names '..'"
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("bad", BAD)
+def test_below_refuses_every_bad_path_for_every_operation(tmp_path, outside, bad, op):
+    from kernel.files import UnsafePath, database_file, guard, open_lock
+
+    tree = tmp_path / "ws" / "agent-sync"
+    tree.mkdir(parents=True)
+    path, words = _plant(tree, outside, bad)
+    if op == "mkdirs" and bad == "fifo":
+        words = "is not a folder"
+    alice = tree / "records" / "alice" / "victim.md"
+    below = guard(path)
+    act = {"read_bytes": lambda: below.read_bytes(path), "write": lambda: below.write(path, "overwritten"),
+           "append": lambda: below.append(path, "appended"), "unlink": lambda: below.unlink(path),
+           "files": lambda: below.files(path.parent if bad != "file-link" and bad != "fifo" else path),
+           "mkdirs": lambda: below.mkdirs(path if bad in ("file-link", "fifo") else path.parent / "sub"),
+           "open_lock": lambda: os.close(open_lock(path)), "database_file": lambda: database_file(path)}[op]
+    if op == "files" and bad in ("file-link", "fifo"):  # a listing leaves the entry out and says why
+        ok, refused = below.files(path.parent)
+        assert ok == [] and [e.path for e in refused] == [path] and words in refused[0].reason
+    else:
+        with pytest.raises(UnsafePath) as e:
+            act()
+        assert words in str(e.value) and str(e.value.path) in str(e.value)
+    outside.assert_untouched()
+    if bad == "folder-link-inside":
+        assert alice.read_text(encoding="utf-8") == ALICE_RECORD
+
+
+def test_below_takes_a_workspace_whose_root_and_trees_are_links(tmp_path):
+    """AGENTOS_HOME, agent-sync and agent-local may be links (another disk, a synced mount): only below is checked."""
+    from kernel.files import guard
+
+    disk = tmp_path / "disk"
+    (disk / "sync").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    link(home / "agent-sync", disk / "sync")
+    path = home / "agent-sync" / "04_memory" / "records" / "alice" / "m.md"
+    guard(path).write(path, "kept")
+    assert guard(path).read_bytes(path) == b"kept" and (disk / "sync" / "04_memory" / "records" / "alice" / "m.md").is_file()
