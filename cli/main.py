@@ -17,6 +17,7 @@ import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
 from cli.common import CliError, terminal_progress
+from kernel.files import UnsafePath
 from kernel.settings import SettingsError, load_settings, warn_unknown_variables
 from kernel.workspace import RestoreInProgress, check_no_restore
 from storage.journal import JournalUnwritable
@@ -129,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
         raise  # the entry point ends quietly
     except JournalUnwritable as e:
         print(f"agentos: error: {e.strerror}", file=sys.stderr)
+        return 2
+    except UnsafePath as e:  # a link, a FIFO or '..' below the workspace: named, never used
+        print(f"agentos: error: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # noqa: BLE001 - one line for the user; the details are in the logs
         full = _full_disk(e)

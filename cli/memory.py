@@ -92,6 +92,8 @@ def cmd_list(args) -> int:
     rows = [r.as_dict() for r in book.list(settings.user)]
     for r in rows:
         r.pop("body", None)
+    for e in book.refused():
+        print(f"agentos: skipped: {e}", file=sys.stderr)
 
     def render(rows):
         if not rows:

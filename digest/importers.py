@@ -17,12 +17,12 @@ input (same input -> byte-identical files; unchanged files are not rewritten); t
 from __future__ import annotations
 
 import json
-import os
 import re
 import unicodedata
 from datetime import date
 from pathlib import Path
 
+from kernel.files import atomic_write, guard
 from kernel.text import CJK
 
 _FORBIDDEN = set('/\\:*?"<>|')  # path separators plus what Windows refuses in a file name
@@ -99,12 +99,10 @@ def _frontmatter(fields: list[tuple[str, object]]) -> list[str]:
 def _write(path: Path, lines: list[str]) -> None:
     """Write ``lines`` (LF, UTF-8), leaving the file alone when its bytes would not change."""
     data = "".join(line + "\n" for line in lines).encode("utf-8")
-    if path.is_file() and path.read_bytes() == data:
+    below = guard(path)  # the working folder or the log as a link: refused, never written through (kernel.files.Below)
+    if below.is_file(path) and below.read_bytes(path) == data:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")  # hidden, and not a day-log name the digest would read
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    atomic_write(path, data, prefix=".import-")  # hidden, and not a day-log name the digest would read
 
 
 def _is_chinese(texts: list[str]) -> bool:

@@ -27,7 +27,7 @@ from zoneinfo import ZoneInfo
 import yaml
 
 from kernel.domain import ASSISTANT_LABELS, USER_LABELS, DayLog, Quarantined, Turn
-from kernel.files import kind_of
+from kernel.files import guard, tree_root, kind_of
 from kernel.text import split_lines
 
 ROLES = ("user", "assistant", "other")
@@ -97,6 +97,10 @@ def _entries(folder: Path) -> list[Path]:
     """Everything in ``folder`` named like a day log, whatever it is (a link, a pipe and a folder included: the
     reader refuses them with a reason, on their day, instead of passing over them in silence)."""
     folder = Path(folder)
+    # The folder itself, inside the workspace, is reached through no link (``working/bob -> working/alice`` would
+    # digest alice's log into bob's facts): ``UnsafePath`` names it. A folder named by hand outside is the user's.
+    if tree_root(folder) is not None:
+        guard(folder).check(folder, "dir")
     if not folder.is_dir():
         return []
     with os.scandir(folder) as it:

@@ -33,7 +33,7 @@ from pathlib import Path
 from digest.extract.vocab import not_a_statement
 from kernel import progress
 from kernel.domain import Candidate, Turn
-from kernel.files import atomic_write
+from kernel.files import atomic_write, guard
 from kernel.llm import ChatClient, LLMError
 from kernel.secrets import mask_lines, mask_value
 from kernel.text import has_cjk, normalize_key, words
@@ -420,7 +420,7 @@ class ExtractionCache:
     def get(self, system: str, user: str) -> dict | None:
         path = self._path(system, user)
         try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
+            saved = json.loads(guard(path).read_bytes(path))  # a link or a FIFO in the synced cache: asked again
             return saved if isinstance(saved, dict) and isinstance(saved.get("answer"), (dict, list)) else None
         except (OSError, ValueError):  # absent, or damaged (a torn sync): asked again
             return None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
 from digest.report import NO_MEMORIES, DayReport
+from kernel.files import UnsafePath
 from digest.logformat import day_files, display_name, list_days, read_log
 from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
@@ -393,6 +394,17 @@ def record_failure(settings: Settings, user: str, day: date, folder: Path, run: 
     return str(problem)
 
 
+def refuse_folder(settings: Settings, user: str, folder: Path, error: UnsafePath) -> str:
+    """A logs folder that is refused (a link below the workspace, not a folder): one line in errors.log and an entry
+    in quarantine.jsonl naming it; the night goes on with the other stages and users."""
+    ws = Workspace(settings.home)
+    problem = Quarantined(display_name(Path(folder).name), f"{error}; copy the logs into a real folder instead")
+    log_errors(ws.logs, "digest", [problem])
+    record_quarantine(ws.logs, [{"user": user, "day": None, "file": problem.file, "line": None, "reason": problem.reason,
+                                 "severity": "error", "sha256": None, "path": str(folder)}])
+    return str(problem)
+
+
 def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
     from digest.evidence import folder_key, retire_files
 
@@ -409,10 +421,14 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
     """Days up to ``until`` whose logs are new, changed or removed since they were last digested (catch-up)."""
     from digest.evidence import left_the_day, vanished_days
 
+    try:
+        listed = list_days(folder)
+    except UnsafePath as e:  # the user's folder is a link (or not a folder): nothing in it is read, nothing retracted
+        refuse_folder(settings, user, folder, e)
+        return []
     store = open_facts(settings)
     try:
         out = []
-        listed = list_days(folder)
         for d in listed:
             if d > until:
                 continue

@@ -11,6 +11,7 @@ re-embeds everything (vectors are never mixed), and a run where nothing changed 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import numpy as np
 
 from kernel import progress
 from kernel.embedders import make_settings_embedder
+from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from storage.facts import open_facts
 from kernel.tokenize import default_tokenizer
@@ -80,11 +82,24 @@ def collect_units(settings: Settings) -> Snapshot:
                 facts_by_user = {u: store.current(u, stale=True) for u in fact_users}  # past expiry: still found, flagged at read
             finally:
                 store.close()
-            card_users = sorted(p.name for p in ws.cards_dir.iterdir() if p.is_dir()) if ws.cards_dir.is_dir() else []
+            # A card folder or card that is a link (cards/bob -> cards/alice) or a FIFO is never indexed: named in
+            # the rebuild's problems, the rest goes on (kernel.files.Below).
+            below = guard(ws.cards_dir)
+            try:
+                user_dirs, refused = below.files(ws.cards_dir, dirs=True)
+            except UnsafePath as e:
+                user_dirs, refused = [], [e]
+            card_users = sorted(p.name for p in user_dirs if os.path.isdir(p))
             turns = TurnReader(RawArchive(ws.raw_dir), settings.timezone)
             fresh = []
             users = sorted(set(fact_users) | set(card_users))
-            cards = {u: sorted((ws.cards_dir / u).glob("*.md")) if (ws.cards_dir / u).is_dir() else [] for u in users}
+            cards: dict[str, list[Path]] = {}
+            for user in users:
+                try:
+                    cards[user], bad = below.files(ws.cards_dir / user, ".md") if user in card_users else ([], [])
+                except UnsafePath as e:
+                    cards[user], bad = [], [e]
+                refused += bad
             reading = progress.stage("reading cards", total=sum(len(v) for v in cards.values()))
             for user in users:
                 units: list[Unit] = []
@@ -103,6 +118,7 @@ def collect_units(settings: Settings) -> Snapshot:
                 units.extend(fact_unit(r) for r in facts_by_user.get(user, []))
                 snap.collections[collection_name("local", user)] = {"scope": "local", "user": user, "units": units}
             reading.finish()
+            snap.problems.extend(str(e) for e in refused)
             cache.put_cards(fresh)
     finally:
         cache.close()

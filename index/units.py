@@ -18,6 +18,7 @@ from dataclasses import replace
 import frontmatter
 
 from digest.logformat import read_log
+from kernel.files import guard
 from kernel.secrets import mask_lines, mask_value, short_markers
 from kernel.text import count_tokens
 from storage.index_units import Unit
@@ -72,8 +73,8 @@ class TurnReader:
 def card_unit(path: Path, turns: TurnReader) -> Unit:
     """One card file -> its unit. Raises ValueError naming the file when the card cannot be read."""
     try:
-        post = frontmatter.load(path)
-    except Exception as e:  # YAML errors, bad UTF-8
+        post = frontmatter.loads(guard(path).read_text(path))  # never through a link swapped in (kernel.files.Below)
+    except Exception as e:  # YAML errors, bad UTF-8, a link or a FIFO
         raise ValueError(f"card {path.name}: unreadable frontmatter ({type(e).__name__}: {e})") from e
     m = post.metadata
     raw = m.get("raw") or {}

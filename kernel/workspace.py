@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel.files import Below, open_lock
 from kernel.templates import core_templates
 
 KNOWLEDGE_DIRS = [
@@ -198,10 +199,11 @@ def init_workspace(home: Path) -> dict:
     ws = Workspace(Path(home))
     ws.ensure()
     written = []
+    below = Below(ws.sync)
     for name, text in core_templates().items():
         path = ws.core / name
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
+        if not os.path.lexists(path):  # a link there (even a dangling one) is the user's: never written through
+            below.write(path, text)
             written.append(str(path))
     return {"home": str(ws.home), "templates_written": written, "demo_logs": []}
 
@@ -251,8 +253,7 @@ class workspace_lock:
     def __enter__(self):
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = open(self.path, "a")
+        self._f = os.fdopen(open_lock(self.path), "a")  # never through a link, never a FIFO
         fcntl.flock(self._f, fcntl.LOCK_EX)
         return self
 

@@ -24,7 +24,7 @@ import frontmatter
 
 from kernel import clock, progress
 from kernel.domain import Candidate, Turn
-from kernel.files import atomic_write
+from kernel.files import UnsafePath, atomic_write, guard
 from kernel.settings import Settings
 from kernel.secrets import mask_text
 from kernel.text import normalize_key, slugify, truncate
@@ -59,12 +59,18 @@ def open_kb(settings: Settings) -> KBStore:
 
 # -- reading an inbox item ------------------------------------------------------------------------------
 def inbox_items(settings: Settings) -> list[tuple[str, Path]]:
+    """Every item of the inbox's partitions: its regular files, and what is refused there (a link, a FIFO, a
+    partition folder that is itself a link), which ``read_item`` names and the run quarantines; never a walk
+    through a link (kernel.files.Below)."""
     root = kb_paths(settings)["inbox"]
+    below = guard(root)
     out = []
     for part in PARTITIONS:
-        folder = root / part
-        if folder.is_dir():
-            out += [(part, p) for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".")]
+        try:
+            files, refused = below.tree(root / part)
+        except UnsafePath as e:
+            files, refused = [], [e]
+        out += [(part, p) for p in sorted([*files, *(e.path for e in refused)]) if not p.name.startswith(".")]
     return out
 
 
@@ -72,6 +78,10 @@ def read_item(path: Path, data: bytes) -> tuple[dict, str, list[str]]:
     """(frontmatter, body, warnings) of an inbox item, or ItemError naming what is wrong."""
     if path.is_symlink():
         raise ItemError("a symbolic link in the inbox is not followed: copy the file itself")
+    try:
+        guard(path).check(path)
+    except UnsafePath as e:  # a FIFO, a device, a socket; or a link further up
+        raise ItemError(f"{e.path} {e.reason}: not read (only regular files in the inbox are refined)") from None
     if path.suffix.lower() not in (".md", ".markdown", ".txt"):
         raise ItemError(f"{path.suffix or 'no extension'} is not supported: convert it to Markdown or UTF-8 text first")
     if len(data) > MAX_ITEM_BYTES:
@@ -453,9 +463,13 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
     try:
         todo = []
         for part, path in items:
-            data = path.read_bytes() if not path.is_symlink() else b""
+            below = guard(path)
+            try:  # never through a link, never from a FIFO: what is refused is named by read_item and quarantined
+                data = below.read_bytes(path) if below.is_file(path) else b""
+            except OSError:
+                data = b""
             sha = hashlib.sha256(data).hexdigest()
-            if store.ingested(sha) and not path.is_symlink():
+            if store.ingested(sha) and below.is_file(path):
                 report.already += 1
             else:
                 todo.append((part, path, data, sha))

@@ -6,6 +6,7 @@ Plain functions over plain data; refine.py runs them in order and logs each outc
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -13,6 +14,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import yaml
+
+from kernel.files import guard
 
 BASELINE = 0.5
 ADJUST = {"official": 0.3, "known_blog": 0.1, "own": 0.0, "forum": -0.1, "unknown": -0.3}
@@ -74,11 +77,11 @@ social:
 
 def load_reliability(path: Path) -> dict[str, list[str]]:
     """The workspace's source lists (created from the template when absent; the user's edits win)."""
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(RELIABILITY_TEMPLATE, encoding="utf-8")
+    below = guard(path)  # a link or a FIFO in its place is named, never followed (kernel.files.Below)
+    if not os.path.lexists(path):
+        below.write(path, RELIABILITY_TEMPLATE)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(below.read_text(path)) or {}
     except yaml.YAMLError as e:
         raise ValueError(f"{path}: not valid YAML ({e})") from None
     return {k: [str(x).lower() for x in (data.get(k) or [])] for k in ("official", "known_blog", "forum", "social")}

@@ -12,10 +12,12 @@ them, and the multilingual model ranks same-language texts a little higher, so e
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel.files import atomic_write, guard
 from kernel.workspace import Workspace
 
 TAXONOMY_RELPATH = Path("99_system/taxonomy.md")
@@ -181,11 +183,8 @@ def taxonomy_path(home: Path) -> Path:
 def ensure_taxonomy(home: Path) -> Path:
     """Write the built-in template when the file is absent; an existing file is the user's and stays as it is."""
     path = taxonomy_path(home)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".md.tmp")
-        tmp.write_text(TEMPLATE, encoding="utf-8")
-        tmp.replace(path)  # atomic, so a concurrent reader never sees half a template
+    if not os.path.lexists(path):  # a link there (even a dangling one) is the user's: never written through
+        atomic_write(path, TEMPLATE)  # atomic, so a concurrent reader never sees half a template
     return path
 
 
@@ -244,7 +243,8 @@ def load_taxonomy(settings_or_home=None) -> list[Category]:
     without touching any workspace, for benchmarks and callers that have no home."""
     if settings_or_home is None:
         return parse_taxonomy(TEMPLATE)
-    return parse_taxonomy(ensure_taxonomy(_home_of(settings_or_home)).read_text(encoding="utf-8"))
+    path = ensure_taxonomy(_home_of(settings_or_home))
+    return parse_taxonomy(guard(path).read_text(path))
 
 
 def builtin_taxonomy() -> list[Category]:

@@ -31,6 +31,8 @@ import threading
 import time
 from pathlib import Path
 
+from kernel.files import atomic_write, guard
+
 log = logging.getLogger(__name__)
 
 SERVICE_FILE = "query-service.json"
@@ -86,7 +88,8 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
     user-facing message of a QueryError."""
     home = workspace_home(environ) if home is None else Path(home)
     try:
-        info = json.loads(service_file(home).read_text(encoding="utf-8"))
+        path = service_file(home)
+        info = json.loads(guard(path).read_bytes(path))  # a link or a FIFO there: no service (never followed, never blocks)
         port, token = int(info["port"]), str(info["token"])
         # A service killed without cleaning up leaves its file: its port may now be another program's, which must
         # not be sent the question.
@@ -228,12 +231,9 @@ class QueryService:
         self._sock = socket.create_server((self.host, 0))
         self._thread = threading.Thread(target=self._serve, name="agentos-query-service", daemon=True)
         self._thread.start()
-        self.file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.file.with_name(f".{self.file.name}.{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"port": self.port, "token": self.token, "pid": os.getpid(), "home": str(self.home)}, f)
-        os.replace(tmp, self.file)
+        # owner-only (mkstemp's 0600), whole or not at all, never through a link (kernel.files)
+        atomic_write(self.file, json.dumps({"port": self.port, "token": self.token, "pid": os.getpid(), "home": str(self.home)}),
+                     prefix=f".{self.file.name}.")
         if warm:
             threading.Thread(target=self._warm, name="agentos-query-service-warm-up", daemon=True).start()
         return self
@@ -246,9 +246,10 @@ class QueryService:
         """Stop answering and remove the service file if it is still ours."""
         self._stopped.set()
         try:
-            info = json.loads(self.file.read_text(encoding="utf-8"))
+            below = guard(self.file)
+            info = json.loads(below.read_bytes(self.file))
             if info.get("token") == self.token:
-                self.file.unlink(missing_ok=True)
+                below.unlink(self.file, missing_ok=True)
         except (OSError, ValueError):
             pass
         if self._sock is not None:
@@ -270,10 +271,11 @@ def spawn(home: Path, idle_s: int, environ=None) -> None:
     import sys
 
     log_path = service_file(home).with_name("query-service.log")
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    guard(log_path).mkdirs(log_path.parent)
+    guard(log_path).check(log_path)  # a link there is refused (UnsafePath), never appended through
     env = dict(os.environ if environ is None else environ)
     env["AGENTOS_HOME"] = str(home)
-    with open(log_path, "ab") as log_file:
+    with open(log_path, "ab", opener=lambda p, flags: os.open(p, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)) as log_file:
         subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--query-only", "--idle-exit", str(idle_s)], env=env,
                          stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -292,7 +294,8 @@ def warm_up(settings) -> None:
 def running(home: Path) -> bool:
     """Whether a service answers on the port that ``home``'s service file names (a left-over file does not count)."""
     try:
-        info = json.loads(service_file(home).read_text(encoding="utf-8"))
+        path = service_file(home)
+        info = json.loads(guard(path).read_bytes(path))
         with socket.create_connection(("127.0.0.1", int(info["port"])), timeout=CONNECT_TIMEOUT_S):
             return True
     except (OSError, ValueError, KeyError, TypeError):

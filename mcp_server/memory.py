@@ -45,12 +45,13 @@ def add_memory_tools(server, settings: Settings, error) -> None:
         return opened[0]
 
     def guarded(fn):
+        from kernel.files import UnsafePath
         from storage.journal import JournalUnwritable
         from storage.memory_records import InvalidName, RecordError, RecordNotFound
 
         try:
             return fn()
-        except (RecordError, InvalidName, RecordNotFound) as e:
+        except (RecordError, InvalidName, RecordNotFound, UnsafePath) as e:
             return error(str(e))
         except JournalUnwritable as e:  # a deletion is journaled or not made: the record is still there
             return error(e.strerror)

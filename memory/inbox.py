@@ -25,6 +25,7 @@ from kernel.text import truncate
 from kernel.workspace import Workspace
 from storage.eventlog import append_lines, record_quarantine
 from storage.memory_store import name_problem
+from kernel.files import UnsafePath, guard
 
 MAX_CARD_BYTES = 256 * 1024
 
@@ -35,8 +36,9 @@ def inbox_dir(settings: Settings) -> Path:
 
 def _taken(log_path: Path) -> set[tuple[str, str]]:
     seen = set()
-    if log_path.exists():
-        for line in log_path.read_text(encoding="utf-8").splitlines():
+    below = guard(log_path)
+    if below.is_file(log_path):
+        for line in below.read_bytes(log_path).decode("utf-8", errors="replace").splitlines():
             try:
                 e = json.loads(line)
                 seen.add((e["file"], e["sha256"]))
@@ -47,7 +49,7 @@ def _taken(log_path: Path) -> set[tuple[str, str]]:
 
 def read_card(path: Path, default_user: str) -> dict:
     """The candidate a card holds, or raises ValueError with the reason (naming the field)."""
-    data = path.read_bytes()
+    data = guard(path).read_bytes(path, MAX_CARD_BYTES)  # never through a link, never blocking on a FIFO
     if len(data) > MAX_CARD_BYTES:
         raise ValueError(f"card is larger than {MAX_CARD_BYTES // 1024} KB")
     if b"\x00" in data:
@@ -88,14 +90,26 @@ def ingest_cards(settings: Settings, user: str) -> dict:
     folder, log_path = inbox_dir(settings), ws.logs / "memory_inbox.jsonl"
     report = {"cards": 0, "created": [], "updated": [], "duplicates": [], "proposals": [], "already_proposed": [], "errors": [],
               "quarantined": []}
-    if not folder.is_dir():
-        return report
+    below = guard(folder)
+    try:
+        paths, refused = below.tree(folder, (".md", ".markdown", ".txt"))
+    except UnsafePath as e:  # the inbox folder itself is a link: nothing in it is taken
+        paths, refused = [], [e]
+    for e in refused:  # a card that is a link or a FIFO: named, never read; the other cards go on
+        rel = str(e.path.relative_to(folder)) if below.inside(e.path) and e.path != folder else str(e.path)
+        record_quarantine(ws.logs, [{"user": user, "file": rel, "line": None, "reason": str(e), "severity": "error",
+                                     "sha256": None, "path": str(e.path), "stage": "memory-inbox"}])
+        report["quarantined"].append(f"{rel}: {e}")
     taken = _taken(log_path)
     book = None
     try:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in (".md", ".markdown", ".txt")):
+        for path in paths:
             rel = str(path.relative_to(folder))
-            sha = hashlib.sha256(path.read_bytes()).hexdigest()
+            try:
+                sha = hashlib.sha256(below.read_bytes(path)).hexdigest()
+            except OSError as e:  # swapped for a link or a FIFO since the listing
+                report["quarantined"].append(f"{rel}: {e}")
+                continue
             if (rel, sha) in taken:
                 continue
             try:

@@ -63,6 +63,7 @@ from pathlib import Path
 import numpy as np
 
 from kernel import clock
+from kernel.files import guard
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, sentences
 from query.fusion import AGREE_TOP, keyword_weight
@@ -190,7 +191,7 @@ def load_selection(settings: Settings, selection: str | Mapping | None) -> dict 
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(guard(path).read_text(path))  # never through a link (kernel.files.Below)
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise KBQueryError(f"selection {selection!r} ({path.name}) is not readable YAML: {type(e).__name__}") from None
     return _check_selection(data if data is not None else {}, f"selection {selection!r}")

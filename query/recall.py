@@ -401,6 +401,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
     limit = max(1, min(int(limit or settings.recall_limit), HARD_MAX))
     t = time.perf_counter()
     manifest = book.manifest(user, settings.recall_window)
+    res.notices.extend(f"skipped: {e}" for e in book.refused())  # a record that is a link or a FIFO: named, never read
     res.manifest_size = len(manifest)
     res.timings_ms["manifest"] = _ms(t)
     if not manifest:

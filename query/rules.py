@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel.files import UnsafePath, guard
 from kernel.secrets import asks_for_secret
 from kernel.text import CJK, fold_request, nfkc
 
@@ -234,16 +236,20 @@ _cache: dict[str, tuple[tuple[int, int], list[Rule]]] = {}
 def load_rules(path: Path) -> list[Rule]:
     """The L0 rules of the SOUL.md at ``path``; ``[]`` when it does not exist. Re-read only when it changed."""
     path = Path(path)
+    below = guard(path)
     try:
-        st = path.stat()
+        below.check(path)  # 01_core or SOUL.md as a link (or a FIFO): named, never read
+        st = os.stat(path)
     except FileNotFoundError:
         return []
+    except UnsafePath as e:
+        raise RulesError(str(e)) from None
     key, stamp = str(path.resolve()), (st.st_mtime_ns, st.st_size)
     hit = _cache.get(key)
     if hit and hit[0] == stamp:
         return list(hit[1])  # a copy: a caller appending to it must not change the cache
     try:
-        text = path.read_bytes().decode("utf-8-sig")  # -sig: tolerate the BOM some Windows editors add
+        text = below.read_bytes(path).decode("utf-8-sig")  # -sig: tolerate the BOM some Windows editors add
     except UnicodeDecodeError as e:
         raise RulesError(f"{path}: not valid UTF-8 (byte {e.start})") from None
     rules = parse_rules(text, str(path))

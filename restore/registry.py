@@ -16,6 +16,7 @@ from pathlib import Path
 import frontmatter
 
 from kernel import clock
+from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from kernel.text import normalize_key
 from knowledge.refine import consistency, kb_paths, open_kb, outline_of
@@ -32,12 +33,21 @@ def cards(settings: Settings, known: set[str] = frozenset()) -> tuple[list[tuple
     (relative to 03_knowledge) of registered documents, not read again (the nightly take-in reads only new files)."""
     root = kb_paths(settings)["knowledge"]
     out, problems = [], []
-    for path in sorted(root.rglob("*.md")):
+    below = guard(root)
+    try:
+        paths, refused = below.tree(root, (".md",))
+    except UnsafePath as e:  # 03_knowledge itself is a link: no document is registered from it
+        return [], [str(e)]
+    for e in refused:  # a document or a folder that is a link (or a FIFO): named, never read
+        rel = e.path.relative_to(root)
+        if rel.parts[0] not in NOT_DOCUMENTS:
+            problems.append(f"03_knowledge/{rel}: {e.reason}; not read (only regular files, never through a link)")
+    for path in paths:
         rel = path.relative_to(root)
-        if rel.parts[0] in NOT_DOCUMENTS or str(rel) in known or path.is_symlink() or not path.is_file():
+        if rel.parts[0] in NOT_DOCUMENTS or str(rel) in known:
             continue
         try:
-            meta, body = frontmatter.parse(path.read_text(encoding="utf-8"))
+            meta, body = frontmatter.parse(below.read_text(path))
         except Exception as e:  # noqa: BLE001 - a card that does not parse is reported, the others registered
             problems.append(f"03_knowledge/{rel}: unreadable ({type(e).__name__}: {str(e)[:120]})")
             continue

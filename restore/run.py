@@ -29,6 +29,7 @@ from datetime import date
 from pathlib import Path
 
 from kernel import clock, progress
+from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from kernel.workspace import RestoreInProgress, Workspace, restore_marker
 from restore import registry
@@ -167,9 +168,16 @@ def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> N
     log(f"restore: {len(report.documents)} knowledge document(s) registered from their cards")
     decisions = ReplayReport()
     until = last_day(settings)
-    users = users_with_logs(settings)
-    folders = {u: Path(settings.model_copy(update={"user": u}).working_dir()) for u in users}
-    days_of = {u: [d for d in list_days(folders[u]) if d <= until] for u in users}
+    users, folders, days_of = [], {}, {}
+    for user in users_with_logs(settings):
+        folders[user] = Path(settings.model_copy(update={"user": user}).working_dir())
+        try:
+            days_of[user] = [d for d in list_days(folders[user]) if d <= until]
+        except UnsafePath as e:  # working/bob -> working/alice: never digested as bob's; the restore goes on
+            report.problems.append(f"{user}: {e}")
+            log(f"restore: {user}: skipped: {e}")
+            continue
+        users.append(user)
     with progress.stage("digesting days", total=sum(len(v) for v in days_of.values())) as st:  # every user's, one count
         for user in users:
             mine = settings.model_copy(update={"user": user})
@@ -212,4 +220,7 @@ def last_day(settings: Settings) -> date:
 
 def users_with_records(settings: Settings) -> list[str]:
     folder = Workspace(settings.home).memory_records_dir
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.is_dir() else []
+    try:
+        return sorted(guard(folder).folders(folder)[0])  # a user folder that is a link is not a user's records
+    except UnsafePath:
+        return []

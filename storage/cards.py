@@ -7,20 +7,26 @@ re-run leaves every file (and its modification time) as it was.
 
 from __future__ import annotations
 
+import fnmatch
 from datetime import date
 from pathlib import Path
 
 import frontmatter
 
-from kernel.files import atomic_write
+from kernel.files import atomic_write, guard
 from storage.raw_archive import safe_name
 
 
 def _write_if_changed(path: Path, text: str) -> bool:
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    below = guard(path)  # a card or a user's folder that is a link (or a FIFO) is refused, never written through
+    if below.is_file(path) and below.read_text(path, errors="replace") == text:
         return False
     atomic_write(path, text)
     return True
+
+
+def _load(path: Path) -> frontmatter.Post:
+    return frontmatter.loads(guard(path).read_text(path, errors="replace"))
 
 
 def render(meta: dict, body: str) -> str:
@@ -45,22 +51,20 @@ class CardStore:
             wanted[card_id + ".md"] = render(meta, body)
         written = sum(_write_if_changed(folder / name, text) for name, text in wanted.items())
         removed = 0
-        if folder.is_dir():
-            for p in folder.glob(prefix + "*.md"):
-                if p.name not in wanted:
-                    p.unlink()
-                    removed += 1
+        below = guard(folder)
+        for p in below.files(folder, ".md")[0]:  # a link or a FIFO there is not this store's: left alone
+            if p.name.startswith(prefix) and p.name not in wanted:
+                below.unlink(p)
+                removed += 1
         return {"cards": len(wanted), "written": written, "removed": removed}
 
     def read(self, user: str, card_id: str) -> frontmatter.Post:
-        return frontmatter.load(self.user_dir(user) / f"{safe_name(card_id)}.md")
+        return _load(self.user_dir(user) / f"{safe_name(card_id)}.md")
 
     def list(self, user: str, day: date | None = None) -> list[Path]:
         folder = self.user_dir(user)
-        if not folder.is_dir():
-            return []
         pattern = f"*_{day.strftime('%Y%m%d')}_*.md" if day else "*.md"
-        return sorted(folder.glob(pattern))
+        return [p for p in guard(folder).files(folder, ".md")[0] if fnmatch.fnmatchcase(p.name, pattern)]
 
     def write_summary(self, user: str, day: date, meta: dict, body: str) -> bool:
         return _write_if_changed(self.summaries_dir / safe_name(user) / f"{day.isoformat()}.md", render(meta, body))
@@ -72,7 +76,7 @@ class CardStore:
         changed = 0
         for day in days:
             for path in self.list(user, day):
-                post = frontmatter.load(path)
+                post = _load(path)
                 facts = post.metadata.get("facts") or []
                 if fact_id not in facts and mark not in post.content:
                     continue
@@ -80,8 +84,8 @@ class CardStore:
                 body = "\n".join(line for line in post.content.split("\n") if not line.startswith(f"- {mark}"))
                 changed += _write_if_changed(path, render(post.metadata, body.replace("## Facts\n\n", "")))
             summary = self.summary_path(user, day)
-            if summary.is_file():
-                post = frontmatter.load(summary)
+            if guard(summary).is_file(summary):
+                post = _load(summary)
                 body = "\n".join(line for line in post.content.split("\n") if not (line.startswith("- ") and f": {mark}" in line))
                 changed += _write_if_changed(summary, render(post.metadata, body))
         return changed

@@ -12,6 +12,7 @@ import numpy as np
 
 from kernel.workspace import Workspace
 from storage.index_units import Unit
+from kernel.files import database_file
 
 
 class Cache:
@@ -19,8 +20,7 @@ class Cache:
     unit of each card file by its stat (a card's raw lines are immutable, so its stat decides its unit)."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(path, timeout=60, check_same_thread=False)
+        self.con = sqlite3.connect(database_file(path), timeout=60, check_same_thread=False)  # never through a link
         self.con.execute("pragma journal_mode=wal")
         self.con.executescript(
             "create table if not exists tokens (tokenizer text, text_hash text, tokens text, primary key (tokenizer, text_hash));"

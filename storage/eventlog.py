@@ -5,21 +5,18 @@ Lines are appended whole under an exclusive lock, so two runs writing at once ne
 
 from __future__ import annotations
 
-import fcntl
 import json
 from pathlib import Path
 
 from kernel import clock
+from kernel.files import guard
 
 
 def append_lines(path: Path, lines: list[str]) -> None:
     if not lines:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.write("".join(line.rstrip("\n") + "\n" for line in lines))
-        fcntl.flock(f, fcntl.LOCK_UN)
+    # never through a link below the workspace, never into a FIFO (kernel.files.Below)
+    guard(path).append(path, "".join(line.rstrip("\n") + "\n" for line in lines))
 
 
 def log_errors(logs_dir: Path, run: str, problems: list) -> None:
@@ -43,8 +40,9 @@ def record_quarantine(logs_dir: Path, entries: list[dict]) -> int:
     """Add entries to quarantine.jsonl unless the same (file sha, file, line, reason) is already there."""
     path = logs_dir / "quarantine.jsonl"
     seen = set()
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+    below = guard(path)
+    if below.is_file(path):
+        for line in below.read_bytes(path).decode("utf-8", errors="replace").splitlines():
             try:
                 e = json.loads(line)
             except json.JSONDecodeError:

@@ -27,6 +27,7 @@ from kernel.domain import Candidate, check_row_id
 from kernel.text import normalize_key, subject_key
 from storage import drift
 from storage.migrations import Migrations
+from kernel.files import database_file
 
 # A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing (a retracted
 # stop gives them all back).
@@ -237,8 +238,7 @@ class FactStore:
                  aliases: dict[str, str] | None = None, timezone: str = clock.DEFAULT_TZ):
         self.path = Path(path)
         self.tz = timezone  # the workspace's zone: stored validity is wall time there
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
+        self.db = sqlite_utils.Database(database_file(self.path))  # never through a link (kernel.files.Below)
         self.db.execute("pragma journal_mode=wal")
         self.db.execute("pragma busy_timeout=30000")
         migrations.apply(self.db)

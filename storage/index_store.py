@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kernel.files import atomic_write
+from kernel.files import UnsafePath, atomic_write, guard, open_lock
 
 FORMAT = 1
 
@@ -53,15 +53,18 @@ class IndexCorrupt(RuntimeError):
 
 
 def _digest(path: Path) -> str:
+    fd = guard(path).open_fd(path)  # never through a link, never blocking on a FIFO
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with os.fdopen(fd, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
 
 
 def _files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file())
+    """The generation's regular files, never through a link (a link put in a generation is not its file: the manifest
+    check then finds that file missing)."""
+    return guard(folder).tree(folder)[0]
 
 
 def workspace_key(root: Path) -> str:
@@ -99,7 +102,7 @@ class Generation:
     def manifest(self) -> dict:
         if self._manifest is None:
             try:
-                self._manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+                self._manifest = json.loads(guard(self.manifest_path).read_bytes(self.manifest_path))
             except (OSError, ValueError) as e:
                 raise IndexCorrupt(f"index generation {self.name}: manifest.json missing or unreadable ({e})") from e
             if self._manifest.get("format") != FORMAT or not self._manifest.get("complete"):
@@ -160,7 +163,7 @@ class Generation:
             raise IndexCorrupt(f"index generation {self.name}: chroma/ is missing")
         for rel, digest in expected.items():
             p = self.path / rel
-            if not p.is_file():
+            if not guard(p).is_file(p):
                 raise IndexCorrupt(f"index generation {self.name}: {rel} is missing")
             if _digest(p) != digest:
                 raise IndexCorrupt(f"index generation {self.name}: {rel} does not match its manifest digest")
@@ -247,13 +250,20 @@ class IndexStore:
 
     def current_name(self) -> str | None:
         try:
-            name = self.current_file.read_text(encoding="utf-8").strip()
+            name = guard(self.current_file).read_text(self.current_file).strip()
         except OSError:
             return None
         return name or None
 
     def current(self) -> Generation:
-        name = self.current_name()
+        below = guard(self.root)
+        try:  # CURRENT or the generation it names as a link (or a FIFO): named, never read
+            below.check(self.current_file)
+            name = self.current_name()
+            if name is not None:
+                below.check(self.root / name, "dir")
+        except UnsafePath as e:
+            raise IndexCorrupt(f"{e}; remove it and run `agentos rebuild`") from None
         if name is None:
             raise IndexMissing(f"no index in {self.root}: run `agentos rebuild` (or the nightly flow) first")
         gen = self.generation(self.root / name)
@@ -263,7 +273,7 @@ class IndexStore:
         return gen
 
     def generations(self) -> list[Generation]:
-        return [self.generation(p) for p in sorted(self.root.glob("gen-*")) if p.is_dir()]
+        return [self.generation(p) for p in sorted(self.root.glob("gen-*")) if p.is_dir() and not p.is_symlink()]
 
     def new_build(self) -> Generation:
         now = datetime.now(timezone.utc)  # milliseconds: two rebuilds in one second still sort in the order they ran
@@ -336,7 +346,7 @@ class IndexStore:
     def lock(self, wait_s: float = 3600.0):
         """One rebuild at a time (across processes); waits for a running one rather than failing."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".lock", "a+") as f:
+        with os.fdopen(open_lock(self.root / ".lock"), "a+") as f:  # never through a link
             deadline = time.monotonic() + wait_s
             while True:
                 try:

@@ -30,9 +30,12 @@ import fcntl
 import json
 import os
 import re
+import stat
 import uuid
 from datetime import date, datetime
 from pathlib import Path
+
+from kernel.files import UnsafePath, guard
 
 VERSION = 1
 _HOST = re.compile(r"[^\w.-]+")
@@ -50,12 +53,16 @@ def journal_file(journal_dir: Path, host: str) -> Path:
 def append(journal_dir: Path, host: str, event: dict) -> dict:
     """Write one decision as a line of ``host``'s journal; returns it with its ``id``, ``host``, ``seq`` and ``v``."""
     path = journal_file(journal_dir, host)
+    below = guard(path)  # the journal folder or file as a link (or a FIFO) is refused: the decision is not made
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        below.check(path, "file")
+        below.mkdirs(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as e:
         raise _unwritable(path, e) from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _unwritable(path, UnsafePath(path, "is not a regular file"))
         fcntl.flock(fd, fcntl.LOCK_EX)
         seq = _count_lines(path)
         line = {"v": VERSION, "id": uuid.uuid4().hex, "host": host, "seq": seq, **event}
@@ -87,8 +94,7 @@ def _unwritable(path: Path, e: OSError) -> JournalUnwritable:
 
 
 def _count_lines(path: Path) -> int:
-    with open(path, "rb") as f:
-        return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 16), b""))
+    return guard(path).read_bytes(path).count(b"\n")
 
 
 def read(journal_dir: Path) -> tuple[list[dict], list[str]]:
@@ -98,17 +104,18 @@ def read(journal_dir: Path) -> tuple[list[dict], list[str]]:
     folder = Path(journal_dir)
     events: list[dict] = []
     problems: list[str] = []
-    if not folder.is_dir():
-        return events, problems
+    below = guard(folder)
+    try:
+        paths, refused = below.files(folder, ".jsonl")
+    except UnsafePath as e:  # the journal folder itself is a link: nothing in it is replayed
+        return events, [f"{e}; not read"]
+    problems.extend(f"{p.path.name}: not a regular file; not read" for p in refused if not p.path.name.startswith("."))
     seen: dict[str, str] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix != ".jsonl" or path.name.startswith("."):
-            continue
-        if path.is_symlink() or not path.is_file():
-            problems.append(f"{path.name}: not a regular file; not read")
+    for path in paths:
+        if path.name.startswith("."):
             continue
         try:
-            data = path.read_bytes()
+            data = below.read_bytes(path)
         except OSError as e:
             problems.append(f"{path.name}: cannot be read ({e.strerror or e}); not read")
             continue

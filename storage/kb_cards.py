@@ -11,7 +11,7 @@ from pathlib import Path
 import frontmatter
 import yaml
 
-from kernel.files import atomic_write
+from kernel.files import atomic_write, guard
 
 CARD_KEYS = ("id", "title", "category", "scope", "owner", "status", "nature", "confidence", "reliability", "source", "source_url",
              "valid_until", "version", "previous_version", "superseded_by", "related", "content_hash", "summary", "created", "updated")
@@ -25,7 +25,7 @@ def render_card(doc: dict, body: str) -> str:
 
 def read_body(path: Path) -> str:
     """A card's body (its frontmatter removed); the whole text when the frontmatter does not parse."""
-    text = path.read_text(encoding="utf-8")
+    text = guard(path).read_text(path)  # a document that is a link (or a FIFO) is named, never read (kernel.files.Below)
     try:
         return frontmatter.parse(text)[1].strip("\n")
     except Exception:  # noqa: BLE001 - a hand-edited card: the text is still the body

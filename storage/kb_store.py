@@ -17,6 +17,7 @@ import sqlite_utils
 
 from kernel import clock
 from storage.migrations import Migrations
+from kernel.files import database_file
 
 STATUSES = ("pending", "ready", "rejected")
 SCOPES = ("system", "personal")
@@ -78,8 +79,7 @@ class KBStore:
     def __init__(self, path: Path, *, timezone: str = clock.DEFAULT_TZ):
         self.path = Path(path)
         self.tz = timezone  # the workspace's zone: what day 'today' is for valid_until
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
+        self.db = sqlite_utils.Database(database_file(self.path))  # never through a link (kernel.files.Below)
         self.db.execute("pragma busy_timeout = 30000")
         migrations.apply(self.db)
 

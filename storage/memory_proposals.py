@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from kernel import clock
+from kernel.files import database_file
 
 STATUSES = ("pending", "accepted", "rejected")
 
@@ -26,8 +27,7 @@ class ProposalNotFound(KeyError):
 class ProposalStore:
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        self.con = sqlite3.connect(database_file(self.path), timeout=30, check_same_thread=False)  # never through a link
         self.con.row_factory = sqlite3.Row
         with self.con:
             self.con.execute(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import re
 import threading
 import unicodedata
@@ -30,6 +31,7 @@ import frontmatter
 import yaml
 
 from kernel import clock
+from kernel.files import open_lock
 from kernel.text import normalize_key
 from storage.memory_proposals import ProposalStore
 from storage.memory_store import (
@@ -254,9 +256,8 @@ class MemoryBook:
             if self.lock_dir is None:
                 yield
                 return
-            self.lock_dir.mkdir(parents=True, exist_ok=True)
             path = self.lock_dir / f"memory-{hashlib.sha1(user.encode()).hexdigest()[:12]}.lock"
-            with open(path, "a") as f:
+            with os.fdopen(open_lock(path), "a") as f:  # never through a link (kernel.files)
                 fcntl.flock(f, fcntl.LOCK_EX)
                 try:
                     yield
@@ -296,6 +297,11 @@ class MemoryBook:
             except RecordNotFound:  # deleted between list and read
                 continue
         return out
+
+    def refused(self) -> list:
+        """What the last listing left out (a record that is a link, a FIFO, a device), each an ``UnsafePath``
+        naming it and why, for the transport to tell the user."""
+        return list(getattr(self.store, "refused", []))
 
     def manifest(self, user: str, window: int = WINDOW) -> list[dict]:
         """Type, name, updated time and description of the ``window`` most recently modified records."""

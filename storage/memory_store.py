@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from kernel.files import atomic_write
+from kernel.files import UnsafePath, database_file, guard
 
 MAX_NAME_CHARS = 100  # record names and user ids
 MAX_NAME_BYTES = 240  # in UTF-8: a file name holds 255 bytes, less ".md" and room to spare (80 Chinese characters)
@@ -102,15 +102,22 @@ class RecordStore(Protocol):
 
 
 class FileRecordStore:
-    """``<root>/<user>/<name>.md``, written atomically (temporary file + rename)."""
+    """``<root>/<user>/<name>.md``, written atomically (temporary file + rename).
+
+    Every path goes through ``kernel.files.Below`` for the workspace holding ``root``: a user folder or a record
+    that is a symbolic link (``records/carol -> /some/dir``, ``records/bob -> records/alice``), a FIFO or a device
+    is never read, rewritten or deleted; a direct action on it raises ``UnsafePath`` naming it, and a listing leaves
+    it out and keeps it in ``refused`` for the caller to report."""
 
     SUFFIX = ".md"
 
     def __init__(self, root: Path):
         self.root = Path(root)
+        self.below = guard(self.root)
+        self.refused: list[UnsafePath] = []  # what the last ``list`` left out, and why
 
     def _dir(self, user: str) -> Path:
-        return self.root / check_name(user, "user id")
+        return self.below.check(self.root / check_name(user, "user id"), "dir")
 
     def _path(self, user: str, name: str) -> Path:
         folder = self._dir(user)
@@ -118,44 +125,41 @@ class FileRecordStore:
         # Defence in depth: after the name rules, the file must still sit directly in the user's folder.
         if path.parent != folder:
             raise InvalidName(f"record name {name!r} leaves the user's folder")
-        return path
+        return self.below.check(path, "file")
 
     def list(self, user: str) -> list[Entry]:
         folder = self._dir(user)
-        if not folder.is_dir():
-            return []
+        files, self.refused = self.below.files(folder, self.SUFFIX)
         out = []
-        for p in folder.iterdir():
-            if p.suffix != self.SUFFIX or not p.is_file() or p.is_symlink() or name_problem(p.stem):
+        for p in files:
+            if name_problem(p.stem):
                 continue  # stray files (a user's own notes, editor temp files) are not records
-            out.append(Entry(p.stem, p.stat().st_mtime_ns))
+            out.append(Entry(p.stem, os.lstat(p).st_mtime_ns))
         return out
 
     def read(self, user: str, name: str) -> str:
         path = self._path(user, name)
-        if not path.is_file() or path.is_symlink():
+        if not self.below.is_file(path):
             raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        return self.below.read_bytes(path).decode("utf-8", errors="replace")
 
     def write(self, user: str, name: str, text: str) -> None:
-        path = self._path(user, name)
-        atomic_write(path, text)
+        path = self.below.write(self._path(user, name), text)
         now = time.time_ns()  # the clock at full precision: the recall window's order follows write order
-        os.utime(path, ns=(now, now))
+        os.utime(path, ns=(now, now), follow_symlinks=False)
 
     def delete(self, user: str, name: str) -> None:
         path = self._path(user, name)
-        if not path.is_file():
+        if not self.below.is_file(path):
             raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
-        path.unlink()
+        self.below.unlink(path)
 
 
 class SqliteRecordStore:
     """One SQLite file, one row per record; the same contract as the folder of files."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = database_file(path)  # never through a link (kernel.files.Below)
         self._local = threading.local()
         with self._con() as con:
             con.execute("create table if not exists records (user text not null, name text not null, text text not null, "

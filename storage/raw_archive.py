@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 
 from kernel import clock
-from kernel.files import atomic_write
+from kernel.files import UnsafePath, atomic_write, guard
 from kernel.text import split_lines
 
 NAME_MAX_BYTES = 255  # what Linux and macOS file systems allow in one path component
@@ -51,13 +51,17 @@ class Archived:
 class RawArchive:
     def __init__(self, root: Path):
         self.root = Path(root)
+        self.below = guard(self.root)  # raw/bob -> raw/alice, or a day folder linked outside: never read nor written
 
     def _day_dir(self, user: str, day: date) -> Path:
         return self.root / safe_name(user) / day.isoformat()
 
     def _index(self, day_dir: Path) -> dict:
         p = day_dir / "index.json"
-        return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
+        try:
+            return json.loads(self.below.read_bytes(p)) if self.below.is_file(self.below.check(p)) else {}
+        except UnsafePath as e:  # the user's or the day's folder is a link: nothing is archived there
+            raise ArchiveError(str(e)) from None
 
     def archive(self, user: str, day: date, name: str, data: bytes) -> Archived:
         day_dir = self._day_dir(user, day)
@@ -86,6 +90,10 @@ class RawArchive:
             safe_name(p)
         path = self.root / ref
         try:
+            self.below.check(path)  # no link on the way (a user's folder linked to another's) nor at the file
+        except UnsafePath as e:
+            raise ArchiveError(f"no archived file for {ref!r}: {e}") from None
+        try:
             mode = os.lstat(path).st_mode
         except OSError:
             mode = 0
@@ -97,13 +105,13 @@ class RawArchive:
         """Lines ``start``..``end`` (1-based, inclusive) of an archived file."""
         if start < 1 or (end is not None and end < start):
             raise ArchiveError(f"bad line range {start}-{end}")
-        with open(self.path_of(ref), "rb", opener=_no_follow) as f:
-            lines = split_lines(f.read().removeprefix(b"\xef\xbb\xbf"))
+        try:
+            data = self.below.read_bytes(self.path_of(ref))
+        except UnsafePath as e:  # swapped for a link or a FIFO after the check
+            raise ArchiveError(f"no archived file for {ref!r}: {e}") from None
+        lines = split_lines(data.removeprefix(b"\xef\xbb\xbf"))
         return [line.decode("utf-8", errors="replace") for line in lines[start - 1 : end]]
 
     def revisions(self, user: str, day: date) -> dict[str, list[dict]]:
         return self._index(self._day_dir(user, day))
 
-
-def _no_follow(path, flags):
-    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))

@@ -109,3 +109,31 @@ def test_damaged_and_forged_journal_lines_never_stop_the_night(indexed_home, cap
     con = sqlite3.connect(Workspace(indexed_home).facts_db)
     assert con.execute("select status from facts where id=?", [target["id"]]).fetchone() == ("active",)
     con.close()
+
+
+def test_a_working_folder_linked_to_another_users_is_named_and_the_night_goes_on(ws):
+    """Issue 25: ``working/bob -> working/alice`` never digests alice's log into bob's facts; the nightly names the
+    link in errors.log and quarantine.jsonl, and its other stages (collect, refine, the index rebuild) still run."""
+    import os
+
+    from flows.nightly import nightly
+    from kernel.settings import load_settings
+    from storage.facts import open_facts
+
+    working = ws / "agent-sync" / "04_memory" / "working"
+    (working / "alice").mkdir(parents=True)
+    (working / "alice" / "2026-11-28.md").write_text("[09:00] 用户: 我叫林晓，我住在杭州西湖区。\n", encoding="utf-8")
+    os.symlink(working / "alice", working / "bob")
+    r = nightly(user="bob")
+    assert r["digest"]["days"] == []
+    assert r["index"]["status"] in ("rebuilt", "unchanged")  # the chain went on past the refused folder
+    logs = ws / "agent-local" / "logs"
+    errors = (logs / "errors.log").read_text(encoding="utf-8")
+    assert str(working / "bob") in errors and "is a symbolic link" in errors
+    entries = [json.loads(x) for x in (logs / "quarantine.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    assert any(e["user"] == "bob" and e["path"] == str(working / "bob") for e in entries)
+    store = open_facts(load_settings())
+    try:
+        assert store.current("bob") == []
+    finally:
+        store.close()
