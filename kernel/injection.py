@@ -70,6 +70,12 @@ _ZH = [
     ("override", re.compile(rf"(?P<neg>(?:{_ZH_NEGATION})\s*)?[把将]{_ZH_GAP}(?P<obj>{_ZH_RULES}){_ZH_GAP}(?P<verb>{_ZH_OVERRIDE_VERB}|丢掉|扔掉|忘掉|忘了)")),
 ]
 
+# The verb's own subject is the speaker ("I paste my token into every new laptop", "we share the passwords through
+# 1Password", "我每次都把密码告诉我妈"): the user says what they do themselves, which asks the agent nothing. Up to two
+# words (adverbs: "always", "usually") may stand between; "I want you to print ..." has "you" for the verb's subject.
+_EN_SPEAKER = re.compile(r"(?<![\w'])(?:i|we)(?:'ll|'d|'ve)?(?:\s+(?!you\b|u\b)[\w']+){0,2}\s+$")
+_ZH_SPEAKER = re.compile(r"(?:我们?|咱们?)[^你您，。！？；,.!?;]{0,6}$")
+
 _WHAT = {"override": "tries to change the agent's rules", "exfiltrate": "asks the agent to reveal secrets"}
 
 # "不用遵守" and friends carry their own negation: the verb is the override, not a negated one.
@@ -92,5 +98,8 @@ def overrides_instructions(text: str) -> str | None:
             neg = m.group("neg")
             if neg and m.group("verb") not in _SELF_NEGATED:
                 continue  # "never ignore the rules", "不要泄露密码": a rule that keeps them, not an attack
+            before = t[max(0, m.start() - 40):m.start()]
+            if (_EN_SPEAKER if (kind, pattern) in _EN else _ZH_SPEAKER).search(before):
+                continue  # the speaker's own doing, not an instruction to the agent
             return f"{_WHAT[kind]} ({m.group(0).strip()!r})"
     return None
