@@ -27,10 +27,10 @@ _EN_OBJ = (r"(?P<obj>[^,;:!?.]{1,40}?)(?=\s+(?:on|at|in|with|for|this|last|every
            r"and\s+(?:it|I|we|my))\b|\s*$|\s*[,;:!?.])")
 
 ACTIVITIES = indexed(
-    Rule("does", zh(rf"{_ZH_I}?{_ZH_ADV}{{0,3}}(?:在学|正在学|开始学|开始练|在练|迷上了|爱上了|入坑了|入了|学起了|练起了|玩起了)(?P<obj>[^,;:!?。的]{{1,20}})"),
+    Rule("does", zh(rf"{ZH_I}?{ZH_ADV}{{0,3}}(?:在学|正在学|开始学|开始练|在练|迷上了|爱上了|入坑了|入了|学起了|练起了|玩起了)(?P<obj>[^,;:!?。的]{{1,20}})"),
           lists=True, check=_activity_ok, keys="学|练|迷上|爱上|入坑|入了|起了"),
-    Rule("does", zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}会(?:说|讲)(?P<obj>[^,;:!?。]{{1,20}})"), lists=True, check=_activity_ok, keys="会说|会讲"),
-    Rule("does", en(rf"{_EN_IS}(?:'m|\s*am|\s*have\s+been|'ve\s+been)?\s*{_EN_ADV}*(?:learning|studying|practicing|practising|"
+    Rule("does", zh(rf"{ZH_I}{ZH_ADV}{{0,3}}会(?:说|讲)(?P<obj>[^,;:!?。]{{1,20}})"), lists=True, check=_activity_ok, keys="会说|会讲"),
+    Rule("does", en(rf"{EN_IS}(?:'m|\s*am|\s*have\s+been|'ve\s+been)?\s*{EN_ADV}*(?:learning|studying|practicing|practising|"
                       r"(?:started|starting|began|beginning)\s+(?:to\s+learn|learning|to\s+play|playing|studying|to\s+study)|"
                       rf"(?:picked|picking|took|taking)\s+up)\s+(?:the\s+|some\s+)?{_EN_OBJ}"),
           lists=True, check=_activity_ok, keys="learn|study|practi|picked up|picking up|took up|taking up|started|began|starting"),

@@ -26,7 +26,7 @@ CORRECTION = re.compile(
 # Weaker markers ("其实我很喜欢…", "Actually, I love music") correct only what follows them in the same sentence.
 _CORRECTION_WEAK = re.compile(r"其实|实际上|事实上|\bactually\b|\bin\s+fact\b", re.I)
 
-# Every branch of _CORRECTION / _CORRECTION_WEAK contains one of these (lower-cased) keywords.
+# Every branch of CORRECTION / _CORRECTION_WEAK contains one of these (lower-cased) keywords.
 CORRECTION_KEYS = (
     "不对", "不是", "更正", "纠正", "错了", "应该是", "准确", "确切", "correction", "meant", "sorry", "no", "wrong",
     "mistake", "my bad", "scratch", "misspoke", "make that", "it's", "isn't",

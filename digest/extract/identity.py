@@ -27,7 +27,7 @@ ROLES_AND_PLACES = indexed(
     # 我是(一名)X工程师: a role noun ends the clause.
     Rule(
         "role",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
         keys="是",
     ),
     # 我的工作/职业是X.
@@ -35,20 +35,20 @@ ROLES_AND_PLACES = indexed(
     # 我在X当/做/担任Y (role) and 我在X工作 (works_at) below.
     Rule(
         "role",
-        zh(rf"我{_ZH_ADV}{{0,3}}在[^,;:!?。]{{1,20}}?(?:当|做|担任|任)(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE}))"),
+        zh(rf"我{ZH_ADV}{{0,3}}在[^,;:!?。]{{1,20}}?(?:当|做|担任|任)(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,12}}?(?:{ZH_ROLE}))"),
         keys="在",
     ),
     # "I am a software engineer", "I'm also a teacher": needs a role noun.
     Rule(
         "role",
-        en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,3}}(?:a|an)\s+(?P<obj>(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})s?)\b"),
+        en(rf"\bI(?:'m|\s+am)\s+{EN_ADV}{{0,3}}(?:a|an)\s+(?P<obj>(?:[\w\-]+\s+){{0,3}}?(?:{EN_ROLE})s?)\b"),
         keys="i'm|i am",
     ),
     # "I work as a nurse".
     Rule(
         "role",
         en(
-            rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+as\s+(?:a\s+|an\s+|the\s+)?"
+            rf"\bI\s+{EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+as\s+(?:a\s+|an\s+|the\s+)?"
             rf"(?P<obj>[\w\- ]{{1,40}}?)(?=\s+(?:at|for|in|with)\b|\s*[,.;!?]|$)"
         ),
         keys="work",
@@ -62,34 +62,34 @@ ROLES_AND_PLACES = indexed(
     # 我在X工作/上班/实习.
     Rule(
         "works_at",
-        zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职|打工)(?![\u4e00-\u9fff])"),
+        zh(rf"我{ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职|打工)(?![\u4e00-\u9fff])"),
         check=_zh_place_ok,
         keys="在",
     ),
     Rule(
         "works_at",
-        zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:当|做|担任)(?:一名|一位|一个|一|名|个)?[^,;:!?。]{{0,12}}?(?:{_ZH_ROLE})"),
+        zh(rf"我{ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:当|做|担任)(?:一名|一位|一个|一|名|个)?[^,;:!?。]{{0,12}}?(?:{ZH_ROLE})"),
         check=_zh_place_ok,
         keys="在",
     ),
     # "我是工程师，在腾讯工作，住在深圳": Chinese drops the repeated 我 after a comma.
     Rule(
         "works_at",
-        zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职)(?![\u4e00-\u9fff])"),
+        zh(rf"(?<=,)\s*{ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。]{{1,20}}?)(?:工作|上班|实习|任职|就职)(?![\u4e00-\u9fff])"),
         after_i=True,
         check=_zh_place_ok,
         keys="在",
     ),
     Rule(
         "lives_in",
-        zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>[^,;:!?。]{{1,25}})"),
+        zh(rf"(?<=,)\s*{ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>[^,;:!?。]{{1,25}})"),
         after_i=True,
         keys="住|家",
     ),
     # "我叫林晓，是一名后端工程师", "base 在杭州": the same dropped 我 before a role or a base city.
     Rule(
         "role",
-        zh(rf"(?<=,)\s*{_ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{_ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
+        zh(rf"(?<=,)\s*{ZH_ADV}{{0,3}}是(?:一名|一位|一个|一|名|个)?(?P<obj>[^,;:!?。]{{0,16}}?(?:{ZH_ROLE}))(?=\s*(?:$|[,;:!?。]|了|啦|呀|哦|呢))"),
         after_i=True,
         keys="是",
     ),
@@ -99,17 +99,17 @@ ROLES_AND_PLACES = indexed(
         check=_zh_place_ok,
         keys="base|常驻|驻扎",
     ),
-    Rule("works_at", zh(rf"我{_ZH_ADV}{{0,3}}(?:就职于|任职于|供职于)(?P<obj>.+)"), keys="于"),
+    Rule("works_at", zh(rf"我{ZH_ADV}{{0,3}}(?:就职于|任职于|供职于)(?P<obj>.+)"), keys="于"),
     # "I work at/for X", "I'm a student at MIT", "I'm employed by X".
     Rule(
         "works_at",
-        en(rf"\bI\s+{_EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+?)(?=\s+as\s+an?\s|$)"),
+        en(rf"\bI\s+{EN_ADV}{{0,2}}(?:work|am\s+working|'m\s+working)\s+(?:as\s+[\w\- ]{{1,40}}?\s+)?(?:at|for)\s+(?P<obj>.+?)(?=\s+as\s+an?\s|$)"),
         check=short(50),
         keys="work",
     ),
     Rule(
         "works_at",
-        en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a|an)\s+(?:[\w\-]+\s+){{0,3}}?(?:{_EN_ROLE})\s+(?:at|with)\s+(?P<obj>.+)"),
+        en(rf"\bI(?:'m|\s+am)\s+{EN_ADV}{{0,2}}(?:a|an)\s+(?:[\w\-]+\s+){{0,3}}?(?:{EN_ROLE})\s+(?:at|with)\s+(?P<obj>.+)"),
         check=short(50),
         keys=" at | with ",
     ),
@@ -122,34 +122,34 @@ ROLES_AND_PLACES = indexed(
     # 我住在X / I live in X.
     Rule(
         "lives_in",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:住在|居住在|生活在|定居在|家住|家在)(?P<obj>.+)"),
         check=short(25),
         keys="住|家|生活|居",
     ),
     Rule(
         "lives_in",
-        en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,3}}(?:live|am\s+living|'m\s+living|'re\s+living|reside|am\s+based|'m\s+based)\s+(?:in|at|near)\s+(?P<obj>.+)"),
         check=short(50),
         keys="live|reside|based",
     ),
     # Moving or staying says where one lives now: "我搬到杭州了", "我还是留在北京", "我人在深圳", "I moved to Lisbon last year".
     Rule(
         "lives_in",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:人在|留在|待在|呆在|搬到了?|搬去了?|搬家到|搬回了?|回到了?)(?P<obj>[\u4e00-\u9fffA-Za-z]{{2,10}}?)"
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:人在|留在|待在|呆在|搬到了?|搬去了?|搬家到|搬回了?|回到了?)(?P<obj>[\u4e00-\u9fffA-Za-z]{{2,10}}?)"
             r"(?:了|啦|工作|上班|生活|住)?\s*(?=$|[,;:!?。])"),
         check=_zh_place_ok,
         keys="在|搬|回到",
     ),
     Rule(
         "lives_in",
-        en(rf"{_EN_IS}(?:'ve|\s*have)?\s*{_EN_ADV}{{0,3}}(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+"
+        en(rf"{EN_IS}(?:'ve|\s*have)?\s*{EN_ADV}{{0,3}}(?:moved|relocated|moving|relocating)\s+(?:back\s+)?to\s+"
             r"(?P<obj>(?-i:[A-Z])[\w\-]+(?:\s+(?-i:[A-Z])[\w\-]+)?)(?=\s*(?:$|[,;.!?]|\s+(?:last|this|in|a|two|three|recently|for|with|because)\b))"),
         keys="moved|relocat|moving",
     ),
     # "我现在在字节做后端": where one does one's work.
     Rule(
         "works_at",
-        zh(rf"我{_ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。\s]{{2,12}}?)(?:做|干|写|负责)[\u4e00-\u9fffA-Za-z]{{1,8}}(?=$|[,;:!?。])"),
+        zh(rf"我{ZH_ADV}{{0,3}}在(?P<obj>[^,;:!?。\s]{{2,12}}?)(?:做|干|写|负责)[\u4e00-\u9fffA-Za-z]{{1,8}}(?=$|[,;:!?。])"),
         check=_zh_place_ok,
         keys="在",
     ),
@@ -160,17 +160,17 @@ ROLES_AND_PLACES = indexed(
         keys="in",
     ),
     # 我来自X / 我是X人 / 老家在X / I'm from X.
-    Rule("from", zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:来自|出生在|出生于|生在)(?P<obj>.+)"), check=short(25), keys="来自|出生|生在"),
+    Rule("from", zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:来自|出生在|出生于|生在)(?P<obj>.+)"), check=short(25), keys="来自|出生|生在"),
     Rule(
         "from",
-        zh(rf"我{_ZH_ADV}{{0,2}}是(?P<obj>[{CJK}]{{2,6}}?)人(?=\s*(?:$|[,;:!?。]|啊|呀|哦))"),
+        zh(rf"我{ZH_ADV}{{0,2}}是(?P<obj>[{CJK}]{{2,6}}?)人(?=\s*(?:$|[,;:!?。]|啊|呀|哦))"),
         check=lambda o: o not in _ZH_FROM_BAD,
         keys="人",
     ),
     Rule("from", zh(r"我的?(?:老家|家乡)(?:是|在)(?P<obj>.+)"), check=short(25), keys="老家|家乡"),
     Rule(
         "from",
-        en(rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:originally\s+)?from\s+(?P<obj>.+)"),
+        en(rf"\bI(?:'m|\s+am)\s+{EN_ADV}{{0,2}}(?:originally\s+)?from\s+(?P<obj>.+)"),
         check=short(50),
         keys="from",
     ),

@@ -27,7 +27,7 @@ OPINIONS = indexed(
     # 我觉得/我认为/我相信/在我看来X.
     Rule(
         "thinks",
-        zh(rf"{_CLAUSE_START_ZH}我{_ZH_ADV}{{0,2}}(?:个人)?(?:觉得|认为)(?P<obj>.+)"),
+        zh(rf"{_CLAUSE_START_ZH}我{ZH_ADV}{{0,2}}(?:个人)?(?:觉得|认为)(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="觉得|认为",
@@ -42,7 +42,7 @@ OPINIONS = indexed(
     # "I think X", "I believe X", "in my opinion X".
     Rule(
         "thinks",
-        en(rf"{_CLAUSE_START_EN}I\s+{_EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"),
+        en(rf"{_CLAUSE_START_EN}I\s+{EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="think|believe|feel|reckon",

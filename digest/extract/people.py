@@ -28,7 +28,7 @@ PERSON_IN_SUBJECT = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RE
 _NAME = r"(?:[小老阿][\u4e00-\u9fff])(?![\u4e00-\u9fff]{{0,1}}(?:时|点|会|分))|(?P<{g}>[\u4e00-\u9fff])(?P={g})"
 NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")
 _WHO = re.compile(
-    rf"^\s*(?:我的|我们的|我)?(?:(?P<rel>{_REL})(?P<name>{_NAME1})?|(?P<name2>{_NAME2}))"
+    rf"^\s*(?:我的|我们的|我)?(?:(?P<rel>{_REL})(?P<name>{NAME1})?|(?P<name2>{_NAME2}))"
     r"(?:今年|已经|刚刚|刚|也|还|现在|目前|这周|最近|上个月|下个月|马上|就)*"
 )
 _TAIL = r"(?:已经|刚刚|刚|也|还|现在|目前|这周|最近|就)*"

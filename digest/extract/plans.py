@@ -1,5 +1,5 @@
 """Family: plans (nature event). 我打算X / 我下周要X / "I plan to", "I'm going to", "I'll"; and, only when the
-sentence names a future date, the bare "我要X" / "I'm visiting X" (``_FUTURE_PLANS``). Plans about the chat
+sentence names a future date, the bare "我要X" / "I'm visiting X" (``FUTURE_PLANS``). Plans about the chat
 itself ("try it", "consider your advice") are boilerplate, not plans."""
 
 from __future__ import annotations
@@ -40,20 +40,20 @@ PLANS = indexed(
     # 我打算/计划/准备/将要X.
     Rule(
         "plans",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:{_ZH_FUTURE})?(?:正在|正)?(?:打算|计划|准备|规划|将要|即将|预计)(?:要)?(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:{_ZH_FUTURE})?(?:正在|正)?(?:打算|计划|准备|规划|将要|即将|预计)(?:要)?(?P<obj>.+)"),
         check=not_boilerplate,
         keys="打算|计划|准备|规划|将要|即将|预计",
     ),
     # 我下周要/明天会X and 下周我要X.
     Rule(
         "plans",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}{_ZH_FUTURE}{_ZH_ADV}{{0,2}}(?:要|会|将|得|想)?(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,2}}{_ZH_FUTURE}{ZH_ADV}{{0,2}}(?:要|会|将|得|想)?(?P<obj>.+)"),
         check=not_boilerplate,
         keys="我",
     ),
     Rule(
         "plans",
-        zh(rf"{_ZH_FUTURE}[,\s]*{_ZH_I}{_ZH_ADV}{{0,2}}(?:要|会|将|打算|准备|计划|得)(?P<obj>.+)"),
+        zh(rf"{_ZH_FUTURE}[,\s]*{ZH_I}{ZH_ADV}{{0,2}}(?:要|会|将|打算|准备|计划|得)(?P<obj>.+)"),
         check=not_boilerplate,
         keys="我",
     ),
@@ -62,7 +62,7 @@ PLANS = indexed(
     Rule(
         "plans",
         en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+)?{_EN_ADV}{{0,2}}(?:(?:planning|plan|going|intend|intending|about|hoping|"
+            rf"{EN_IS}{EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+)?{EN_ADV}{{0,2}}(?:(?:planning|plan|going|intend|intending|about|hoping|"
             rf"hope)\s+to|gonna)\s+(?!(?:the|a|an|my|our|his|her|their|some)\b)(?P<obj>.+)"
         ),
         check=not_boilerplate,
@@ -72,7 +72,7 @@ PLANS = indexed(
     Rule(
         "plans",
         en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+){_EN_ADV}{{0,2}}(?P<obj>going\s+to\s+(?:the|a|an|my|our|his|her|their|some)\b.+)"
+            rf"{EN_IS}{EN_ADV}{{0,2}}(?:am\s+|'m\s+|are\s+|'re\s+){EN_ADV}{{0,2}}(?P<obj>going\s+to\s+(?:the|a|an|my|our|his|her|their|some)\b.+)"
         ),
         check=not_boilerplate,
         keys="going",
@@ -80,8 +80,8 @@ PLANS = indexed(
     Rule(
         "plans",
         re.compile(
-            rf"(?i:{_EN_I})(?:'ll|(?i:\s+will|\s+shall))\s+(?!(?i:be\s+(?:able|happy|glad|sure|fine|ok|okay)|never|always|"
-            rf"not)\b)(?i:{_EN_ADV_NO_DO}{{0,2}})(?P<obj>.+)"
+            rf"(?i:{EN_I})(?:'ll|(?i:\s+will|\s+shall))\s+(?!(?i:be\s+(?:able|happy|glad|sure|fine|ok|okay)|never|always|"
+            rf"not)\b)(?i:{EN_ADV_NO_DO}{{0,2}})(?P<obj>.+)"
         ),
         check=not_boilerplate,
         keys="'ll|will|shall",
@@ -91,11 +91,11 @@ PLANS = indexed(
 
 # Only when the sentence names a future date: "12月5日我要去参加婚礼", "I'm visiting my parents tomorrow".
 FUTURE_PLANS = indexed(
-    Rule("plans", zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}(?:要|会|将|得|想)(?P<obj>.+)"), check=not_boilerplate, keys="我"),
+    Rule("plans", zh(rf"{ZH_I}{ZH_ADV}{{0,2}}(?:要|会|将|得|想)(?P<obj>.+)"), check=not_boilerplate, keys="我"),
     Rule(
         "plans",
         en(
-            rf"{_EN_IS}(?:am\s+|'m\s+|are\s+|'re\s+|have\s+to\s+|need\s+to\s+|want\s+to\s+)"
+            rf"{EN_IS}(?:am\s+|'m\s+|are\s+|'re\s+|have\s+to\s+|need\s+to\s+|want\s+to\s+)"
             rf"(?P<obj>(?:\w+ing\b|go\b|visit\b|see\b|fly\b|meet\b|start\b).*)"
         ),
         check=not_boilerplate,

@@ -23,7 +23,7 @@ def pref_ok(o: str) -> bool:
 # ("favorite editor") that a later favorite supersedes, not one more like. Plural lists ("my favorite foods are ...")
 # stay likes, below.
 _FAVORITE = (
-    re.compile(rf"我{_ZH_ADV}{{0,2}}最(?:喜欢|爱)的(?P<cat>[^,;:!?。是的]{{1,10}})(?:现在|目前)?是(?P<obj>[^,;:!?。]{{1,40}})"),
+    re.compile(rf"我{ZH_ADV}{{0,2}}最(?:喜欢|爱)的(?P<cat>[^,;:!?。是的]{{1,10}})(?:现在|目前)?是(?P<obj>[^,;:!?。]{{1,40}})"),
     re.compile(r"\bmy\s+(?:absolute\s+|all[\s-]time\s+|current\s+|new\s+)?(?:favou?rite|fav)\s+(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)"
                r"\s+(?:these\s+days\s+|now\s+|right\s+now\s+|at\s+the\s+moment\s+)?(?:is|has\s+to\s+be|would\s+be)\s+(?P<obj>[^,;:!?]{1,40}?)"
                r"\s*(?=$|[,;:!?]|\.(?:\s|$)|\s+(?:and|but|because|since|though)\b)", re.I),
@@ -47,7 +47,7 @@ PREFERENCES = indexed(
     # 我最喜欢的X是Y / 我的爱好是Y / my favourite X is Y / my hobbies are Y: the value is the liked thing.
     Rule(
         "likes",
-        zh(rf"我{_ZH_ADV}{{0,2}}(?:最喜欢|最爱|喜欢|喜爱)的[^,;:!?。是]{{0,10}}是(?P<obj>.+)"),
+        zh(rf"我{ZH_ADV}{{0,2}}(?:最喜欢|最爱|喜欢|喜爱)的[^,;:!?。是]{{0,10}}是(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="的",
@@ -70,27 +70,27 @@ PREFERENCES = indexed(
     # Dislikes before likes: 我不(太)喜欢X / 讨厌X / I don't like X / I hate X.
     Rule(
         "dislikes",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:一点也不|一点都不|并不|不太|不怎么|不是很|不是太|不大|不)(?:喜欢|爱|喜爱)(?!的)(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:一点也不|一点都不|并不|不太|不怎么|不是很|不是太|不大|不)(?:喜欢|爱|喜爱)(?!的)(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="不",
     ),
     Rule(
         "dislikes",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:讨厌|厌恶|反感|受不了|忍受不了)(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:讨厌|厌恶|反感|受不了|忍受不了)(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="讨厌|厌恶|反感|受不了",
     ),
     Rule(
         "dislikes",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:一点也|一点都|并|都|也)?(?:不(?:太|怎么)?感兴趣|没(?:有|什么)?兴趣)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:一点也|一点都|并|都|也)?(?:不(?:太|怎么)?感兴趣|没(?:有|什么)?兴趣)"),
         keys="兴趣",
     ),
     Rule(
         "dislikes",
         en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|can't|cannot)\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+"
+            rf"{EN_IS}{EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|can't|cannot)\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+"
             rf"(?P<obj>.+)"
         ),
         lists=True,
@@ -99,7 +99,7 @@ PREFERENCES = indexed(
     ),
     Rule(
         "dislikes",
-        en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:dislike|hate|detest|loathe)\s+(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,3}}(?:dislike|hate|detest|loathe)\s+(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="dislike|hate|detest|loathe",
@@ -114,7 +114,7 @@ PREFERENCES = indexed(
     # Prefers (single-valued): 我更喜欢/偏好/倾向于X, 以后都用X, 请用X / I prefer X, please always use X.
     Rule(
         "prefers",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:更喜欢|更爱|更偏爱|更偏好|更偏向|偏好|偏爱|偏向|更倾向于|更倾向|倾向于|更愿意|宁愿|宁可)(?:用|使用|采用)?(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:更喜欢|更爱|更偏爱|更偏好|更偏向|偏好|偏爱|偏向|更倾向于|更倾向|倾向于|更愿意|宁愿|宁可)(?:用|使用|采用)?(?P<obj>.+)"),
         check=pref_ok,
         keys="更|偏|倾向|宁",
     ),
@@ -135,7 +135,7 @@ PREFERENCES = indexed(
     ),
     Rule(
         "prefers",
-        en(rf"{_EN_I}(?:\s+{_EN_ADV}{{0,3}}|'d\s+|\s+would\s+)(?:prefer|rather)\s+(?P<obj>.+)"),
+        en(rf"{EN_I}(?:\s+{EN_ADV}{{0,3}}|'d\s+|\s+would\s+)(?:prefer|rather)\s+(?P<obj>.+)"),
         check=pref_ok,
         keys="prefer|rather",
     ),
@@ -170,14 +170,14 @@ PREFERENCES = indexed(
     ),
     Rule(
         "likes",
-        zh(rf"{_ZH_I}(?:已经|都|坚持)?(?P<obj>[\u4e00-\u9fff]{{2,4}}?)(?:了)?(?:有)?(?:[一二三四五六七八九十两几\d]+|好几|十几|二十几)(?:年|个月)了"),
+        zh(rf"{ZH_I}(?:已经|都|坚持)?(?P<obj>[\u4e00-\u9fff]{{2,4}}?)(?:了)?(?:有)?(?:[一二三四五六七八九十两几\d]+|好几|十几|二十几)(?:年|个月)了"),
         check=pref_ok,
         keys="年|月",
     ),
     # Likes: 我(也很)喜欢/爱/热爱X, 我对X很感兴趣 / I (really) like/love/enjoy X, I'm into X.
     Rule(
         "likes",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:热爱|喜爱|喜欢|爱)(?!好|人|心|情|护|戴|国|的)(?:上了|上)?(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:热爱|喜爱|喜欢|爱)(?!好|人|心|情|护|戴|国|的)(?:上了|上)?(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="爱|喜",
@@ -185,7 +185,7 @@ PREFERENCES = indexed(
     # "我喜欢猫，也喜欢狗" / "…，还讨厌葱": the repeated 我 is dropped after a comma.
     Rule(
         "likes",
-        zh(rf"(?<=,)\s*(?:有时候|平时|偶尔)?(?:也|还|又){_ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢)(?!的)(?P<obj>.+)"),
+        zh(rf"(?<=,)\s*(?:有时候|平时|偶尔)?(?:也|还|又){ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢)(?!的)(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         after_i=True,
@@ -193,7 +193,7 @@ PREFERENCES = indexed(
     ),
     Rule(
         "dislikes",
-        zh(rf"(?<=,)\s*(?:也|还|又){_ZH_ADV}{{0,2}}(?:讨厌|不喜欢|不太喜欢|受不了)(?P<obj>.+)"),
+        zh(rf"(?<=,)\s*(?:也|还|又){ZH_ADV}{{0,2}}(?:讨厌|不喜欢|不太喜欢|受不了)(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         after_i=True,
@@ -201,12 +201,12 @@ PREFERENCES = indexed(
     ),
     Rule(
         "likes",
-        zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?<![不没])(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?<![不没])(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
         keys="对",
     ),
     Rule(
         "likes",
-        en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:like|love|enjoy|adore)\s+(?:to\s+)?(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,3}}(?:like|love|enjoy|adore)\s+(?:to\s+)?(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="like|love|enjoy|adore",
@@ -214,7 +214,7 @@ PREFERENCES = indexed(
     Rule(
         "likes",
         en(
-            rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|interested\s+in|passionate\s+about|"
+            rf"\bI(?:'m|\s+am)\s+{EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|interested\s+in|passionate\s+about|"
             rf"obsessed\s+with|fond\s+of)\s+(?P<obj>.+)"
         ),
         lists=True,
@@ -223,7 +223,7 @@ PREFERENCES = indexed(
     ),
     Rule(
         "likes",
-        en(rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="passion|love for",

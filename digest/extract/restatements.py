@@ -11,27 +11,27 @@ from digest.extract.vocab import EN_ADV, ZH_ADV
 ASSISTANT_PREFS = indexed(
     Rule(
         "prefers",
-        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?:用|使用|采用)?(?P<obj>.+)"),
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?:用|使用|采用)?(?P<obj>.+)"),
         check=pref_ok,
         keys="你|您",
     ),
     Rule(
         "likes",
-        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢|爱)(?!的)(?P<obj>.+)"),
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢|爱)(?!的)(?P<obj>.+)"),
         lists=True,
         check=pref_ok,
         keys="你|您",
     ),
     Rule(
         "likes",
-        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"),
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"),
         keys="你|您",
     ),
     Rule(
         "prefers",
         en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}prefer\s+"
-            rf"(?P<obj>.+)|\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
+            rf"\byou\s+(?:seem|appear)\s+to\s+{EN_ADV}{{0,2}}prefer\s+"
+            rf"(?P<obj>.+)|\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
         ),
         check=pref_ok,
         keys="prefer",
@@ -39,7 +39,7 @@ ASSISTANT_PREFS = indexed(
     Rule(
         "likes",
         en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
+            rf"\byou\s+(?:seem|appear)\s+to\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
             rf"be\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,
@@ -49,7 +49,7 @@ ASSISTANT_PREFS = indexed(
     Rule(
         "likes",
         en(
-            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|"
+            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|"
             rf"deep\s+)?passion\s+for|are\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,

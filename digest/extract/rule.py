@@ -1,7 +1,7 @@
 """What a rule is and how one is applied to a sentence.
 
-A rule family is a tuple of :class:`_Rule` records (built with :func:`_indexed`); :func:`_apply_rules` runs a
-family over one sentence and returns :class:`_Found` items, which the engine turns into candidates. Every
+A rule family is a tuple of :class:`Rule` records (built with :func:`indexed`); :func:`apply_rules` runs a
+family over one sentence and returns :class:`Found` items, which the engine turns into candidates. Every
 rule carries a few literal keywords checked first (a substring test is far cheaper than a regex search).
 """
 
