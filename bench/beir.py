@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from bench.locomo import library_versions
 from bench.metrics import percentile
 from kernel import progress
 
@@ -259,7 +260,7 @@ def run(path, limit: int | None = None, k: int = K, work=None, log: Callable[[st
             shutil.rmtree(tmp, ignore_errors=True)
     res.update(dataset=str(folder), name=folder.name, limit=limit, corpus_full=full[0], queries_full=full[1],
                distractors=DISTRACTORS if limit else None, reference=REFERENCE if folder.name.startswith("cmrc") else None,
-               versions=_versions(), seconds=round(time.perf_counter() - t0, 1))
+               versions=library_versions(), seconds=round(time.perf_counter() - t0, 1))
     return res
 
 
@@ -297,11 +298,6 @@ def _run(work: Path, corpus, queries, qrels, k: int, log) -> dict:
             "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "alpha_crowded": fusion.ALPHA_CROWDED, "clear_top": fusion.CLEAR_TOP, "agree_top": fusion.AGREE_TOP, "dense_pool": kb.DENSE_POOL,
             "not_at_rank_1": missed}
 
-
-def _versions() -> dict:
-    from bench.locomo import _versions as base
-
-    return base()
 
 
 # -- output ------------------------------------------------------------------------------------------------

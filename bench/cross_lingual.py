@@ -98,7 +98,7 @@ def recall_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
 def answer_part(eval_dir: Path, work: Path, controls: list[str], limit: int | None, log) -> dict:
     from bench.beir import USER as KB_USER
     from bench.beir import bench_workspace, publish, warm
-    from bench.links import _doc_id, _title, en_heading_queries, zh_link_queries
+    from bench.links import doc_id_of, title_of, en_heading_queries, zh_link_queries
     from knowledge.refine import outline_of
     from query.kb import KBQueryError
     from query.kb_answer import answer
@@ -117,9 +117,9 @@ def answer_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
     for rel in files:
         p = folder / rel
         body = p.read_text(encoding="utf-8")
-        doc_id = _doc_id(rel)
+        doc_id = doc_id_of(rel)
         file_of[doc_id] = rel
-        docs.append({"id": doc_id, "title": _title(outline_of(body), rel), "body": body, "source": rel})
+        docs.append({"id": doc_id, "title": title_of(outline_of(body), rel), "body": body, "source": rel})
     outlines = publish(settings, docs, source_type="vue-docs")
     anchors = {file_of[d]: {s["anchor"] for s in o} for d, o in outlines.items()}
     sections, seconds, _ = warm(settings, log)
@@ -170,9 +170,9 @@ def run(path, *, work=None, limit: int | None = None, log: Callable[[str], None]
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    from bench.madial import _versions
+    from bench.locomo import library_versions
 
-    res.update(dataset=str(eval_dir), limit=limit, controls=len(controls), versions=_versions(), seconds=round(time.perf_counter() - t0, 1))
+    res.update(dataset=str(eval_dir), limit=limit, controls=len(controls), versions=library_versions(), seconds=round(time.perf_counter() - t0, 1))
     return res
 
 

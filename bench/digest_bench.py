@@ -93,11 +93,11 @@ def main() -> int:
     if not eval_dir.is_dir():
         print(f"evaluation data not found at {eval_dir}", file=sys.stderr)
         return 2
-    from kernel.text import _idf_table, configure_jieba
+    from kernel.text import idf_table, configure_jieba
 
     t0 = time.perf_counter()
     configure_jieba()  # one-time per process: jieba's dictionary and IDF table, reported apart
-    _idf_table()
+    idf_table()
     startup = time.perf_counter() - t0
     rows = []
     with tempfile.TemporaryDirectory(prefix="agentos-bench-") as tmp:

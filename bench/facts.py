@@ -33,6 +33,7 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
+from bench.locomo import library_versions
 from kernel import progress
 
 USER = "bench"
@@ -345,7 +346,7 @@ def run(path, limit: int | None = None, llm: str | None = None, split: str = "al
             "questions": sum(len(c["questions"]) for c in chosen), "split": split, "split_rule": SPLIT_RULE,
             "splits": {s: [c["id"] for c in chosen if labels[c["id"]] == s] for s in SPLITS}, "log_format": log_format,
             "embedder": getattr(emb, "identity", None), "paths": paths, "method": METHOD,
-            "versions": _versions(), "seconds": round(time.perf_counter() - t0, 1)}
+            "versions": library_versions(), "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def day_log(messages: list[dict], log_format: str = "jsonl") -> str:
@@ -466,11 +467,6 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
         rec["model_days"] = model_days
     return rec, emb
 
-
-def _versions() -> dict:
-    from bench.locomo import _versions as base
-
-    return base()
 
 
 # -- output -----------------------------------------------------------------------------------------------

@@ -89,12 +89,12 @@ def signals(settings, questions: list[str]) -> list[dict]:
     judges (``gate``: raised per language pair, as query.ask.hybrid_search does)."""
     from storage.index_units import collection_name
     from kernel.workspace import Workspace
-    from query.ask import CANDIDATES, _embedder, _tokenizer, gate_cosines, script_lang, unit_lang
+    from query.ask import CANDIDATES, embedder, tokenizer, gate_cosines, script_lang, unit_lang
     from query.index_reader import open_reader
 
     reader = open_reader(Workspace(settings.home).index_dir, settings.chroma_url)
     coll = collection_name("local", "bench")
-    tk, emb = _tokenizer(settings), _embedder(settings)
+    tk, emb = tokenizer(settings), embedder(settings)
     out = []
     for q in questions:
         kw3 = reader.keyword(coll).search_covered(tk.tokens(q), CANDIDATES)

@@ -192,7 +192,7 @@ def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
     from index.stages import rebuild
     from kernel.settings import load_settings
     from kernel.workspace import Workspace, init_workspace
-    from query.ask import CANDIDATES, _tokenizer, bridge_matches, script_lang, unit_lang
+    from query.ask import CANDIDATES, tokenizer, bridge_matches, script_lang, unit_lang
     from query.index_reader import open_reader
     from storage.index_units import collection_name
 
@@ -216,7 +216,7 @@ def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
             log(f"gate: MemoryBank {lang} digested and indexed, {r.get('units')} units")
         readers[lang] = open_reader(Workspace(home).index_dir)
     probes = {lang: _jsonl(folder / "derived" / p) for lang, (_, p) in sources.items()}
-    tk = _tokenizer(settings["zh"])
+    tk = tokenizer(settings["zh"])
     rows = []  # one per (probe, question language, memory language, memory's user)
     for i, (pz, pe) in enumerate(zip(probes["zh"], probes["en"])):
         own = users["zh"].index(pz["user"].strip())

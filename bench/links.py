@@ -36,8 +36,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm,
-                                     _versions)
+from bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm)
+from bench.locomo import library_versions
 
 DISTRACTOR_FILES = 1
 HEADLINE = "zh_links"
@@ -152,12 +152,12 @@ def en_link_queries(en_folder: Path, files: set[str]) -> list[dict]:
     return list(out.values())
 
 
-def _doc_id(rel: str) -> str:
+def doc_id_of(rel: str) -> str:
     stem = rel.removeprefix("src/").removesuffix(".md")
     return "vue_" + re.sub(r"[^0-9A-Za-z_-]+", "-", stem.replace("/", "__")).strip("-")
 
 
-def _title(outline: list[dict], rel: str) -> str:
+def title_of(outline: list[dict], rel: str) -> str:
     h1 = next((s["title"] for s in outline if s.get("level") == 1 and s.get("title")), None)
     return h1 or rel.removeprefix("src/").removesuffix(".md")
 
@@ -189,7 +189,7 @@ def run(path, en=None, limit: int | None = None, work=None, log: Callable[[str],
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     res.update(dataset=str(folder), en=str(en) if en else None, limit=limit, distractor_files=DISTRACTOR_FILES if limit else None,
-               versions=_versions(), seconds=round(time.perf_counter() - t0, 1))
+               versions=library_versions(), seconds=round(time.perf_counter() - t0, 1))
     return res
 
 
@@ -197,14 +197,14 @@ def _run(work: Path, files: dict[str, Path], sets: dict[str, list[dict]], log) -
     settings = bench_workspace(work)
     docs, file_of = [], {}
     for rel, p in files.items():
-        doc_id = _doc_id(rel)
+        doc_id = doc_id_of(rel)
         file_of[doc_id] = rel
         docs.append({"id": doc_id, "title": rel, "body": p.read_text(encoding="utf-8"), "source": rel})
     # The title is the file's first level-1 heading: parse once to find it, then publish with it.
     from knowledge.refine import outline_of
 
     for d in docs:
-        d["title"] = _title(outline_of(d["body"]), d["source"])
+        d["title"] = title_of(outline_of(d["body"]), d["source"])
     t = time.perf_counter()
     outlines = publish(settings, docs, source_type="vue-docs")
     anchors = {file_of[doc_id]: {s["anchor"] for s in outline} for doc_id, outline in outlines.items()}

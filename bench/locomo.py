@@ -231,12 +231,13 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
                        "query_budget": s.query_budget, "match_floor_coverage": s.match_floor_coverage,
                        "match_floor_cosine": s.match_floor_cosine, "match_floor_gap": s.match_floor_gap}
     res["embedder"] = make_settings_embedder(s).identity
-    res["versions"] = _versions()
+    res["versions"] = library_versions()
     res["seconds"] = round(time.perf_counter() - t0, 1)
     return res
 
 
-def _versions() -> dict:
+def library_versions() -> dict:
+    """The versions of the libraries a benchmark's figures depend on (for its report)."""
     from importlib.metadata import version
 
     out = {}

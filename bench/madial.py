@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench.locomo import library_versions
 from kernel import progress
 
 # Published figures (MADial-Bench paper, memory recall, zh): for the report's reference rows.
@@ -139,7 +140,7 @@ def run(path, lang: str = "zh", limit: int | None = None, llm: str | None = None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     res.update(dataset=str(folder), lang=lang, memories=len(memories), reference=REFERENCE[lang],
-               users={str(u): n for u, n in sorted(Counter(owner.values()).items())}, versions=_versions(),
+               users={str(u): n for u, n in sorted(Counter(owner.values()).items())}, versions=library_versions(),
                seconds=round(time.perf_counter() - t0, 1))
     return res
 
@@ -220,11 +221,6 @@ def _chat_selector(llm: str | None):
     url, _, model = llm.partition("#")
     return ChatSelector(ChatClient(url, model or "default"))
 
-
-def _versions() -> dict:
-    from bench.locomo import _versions as base
-
-    return base()
 
 
 # -- output ---------------------------------------------------------------------------------------------

@@ -564,14 +564,14 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
 def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = None, log=print, workers: int | None = None,
         fanout_only: bool = False) -> dict:
     """``agentos bench perf``: each size is split half cards, half facts; then the knowledge rows."""
-    from bench.locomo import _versions
+    from bench.locomo import library_versions
 
     runs = [run_size(n // 2, n - n // 2, queries=queries, log=log, workers=workers, fanout_only=fanout_only)
             for n in progress.track(sizes, "perf sizes")]
     if fanout_only:
-        return {"sizes": sizes, "runs": runs, "knowledge": [], "embedder": None, "versions": _versions(), "fanout_only": True}
+        return {"sizes": sizes, "runs": runs, "knowledge": [], "embedder": None, "versions": library_versions(), "fanout_only": True}
     knowledge = knowledge_rows(kb_sizes, log=log) if kb_sizes else []
-    return {"sizes": sizes, "runs": runs, "knowledge": knowledge, "embedder": runs[0]["embedder"] if runs else None, "versions": _versions(),
+    return {"sizes": sizes, "runs": runs, "knowledge": knowledge, "embedder": runs[0]["embedder"] if runs else None, "versions": library_versions(),
             "full_build_s": {r["units"]: r["full_build"]["wall_s"] for r in runs},
             "overhead": {r["units"]: r["full_build"]["overhead"] for r in runs},
             "no_change_s": {r["units"]: r["no_change"]["wall_s"] for r in runs},

@@ -29,10 +29,10 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from digest.extract.anchored import _person
+from digest.extract.anchored import anchored_person
 from digest.extract.disclosures import kind_of, unread
-from digest.extract.events import _event_object
-from digest.extract.statements import _ADDS
+from digest.extract.events import event_object
+from digest.extract.statements import ADDS
 from kernel.domain import Candidate, Turn
 from kernel.text import names_whole
 from kernel.valuetypes import find_values, value_key, value_type
@@ -86,11 +86,11 @@ def sources(turns: list[Turn], day: date, candidates: list[Candidate], tied: lis
     valued = [c for c, t in zip(candidates, tied) if c.predicate not in ("event", "states") and (t or c.multi_valued)]
     out = []
     for turn, sent in unread(turns, valued):
-        if kind_of(sent, day) is None or _ADDS.search(sent.s):
+        if kind_of(sent, day) is None or ADDS.search(sent.s):
             continue
-        text = _event_object(sent)
+        text = event_object(sent)
         if text:
-            out.append((turn, text, _person(sent, len(sent.s)) or "user"))
+            out.append((turn, text, anchored_person(sent, len(sent.s)) or "user"))
     return out
 
 

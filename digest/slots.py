@@ -80,7 +80,7 @@ _COMMON = frozenset(
 _ZH_COMMON = frozenset("现在 如今 目前 已经 以后 从此 今后 最近 时候 我们 自己 一个 这个 那个 开始 了一 上个 这个 个月 上周 之前 以前".split())
 
 
-def _content(text: str) -> set[str]:
+def content(text: str) -> set[str]:
     """Words that name something: English words past the common ones (cut to five letters, so "pipelines" meets
     "pipeline"), Chinese character pairs past the time and function ones."""
     words = {w[:5] for w in _EN_CONTENT.findall(text.casefold()) if w not in _COMMON}
@@ -144,8 +144,8 @@ class SubjectSlots:
             return None
         if strict:
             above = best - max(second, max(cos(v) for v in self._background))
-            shared = bool(_content(text) & _content(texts[i]))
+            shared = bool(content(text) & content(texts[i]))
             return next(o[0] for o in options if o[1] == texts[i]) if above > 0 and (shared or above >= CLEAR_MARGIN) else None
-        if _content(text) & _content(texts[i]) or best - max(second, floor) >= CLEAR_MARGIN:
+        if content(text) & content(texts[i]) or best - max(second, floor) >= CLEAR_MARGIN:
             return next(o[0] for o in options if o[1] == texts[i])
         return None

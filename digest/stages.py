@@ -140,7 +140,7 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
     stats = ModelStats()
     try:
         return extract_with_model(inp.turns, inp.day, client, known=known_facts(settings, inp), cache=cache,
-                                  embed=_sentence_embedder(settings), stats=stats)
+                                  embed=sentence_embedder(settings), stats=stats)
     finally:
         log_model_usage(Workspace(settings.home).logs, {"user": inp.user, "day": inp.day.isoformat(), "model": settings.llm_model,
                                                          **stats.as_dict(), **client.usage.as_dict()})
@@ -157,7 +157,7 @@ def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
         return None
     try:
         return extract_with_model(inp.turns, inp.day, None, known=known_facts(settings, inp), cache=ExtractionCache(folder),
-                                  embed=_sentence_embedder(settings))
+                                  embed=sentence_embedder(settings))
     except LLMError:
         return None
 
@@ -195,7 +195,7 @@ _SENTENCE_EMBEDDERS: dict[str, tuple[object, dict[str, list[float]]]] = {}
 _VECTOR_CACHE_MAX = 4096
 
 
-def _sentence_embedder(settings: Settings):
+def sentence_embedder(settings: Settings):
     """Unit vectors for sentences, with the workspace's embedder, loaded only when a change told in free words asks
     (digest.slots.SubjectSlots.nearest); None when the embedder cannot load (the change then replaces nothing; a
     later day tries again)."""
@@ -232,7 +232,7 @@ def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], 
 
     ws = Workspace(settings.home)
     store = open_facts(settings)
-    slots = SubjectSlots(embed=_sentence_embedder(settings))
+    slots = SubjectSlots(embed=sentence_embedder(settings))
     try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
         policy = Supersession(store, slots=slots)
         report = policy.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,

@@ -40,7 +40,7 @@ def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: 
     return report.to_dict()
 
 
-def _setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
+def setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
     settings = load_settings(user=user, logs_dir=logs_dir)
     if settings.logs_dir is not None and not Path(settings.logs_dir).is_dir():
         # a folder named by hand that is not there is a mistake, not a day without logs
@@ -60,7 +60,7 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
         user: User id whose memory is written. Empty: AGENTOS_USER (default "default").
         logs_dir: Folder holding YYYY-MM-DD.md / .jsonl logs. Empty: the workspace's working-memory folder for the user.
     """
-    settings, user, folder = _setup(user, logs_dir)
+    settings, user, folder = setup(user, logs_dir)
     day = day or yesterday(settings)
     with watch("daily-digest"), user_writer(settings, user):
         return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
@@ -80,7 +80,7 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     """
     if end < start:
         raise ValueError(f"backfill: end {end} is before start {start}")
-    settings, user, folder = _setup(user, logs_dir)
+    settings, user, folder = setup(user, logs_dir)
     from digest.logformat import list_days
 
     days = [d for d in list_days(folder) if start <= d <= end]

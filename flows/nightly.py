@@ -7,7 +7,7 @@ from prefect import flow, get_run_logger
 from kernel import clock
 from digest.stages import pending_days
 from flows.collect import collect_sources
-from flows.daily import _setup, digest_days, yesterday
+from flows.daily import setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
 from flows.run_progress import watch
 from flows.writers import user_writer, workspace_writer
@@ -36,7 +36,7 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
 
 
 def _chain(user: str | None, logs_dir: str | None, include_today: bool | None) -> dict:
-    settings, user, folder = _setup(user, logs_dir)
+    settings, user, folder = setup(user, logs_dir)
     today = clock.today(settings.timezone)
     until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)
     log = get_run_logger()

@@ -38,7 +38,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from kernel.text import CJK, STOPWORDS, _idf_table
+from kernel.text import CJK, STOPWORDS, idf_table
 
 SENSE_WORDS = 3
 PER_WORD = 12
@@ -98,7 +98,7 @@ def _sense_words(sense: str) -> list[str] | None:
 
 def _rarity(word: str) -> float:
     """jieba's IDF of a Chinese word (its table read directly: no segmenter loaded); unknown words rank as rare."""
-    table, median = _idf_table()
+    table, median = idf_table()
     return table.get(word, max(median, 12.0))
 
 

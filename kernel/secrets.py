@@ -547,7 +547,7 @@ class _Disjoint:
 
 
 # Cheap prefilters (plain substrings of the lower-cased text): most lines hold no cue and no key prefix.
-_CUE_STEMS = ("pass", "pwd", "pin", "key", "secret", "token", "bearer", "cookie", "session", "credential", "code", "otp",
+CUE_STEMS = ("pass", "pwd", "pin", "key", "secret", "token", "bearer", "cookie", "session", "credential", "code", "otp",
               "cvv", "cvc", "mnemonic", "phrase", "密", "口令", "钥", "鑰", "令牌", "凭", "憑", "码", "碼", "暗号", "暗號", "助记", "助記")
 _SHAPE_STEMS = _Lazy(r"sk[-_]|[pr]k_|whsec_|gh[pousr]_|github_pat_|glpat-|xox[abposr]-|hooks\.slack|"
                           r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA|Iza)|ya29\.|GOCSPX-|hf_|npm_|pypi-|do[por]_v1_|shp(?:at|ca|pa|ss)_|"
@@ -557,7 +557,7 @@ _SHAPE_STEMS = _Lazy(r"sk[-_]|[pr]k_|whsec_|gh[pousr]_|github_pat_|glpat-|xox[ab
 def _maybe(text: str) -> bool:
     """A fast test over a whole text: could any line of it hold a secret?"""
     low = text.lower()
-    return any(stem in low for stem in _CUE_STEMS) or bool(_SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
+    return any(stem in low for stem in CUE_STEMS) or bool(_SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
         or bool(_RUN.search(text)) or "authorization" in low or (_may_pair(text) and bool(_pair_spans(text)))
 
 
@@ -566,7 +566,7 @@ def find_secrets(text: str) -> list[Found]:
     if not text or not isinstance(text, str):
         return []
     low = text.lower()
-    has_cue = any(stem in low for stem in _CUE_STEMS)
+    has_cue = any(stem in low for stem in CUE_STEMS)
     keep = _Disjoint(_protected(text))
     found: list[Found] = []
 

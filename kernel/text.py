@@ -247,7 +247,7 @@ def words(text: str) -> list[str]:
 _idf: tuple[dict[str, float], float] | None = None
 
 
-def _idf_table() -> tuple[dict[str, float], float]:
+def idf_table() -> tuple[dict[str, float], float]:
     """jieba's IDF table, read directly: importing ``jieba.analyse`` would also load the POS tagger (~1 s)."""
     global _idf
     if _idf is None:
@@ -273,7 +273,7 @@ def keywords(text: str, k: int = 8) -> list[str]:
     toks = words(text[:KEYWORD_CHARS])
     if not toks:
         return []
-    idf, median = _idf_table()
+    idf, median = idf_table()
     tf: dict[str, int] = {}
     for t in toks:
         if len(t) < 2:

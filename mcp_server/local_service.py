@@ -283,10 +283,10 @@ def spawn(home: Path, idle_s: int, environ=None) -> None:
 def warm_up(settings) -> None:
     """Load the tokenizer and the embedding model now, so the first query does not wait for them."""
     try:
-        from query.ask import _embedder, _tokenizer
+        from query.ask import embedder, tokenizer
 
-        _tokenizer(settings).tokens("预热 warm up")
-        _embedder(settings).dim  # noqa: B018 - loads the model
+        tokenizer(settings).tokens("预热 warm up")
+        embedder(settings).dim  # noqa: B018 - loads the model
     except Exception as e:  # the first query reports whatever is wrong
         log.debug("warm-up failed: %s", e)
 

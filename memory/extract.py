@@ -652,7 +652,7 @@ def extract(book: MemoryBook, user: str, messages: list[dict], *, settings=None,
         cands = _not_deleted(book, user, _model_or_rules(exchanges, client, day, cands, report), report)
     if not cands:
         return report
-    _write(book, user, cands, settings, tokenizer, report)
+    write(book, user, cands, settings, tokenizer, report)
     return report
 
 
@@ -686,7 +686,7 @@ def _model_or_rules(exchanges, client: ChatClient, day: str, rules: list[dict], 
     return _kept(found, report)
 
 
-def _write(book: MemoryBook, user: str, cands: list[dict], settings, tokenizer, report: dict) -> None:
+def write(book: MemoryBook, user: str, cands: list[dict], settings, tokenizer, report: dict) -> None:
     threshold = getattr(settings, "memory_merge_similarity", DEFAULT_MERGE_SIMILARITY) if settings is not None else DEFAULT_MERGE_SIMILARITY
     try:
         tk = tokenizer or (_workspace_tokenizer(settings) if settings is not None else _default_tokenizer())

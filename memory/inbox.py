@@ -84,7 +84,7 @@ def read_card(path: Path, default_user: str) -> dict:
 def ingest_cards(settings: Settings, user: str) -> dict:
     """Take the new cards of ``user`` from the inbox into their memory records; report what happened."""
     from storage.memory_records import open_book
-    from memory.extract import _write
+    from memory.extract import write
 
     ws = Workspace(settings.home)
     folder, log_path = inbox_dir(settings), ws.logs / "memory_inbox.jsonl"
@@ -125,7 +125,7 @@ def ingest_cards(settings: Settings, user: str) -> dict:
             book = book or open_book(settings)
             before = len(report["errors"])
             cand["body"] = f"{cand['body']}\n\n(from inbox card {rel})"
-            _write(book, user, [cand], settings, None, report)
+            write(book, user, [cand], settings, None, report)
             if len(report["errors"]) == before:  # a failed write is retried the next night
                 append_lines(log_path, [json.dumps({"file": rel, "sha256": sha, "user": user, "at": clock.stamp(settings.timezone)}, ensure_ascii=False)])
     finally:

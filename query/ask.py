@@ -82,7 +82,7 @@ _models: dict[str, object] = {}
 _models_lock = threading.Lock()
 
 
-def _embedder(settings: Settings):
+def embedder(settings: Settings):
     with _models_lock:
         key = f"emb:{settings.embedder}"
         if key not in _models:
@@ -92,7 +92,7 @@ def _embedder(settings: Settings):
         return _models[key]
 
 
-def _tokenizer(settings: Settings):
+def tokenizer(settings: Settings):
     from kernel.tokenize import default_tokenizer
 
     return default_tokenizer(settings.home)
@@ -252,12 +252,12 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     """Candidates fused and ranked, [(unit id, fused score, bm25, cosine)]; empty when none reaches a floor."""
     timings = timings if timings is not None else {}
     t = time.perf_counter()
-    tokens = _tokenizer(settings).tokens(text)
+    tokens = tokenizer(settings).tokens(text)
     kw3 = reader.keyword(collection).search_covered(tokens, CANDIDATES) if tokens else []
     kw = [(u, sc) for u, sc, _ in kw3]
     timings["keyword"] = round((time.perf_counter() - t) * 1000, 2)
     t = time.perf_counter()
-    vec = reader.vectors().query(collection, _embedder(settings).embed_query(text), CANDIDATES)
+    vec = reader.vectors().query(collection, embedder(settings).embed_query(text), CANDIDATES)
     qlang, langs, units = script_lang(text), {}, {}
     # a cross-lingual pair is possible: read the candidates' languages and words (their metadata, one lookup)
     if vec and qlang in ("en", "zh"):

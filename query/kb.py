@@ -135,7 +135,7 @@ def kb_terms(text: str) -> list[str]:
     return out
 
 
-def _phrase_norm(text: str) -> str:
+def phrase_norm(text: str) -> str:
     """The form phrases are compared in: NFKC, case-folded, whitespace runs as one space (none between two
     Chinese characters, where a soft line break renders as nothing)."""
     s = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
@@ -158,7 +158,7 @@ def parse_query(query: str) -> Query:
     phrases = [p.strip() for m in _PHRASE.finditer(q) for p in m.groups() if p is not None and p.strip()]
     rest = _PHRASE.sub(" ", q)
     terms = list(dict.fromkeys(kb_terms(rest) + [t for p in phrases for t in kb_terms(p)]))
-    norm = list(dict.fromkeys(_phrase_norm(p) for p in phrases))
+    norm = list(dict.fromkeys(phrase_norm(p) for p in phrases))
     if not terms and not norm:
         raise KBQueryError(f"nothing to search for in {query!r}: give words, Chinese text or a \"quoted phrase\"")
     plain = " ".join(" ".join([rest, *phrases]).replace('"', " ").split())
@@ -316,7 +316,7 @@ class SectionIndex:
         model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
         if units:
             model.index(corpus, show_progress=False)
-        norm = ["\x00".join(_phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in units]
+        norm = ["\x00".join(phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in units]
         return cls(key, units, model, norm)
 
     def bm25(self, terms: list[str]) -> np.ndarray:
@@ -610,16 +610,16 @@ def snippet(u: Unit, q: Query, limit: int = SNIPPET_CHARS) -> str:
             best, best_score = s, sc
     if best is None:
         best = u.title if u.title and _sentence_score(u.title, q) > 0 else (cands[0] if cands else u.title or u.doc_title)
-    return _window(" ".join(best.split()), q, limit)
+    return window(" ".join(best.split()), q, limit)
 
 
 def _sentence_score(s: str, q: Query) -> float:
-    norm = _phrase_norm(s)
+    norm = phrase_norm(s)
     terms = set(kb_terms(s))
     return 10.0 * sum(1 for p in q.norm_phrases if p in norm) + sum(1 for t in q.terms if t in terms)
 
 
-def _window(s: str, q: Query, limit: int) -> str:
+def window(s: str, q: Query, limit: int) -> str:
     """``s`` when short; else the ``limit``-character window (starting a little before a match) holding the
     most of the query's phrases and terms."""
     if len(s) <= limit:

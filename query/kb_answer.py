@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from kernel import bilingual
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
-from query.kb import KBBlocked, KBQueryError, Query, _phrase_norm, _window, check_l0, kb_terms, parse_query, read_section, search_docs
+from query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search_docs
 
 BUDGET = (50, 8000)  # tokens of section text an answer may read (and the most its answer text may hold)
 SEARCH_K = 20  # sections ranked for the question
@@ -126,7 +126,7 @@ class _Text:
     """A section (or page) text prepared for key-term matching."""
 
     def __init__(self, text: str):
-        self.norm = _phrase_norm(text)
+        self.norm = phrase_norm(text)
         words: set[str] = set()
         for m in _LATIN.finditer(self.norm):
             w = m.group().strip(".'-")
@@ -140,7 +140,7 @@ class _Text:
         script as a word or one sharing most of its stem (configure ~ configuration); with ``loose``, a
         Chinese word of two or more characters also when at least half its characters are there, and a word
         whose translation is (``translated``)."""
-        t = _phrase_norm(term)
+        t = phrase_norm(term)
         if not t:
             return False
         if has_cjk(t) or " " in t:
@@ -160,7 +160,7 @@ class _Text:
         """The term in the other language (kernel.bilingual, CC-CEDICT): an English word one of whose Chinese words
         is in the text, or a Chinese word one of whose English words is a word of the text. Words that say nothing
         of a subject (use, make, 哪些 ...) never count."""
-        t = _phrase_norm(term)
+        t = phrase_norm(term)
         if " " in t or not bilingual.is_content(t):
             return False
         if has_cjk(t):
@@ -451,7 +451,7 @@ def _extractive(q: Query, keys: list[str], read: list[dict], zh: bool, budget: i
                 # a sentence in the other language: half the key terms meet it through the dictionary
                 crossed = not exact and 2 * sum(1 for t in keys if m.translated(t)) >= len(keys)
                 if exact or by_title or overlap >= 0.3 or crossed:
-                    text = s if len(s) <= SENTENCE_CHARS else _window(s, q, SENTENCE_CHARS)
+                    text = s if len(s) <= SENTENCE_CHARS else window(s, q, SENTENCE_CHARS)
                     scored.append((score, si, pos, text))
                 pos += 1
     by_score = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))

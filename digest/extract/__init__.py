@@ -29,14 +29,14 @@ All patterns are compiled at import, each rule with a few literal keywords check
 far cheaper than a regex search); nothing here holds mutable state between calls.
 
 
-Layout (one module per rule family; a family is data: a tuple of ``_Rule`` records, or a few regexes and the
+Layout (one module per rule family; a family is data: a tuple of ``Rule`` records, or a few regexes and the
 function that reads them):
 
 * ``normalize``   the NFKC copy with its index map, sentences and clauses, keyword pre-checks
 * ``objects``     where an object ends, trimming, list items, evidence
 * ``vocab``       shared words (我 / I, adverbs, roles, technical and attribute words) and sentence markers
                   (questions, hypotheticals, hedges, a dropped 我)
-* ``rule``        the ``_Rule`` record, predicates and confidences, and how one family is applied to a sentence
+* ``rule``        the ``Rule`` record, predicates and confidences, and how one family is applied to a sentence
 * families        ``names``, ``identity``, ``pasts`` (what used to hold: history), ``people`` (where others live and
                   work, Chinese and English; a later 她 / he is the person last spoken of), ``preferences`` (one
                   favorite of a kind is a slot), ``axioms``, ``corrections``, ``decisions``, ``changes`` (both values

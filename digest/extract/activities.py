@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.rule import _en, _indexed, _Rule, _zh
-from digest.extract.vocab import _EN_ADV, _EN_IS, _ZH_ADV, _ZH_I
+from digest.extract.rule import en, indexed, Rule, zh
+from digest.extract.vocab import EN_ADV, EN_IS, ZH_ADV, ZH_I
 
 
 # Not a thing one does: an amount ("a ton", "so much"), a companion ("with them"), a question word, a pronoun.
@@ -26,14 +26,14 @@ _EN_OBJ = (r"(?P<obj>[^,;:!?.]{1,40}?)(?=\s+(?:on|at|in|with|for|this|last|every
            r"ago|when|while|after|before|\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
            r"and\s+(?:it|I|we|my))\b|\s*$|\s*[,;:!?.])")
 
-_ACTIVITIES = _indexed(
-    _Rule("does", _zh(rf"{_ZH_I}?{_ZH_ADV}{{0,3}}(?:在学|正在学|开始学|开始练|在练|迷上了|爱上了|入坑了|入了|学起了|练起了|玩起了)(?P<obj>[^,;:!?。的]{{1,20}})"),
+ACTIVITIES = indexed(
+    Rule("does", zh(rf"{ZH_I}?{ZH_ADV}{{0,3}}(?:在学|正在学|开始学|开始练|在练|迷上了|爱上了|入坑了|入了|学起了|练起了|玩起了)(?P<obj>[^,;:!?。的]{{1,20}})"),
           lists=True, check=_activity_ok, keys="学|练|迷上|爱上|入坑|入了|起了"),
-    _Rule("does", _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}会(?:说|讲)(?P<obj>[^,;:!?。]{{1,20}})"), lists=True, check=_activity_ok, keys="会说|会讲"),
-    _Rule("does", _en(rf"{_EN_IS}(?:'m|\s*am|\s*have\s+been|'ve\s+been)?\s*{_EN_ADV}*(?:learning|studying|practicing|practising|"
+    Rule("does", zh(rf"{ZH_I}{ZH_ADV}{{0,3}}会(?:说|讲)(?P<obj>[^,;:!?。]{{1,20}})"), lists=True, check=_activity_ok, keys="会说|会讲"),
+    Rule("does", en(rf"{EN_IS}(?:'m|\s*am|\s*have\s+been|'ve\s+been)?\s*{EN_ADV}*(?:learning|studying|practicing|practising|"
                       r"(?:started|starting|began|beginning)\s+(?:to\s+learn|learning|to\s+play|playing|studying|to\s+study)|"
                       rf"(?:picked|picking|took|taking)\s+up)\s+(?:the\s+|some\s+)?{_EN_OBJ}"),
           lists=True, check=_activity_ok, keys="learn|study|practi|picked up|picking up|took up|taking up|started|began|starting"),
-    _Rule("does", _en(rf"(?:^|[,;]\s*|\band\s+)(?:just\s+|recently\s+)?(?:picked|took)\s+up\s+(?:the\s+|some\s+)?{_EN_OBJ}"),
+    Rule("does", en(rf"(?:^|[,;]\s*|\band\s+)(?:just\s+|recently\s+)?(?:picked|took)\s+up\s+(?:the\s+|some\s+)?{_EN_OBJ}"),
           lists=True, check=_activity_ok, keys="picked up|took up"),
 )

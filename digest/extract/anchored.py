@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from digest.extract.normalize import _Sentence
+from digest.extract.normalize import Sentence
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
-from digest.extract.rule import _Found
-from digest.extract.subjects import _NOT_MINE
-from digest.extract.vocab import _hedged, _is_question, _technical
+from digest.extract.rule import Found
+from digest.extract.subjects import NOT_MINE
+from digest.extract.vocab import hedged, is_question, is_technical
 from kernel.dates import find_date
 from kernel.valuetypes import find_values, typed_extent
 
@@ -53,7 +53,7 @@ _GIVEN_AWAY = re.compile(r"\s*(?:也|都|已经|就)?(?:出给|卖给|送给|转
                          r"\s(?:is|was)\s+(?:the\s+|my\s+|our\s+)?(?:old|previous|former|outdated)\b|是?(?:旧的|以前的|之前的|原来的|老的))", re.I)
 
 
-def _person(sent: _Sentence, end: int) -> str | None:
+def anchored_person(sent: Sentence, end: int) -> str | None:
     """The relation word nearest before ``end`` in the sentence (我妈, my brother), unless the speaker names
     themself after it ("我自己还是用")."""
     text = sent.s[:end]
@@ -127,7 +127,7 @@ def _en_attribute(prefix: str, after: bool = False) -> str:
 
 # A value only wished for, tried or weighed ("想开 Model 3 去", "我试试七点四十出门", "thinking of 9am"): read by its shape
 # alone it would be a guess, so it is not read at all.
-_TENTATIVE = re.compile(
+TENTATIVE = re.compile(
     r"想|打算|准备|试试|试一下|考虑|要不要|要不|或者|如果|假如|万一|是否|"
     r"\b(?:want|wanna|plan(?:ning)?|thinking|consider(?:ing)?|try(?:ing)?|would|could|should|if|whether|or)\b",
     re.I,
@@ -136,8 +136,8 @@ _TENTATIVE = re.compile(
 
 # Values that are not the speaker's: quoted words (someone else's, a line of a film), examples and test data
 # ("比如 8C16G", "e.g. port 8080", "测试数据用 9:30"), jokes marked as such.
-_QUOTES = re.compile(r"[“「『\"'‘][^”」』\"'’]{0,200}[”」』\"'’]")
-_NOT_REAL = re.compile(
+QUOTES = re.compile(r"[“「『\"'‘][^”」』\"'’]{0,200}[”」』\"'’]")
+NOT_REAL = re.compile(
     r"比如|例如|举个例子|举例|打个比方|测试数据|假数据|示例|样例|开玩笑|玩笑话|哈哈哈|"
     r"\b(?:e\.g\.|for\s+example|for\s+instance|example|sample|dummy|fake|mock|test\s+data|just\s+kidding|jk|lol|haha)\b",
     re.I,
@@ -146,7 +146,7 @@ _NOT_REAL = re.compile(
 
 # A clause about what someone else said or wants ("Someone asked to ship a hotfix on Friday", "有人说周五发布"): not
 # the speaker's value.
-_OTHERS = re.compile(r"\s*(?:(?:someone|somebody|people|everyone|nobody)\b|有人|别人|大家)", re.I)
+OTHERS = re.compile(r"\s*(?:(?:someone|somebody|people|everyone|nobody)\b|有人|别人|大家)", re.I)
 _FOR = re.compile(r"(?:\bfor|\bover|了|已经|足足|整整)\s*$", re.I)
 
 
@@ -172,16 +172,16 @@ def _names_the_day(clause_prefix: str, day: date) -> bool:
     return bool(found) and clause_prefix[found[2]:].strip().lower() in ("", "是", "就是", "is", "was", "will be")
 
 
-def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
+def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
     """Values by their shape in each clause that is not a question and not about the listener's things."""
-    out: list[_Found] = []
+    out: list[Found] = []
     s = sent.s
-    if _NOT_REAL.search(s):
+    if NOT_REAL.search(s):
         return []
-    dates = _date_spans(s, day) + [m.span() for m in _QUOTES.finditer(s)]  # neither a date nor a quote is a value
+    dates = _date_spans(s, day) + [m.span() for m in QUOTES.finditer(s)]  # neither a date nor a quote is a value
     values = find_values(s)
     for ci, (ca, cb) in enumerate(sent.clauses):
-        if _is_question(sent, ci, values=True) or _NOT_MINE.match(s[ca:cb]) or _OTHERS.match(s[ca:cb]):
+        if is_question(sent, ci, values=True) or NOT_MINE.match(s[ca:cb]) or OTHERS.match(s[ca:cb]):
             continue
         start = ca
         # read over the whole sentence: a clause ends at a colon, and "KR1：" is a label by the colon after it
@@ -196,7 +196,7 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
                 continue
             # a count after a perfective 了 is how often something happened ("今天跑了三次"), not a habit's value; a
             # duration after "for" / 了 is how long something went on ("known them for 4 years"); "100%" is certainty
-            if (_TENTATIVE.search(s, ca, a) or _hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了"))
+            if (TENTATIVE.search(s, ca, a) or hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了"))
                     or (kind == "quantity:duration" and _FOR.search(s[ca:a]))
                     or (kind == "quantity:percent" and s[a:b].strip().startswith("100"))):
                 start = b
@@ -206,12 +206,12 @@ def _anchored(sent: _Sentence, subject: str, day: date) -> list[_Found]:
                 start = b
                 continue
             attr = attr or kind.split(":")[-1]
-            who = _person(sent, a)
+            who = anchored_person(sent, a)
             if who:
                 subj = f"{who}的{attr}" if re.search(r"[\u4e00-\u9fff]", who + attr) else f"{who}'s {attr}"
             else:
                 subj = attr if subject == "user" else f"{subject}'s {attr}"
             value = sent.orig(a, b)  # a later date before it is its start (the engine reads it for every value)
-            out.append(_Found(subj, "value", value, (a, b), technical=_technical(attr, value), anchored=True))
+            out.append(Found(subj, "value", value, (a, b), technical=is_technical(attr, value), anchored=True))
             start = b
     return out

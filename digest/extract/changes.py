@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.anchored import _NOT_REAL, _person
-from digest.extract.normalize import _Sentence
-from digest.extract.rule import _Found
-from digest.extract.values import _zh_subject, _zh_subject_ok
-from digest.extract.vocab import _is_question
+from digest.extract.anchored import NOT_REAL, anchored_person
+from digest.extract.normalize import Sentence
+from digest.extract.rule import Found
+from digest.extract.values import zh_subject, zh_subject_ok
+from digest.extract.vocab import is_question
 from kernel.valuetypes import find_values, value_type
 
 _ZH_ITEM = r"[A-Za-z0-9][\w+#.\- ]{0,30}?|[\u4e00-\u9fffA-Za-z0-9+#.\-]{1,12}?"
@@ -54,18 +54,18 @@ def _attr(s: str, ca: int, m: re.Match[str]) -> str:
     k = s.rfind("从", ca, m.start("old"))
     if k < 0:
         return ""
-    a, b, _poss = _zh_subject(s, ca, k)
+    a, b, _poss = zh_subject(s, ca, k)
     text = s[a:b].strip()
-    return text if text and _zh_subject_ok(text) else ""
+    return text if text and zh_subject_ok(text) else ""
 
 
-def _changes(sent: _Sentence, subject: str) -> list[_Found]:
-    out: list[_Found] = []
+def change_facts(sent: Sentence, subject: str) -> list[Found]:
+    out: list[Found] = []
     s = sent.s
-    if _NOT_REAL.search(s):  # an example, test data or a joke changes nothing
+    if NOT_REAL.search(s):  # an example, test data or a joke changes nothing
         return out
     for ci, (ca, cb) in enumerate(sent.clauses):
-        if _is_question(sent, ci):
+        if is_question(sent, ci):
             continue
         # a change may span two clauses ("不用Notion了，改用Obsidian"): read from this clause to the sentence's end
         for rx in (*_ZH_CHANGES, *_EN_CHANGES, _EN_LEFT_FOR):
@@ -78,18 +78,18 @@ def _changes(sent: _Sentence, subject: str) -> list[_Found]:
             if any(a < m.end("new") and m.start("old") < b for a, b in (f.span for f in out)):
                 continue
             attr = _attr(s, ca, m)
-            person = _person(sent, m.start("old"))  # "my brother moved from Munich to Berlin": the brother's
+            person = anchored_person(sent, m.start("old"))  # "my brother moved from Munich to Berlin": the brother's
             owner = person or (None if subject == "user" else subject)
             sep = "的" if re.search(r"[\u4e00-\u9fff]", f"{owner}{attr}") else "'s "
             who = (f"{owner}{sep}{attr}" if attr else owner) if owner else (attr or subject)
-            f = _Found(who, "value", new, (m.start("old"), m.end("new")), change=True)
+            f = Found(who, "value", new, (m.start("old"), m.end("new")), change=True)
             f.replaces = old
             out.append(f)
     out.extend(_it_changes(sent, subject, out))
     return out
 
 
-def _it_changes(sent: _Sentence, subject: str, taken: list[_Found]) -> list[_Found]:
+def _it_changes(sent: Sentence, subject: str, taken: list[Found]) -> list[Found]:
     """"… 5432 kept clashing, so we moved it to 5433": the new value replaces the nearest earlier value of its type."""
     s, out = sent.s, []
     for m in _EN_IT_TO.finditer(s):
@@ -102,7 +102,7 @@ def _it_changes(sent: _Sentence, subject: str, taken: list[_Found]) -> list[_Fou
         if not before:
             continue
         a, b = before[-1]
-        f = _Found(subject, "value", new, m.span("new"), change=True)
+        f = Found(subject, "value", new, m.span("new"), change=True)
         f.replaces = sent.orig(a, b).strip()
         out.append(f)
     return out

@@ -9,15 +9,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from digest.extract.normalize import _has_any, _Sentence
-from digest.extract.objects import _trim
-from digest.extract.rule import _Found
-from digest.extract.values import _en_subject, _value_found, _value_like, _zh_subject
-from digest.extract.vocab import _ATTRIBUTE, _technical
+from digest.extract.normalize import has_any, Sentence
+from digest.extract.objects import trim
+from digest.extract.rule import Found
+from digest.extract.values import en_subject, value_found, value_like, zh_subject
+from digest.extract.vocab import ATTRIBUTE, is_technical
 from kernel.domain import Candidate
 
 # A turn that corrects something said before: these mark every value/identity fact of the turn.
-_CORRECTION = re.compile(
+CORRECTION = re.compile(
     r"不对|不是的|^\s*不是\s*[,!。]|更正|纠正|搞错了|说错了|弄错了|记错了|写错了|打错了|应该是|准确地说|确切地说|准确来说|不是\S{1,20}?[,]?\s*而是|\bcorrection\b|\bI\s+meant\b|\bsorry,?\s+(?:it's|"
     r"it\s+is|I\s+meant|that's)|^\s*sorry\b|\bno,?\s+(?:it's|it\s+is|that's)|\bI\s+was\s+wrong\b|\bmy\s+(?:mistake|"
     r"bad)\b|\bscratch\s+that\b|\bI\s+misspoke\b|\bmake\s+that\b|\bit's\s+\S+,?\s+not\b|\bisn't\s+\S+,\s+it's\b",
@@ -26,16 +26,16 @@ _CORRECTION = re.compile(
 # Weaker markers ("其实我很喜欢…", "Actually, I love music") correct only what follows them in the same sentence.
 _CORRECTION_WEAK = re.compile(r"其实|实际上|事实上|\bactually\b|\bin\s+fact\b", re.I)
 
-# Every branch of _CORRECTION / _CORRECTION_WEAK contains one of these (lower-cased) keywords.
-_CORRECTION_KEYS = (
+# Every branch of CORRECTION / _CORRECTION_WEAK contains one of these (lower-cased) keywords.
+CORRECTION_KEYS = (
     "不对", "不是", "更正", "纠正", "错了", "应该是", "准确", "确切", "correction", "meant", "sorry", "no", "wrong",
     "mistake", "my bad", "scratch", "misspoke", "make that", "it's", "isn't",
 )
 _CORRECTION_WEAK_KEYS = ("其实", "实际上", "事实上", "actually", "in fact")
 
 
-def _weak_correction(sent: _Sentence) -> re.Match[str] | None:
-    return _CORRECTION_WEAK.search(sent.s) if _has_any(sent.lower, _CORRECTION_WEAK_KEYS) else None
+def weak_correction(sent: Sentence) -> re.Match[str] | None:
+    return _CORRECTION_WEAK.search(sent.s) if has_any(sent.lower, _CORRECTION_WEAK_KEYS) else None
 
 
 # Corrections with both values in one sentence: "端口不是5432，是5433", "the port isn't 5432, it's 5433".
@@ -66,29 +66,29 @@ _EN_NOT_Z_BUT_Y = re.compile(r"^\s*not\s+(?P<wrong>[^,]+?),?\s+but\s+(?P<obj>[^,
 _BARE_FIX_BAD = re.compile(r"我|你|因为|为了|所以|\b(?:I|me|my|you|because|so|that|this|fine|ok|okay|good|great|right)\b", re.I)
 
 
-def _not_but(sent: _Sentence) -> list[_Found]:
+def not_but(sent: Sentence) -> list[Found]:
     """"X不是Z，是Y" / "X isn't Z, it's Y": a corrected value Y for X."""
     out = []
-    if not _has_any(sent.lower, ("不是", "not", "n't", "no longer")):
+    if not has_any(sent.lower, ("不是", "not", "n't", "no longer")):
         return out
     regex = _ZH_NOT_BUT if sent.cjk else _EN_NOT_BUT
     for m in regex.finditer(sent.s):
         if sent.cjk:
-            sa, sb, poss = _zh_subject(sent.s, m.start("subj"), m.end("subj"))
+            sa, sb, poss = zh_subject(sent.s, m.start("subj"), m.end("subj"))
         else:
-            sa, sb, poss = _en_subject(sent.s, m.start("subj"), m.end("subj"))
+            sa, sb, poss = en_subject(sent.s, m.start("subj"), m.end("subj"))
         wrong = m.group("wrong").strip()
-        f = _value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, False, sent.cjk)
+        f = value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, False, sent.cjk)
         if f:
             f.possessive = poss
         # a contrast ("Running a business isn't easy, but ...") is no correction: the wrong value must look like one
-        if f and (_value_like(wrong, wrong) or _technical(sent.s[sa:sb]) or _ATTRIBUTE.search(sent.s[sa:sb])):
+        if f and (value_like(wrong, wrong) or is_technical(sent.s[sa:sb]) or ATTRIBUTE.search(sent.s[sa:sb])):
             f.explicitness = "corrected"
             out.append(f)
     return out
 
 
-def _bare_match(sent: _Sentence) -> tuple[re.Match[str] | None, int]:
+def _bare_match(sent: Sentence) -> tuple[re.Match[str] | None, int]:
     """The bare fix of the sentence, or of its widest run of clauses that is one: "等下，说错了，是周三，我糊涂了"
     holds "说错了，是周三" between a lead-in and an aside. Returns the match and the offset of the text it ran on."""
     s, clauses = sent.s, sent.clauses
@@ -104,13 +104,13 @@ def _bare_match(sent: _Sentence) -> tuple[re.Match[str] | None, int]:
     return None, 0
 
 
-def _bare_correction(sent: _Sentence, anchors: list[tuple[int, Candidate]], pos: int) -> _Found | None:
+def bare_correction(sent: Sentence, anchors: list[tuple[int, Candidate]], pos: int) -> Found | None:
     """"不对，是5433" / "No, it's 5433": the new value for the latest single-valued fact of the last few turns."""
     s = sent.s
     m, off = _bare_match(sent)
     if not m:
         return None
-    oa, ob = _trim(s, off + m.start("obj"), off + m.end("obj"))
+    oa, ob = trim(s, off + m.start("obj"), off + m.end("obj"))
     obj_n = s[oa:ob]
     if not (1 <= len(obj_n) <= 30) or _BARE_FIX_BAD.search(obj_n):
         return None
@@ -123,6 +123,6 @@ def _bare_correction(sent: _Sentence, anchors: list[tuple[int, Candidate]], pos:
         obj = sent.orig(oa, ob)
         if obj == ref.object:
             continue
-        return _Found(ref.subject, ref.predicate, obj, (off + m.start(), off + m.end()), explicitness="corrected",
-                      technical=ref.technical or _technical(obj_n))
+        return Found(ref.subject, ref.predicate, obj, (off + m.start(), off + m.end()), explicitness="corrected",
+                      technical=ref.technical or is_technical(obj_n))
     return None

@@ -24,15 +24,15 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from digest.extract.anchored import _NOT_REAL, _OTHERS, _QUOTES, _TENTATIVE
-from digest.extract.events import _CHAT_BOILERPLATE, _GREETING, _NOTHING, _event_object
-from digest.extract.normalize import _Sentence, _sentences, _Source
-from digest.extract.objects import _evidence
+from digest.extract.anchored import NOT_REAL, OTHERS, QUOTES, TENTATIVE
+from digest.extract.events import CHAT_BOILERPLATE, GREETING, NOTHING, event_object
+from digest.extract.normalize import Sentence, sentences, Source
+from digest.extract.objects import evidence_of
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
-from digest.extract.rule import _PREDICATES
-from digest.extract.statements import _has_noun, _named
-from digest.extract.subjects import _NOT_MINE, _speaker_subject
-from digest.extract.vocab import _CLAUSE_I, _hedged, _hypothetical, _is_question, _technical
+from digest.extract.rule import PREDICATES
+from digest.extract.statements import has_noun, named
+from digest.extract.subjects import NOT_MINE, subject_of_speaker
+from digest.extract.vocab import CLAUSE_I, hedged, hypothetical, is_question, is_technical
 from kernel.dates import find_date
 from kernel.domain import Candidate, Turn
 from storage.drift import STATEMENT
@@ -45,11 +45,11 @@ _EN_SELF = re.compile(rf"{_EN_LEAD}(?:(?:I|we)\b|(?:my|our)\s+(?!(?:{EN_RELATION
 _MIN_CHARS = {True: 6, False: 14}  # CJK / Latin: shorter than this is a reply ("好呀", "ordered it"), not a disclosure
 
 
-def _opens_on_self(sent: _Sentence) -> bool:
+def _opens_on_self(sent: Sentence) -> bool:
     s = sent.s
     for a, b in sent.clauses:
         if sent.cjk:
-            m = _CLAUSE_I.match(s, a, b)
+            m = CLAUSE_I.match(s, a, b)
             if m and not _ZH_RELATION_AFTER_I.match(s, m.end(), b):
                 return True
         if sent.latin and _EN_SELF.match(s, a, b):
@@ -57,56 +57,56 @@ def _opens_on_self(sent: _Sentence) -> bool:
     return False
 
 
-def kind_of(sent: _Sentence, day: date | None = None) -> str | None:
+def kind_of(sent: Sentence, day: date | None = None) -> str | None:
     """``"disclosure"``: a self-disclosure to keep as a statement; ``"word"``: a later word on a topic only (hedged, or
     about a thing, not the speaker); None: neither (a question, a hypothetical, a wish, a joke or an example, a quote,
     someone else's words, chat about the chat, a reply too short to say anything, something that starts after
     ``day``)."""
     s = sent.s
-    if _hypothetical(sent) or any(_is_question(sent, ci, values=True) for ci in range(len(sent.clauses))) or s.rstrip().endswith(("?", "？")):
+    if hypothetical(sent) or any(is_question(sent, ci, values=True) for ci in range(len(sent.clauses))) or s.rstrip().endswith(("?", "？")):
         return None
-    if _TENTATIVE.search(s) or _NOT_REAL.search(s) or _QUOTES.search(s) or _CHAT_BOILERPLATE.search(s):
+    if TENTATIVE.search(s) or NOT_REAL.search(s) or QUOTES.search(s) or CHAT_BOILERPLATE.search(s):
         return None
-    if any(_OTHERS.match(s, a, b) or _NOT_MINE.match(s, a, b) for a, b in sent.clauses):
+    if any(OTHERS.match(s, a, b) or NOT_MINE.match(s, a, b) for a, b in sent.clauses):
         return None
-    obj = _event_object(sent)
-    if len(obj) < _MIN_CHARS[sent.cjk] or _GREETING.match(obj) or _NOTHING.match(obj):
+    obj = event_object(sent)
+    if len(obj) < _MIN_CHARS[sent.cjk] or GREETING.match(obj) or NOTHING.match(obj):
         return None
-    if not (_has_noun(s, sent.cjk) or _named(s, sent.cjk)):
+    if not (has_noun(s, sent.cjk) or named(s, sent.cjk)):
         return None
     dated = find_date(s, day) if day is not None else None
     if dated and dated[0] > day.isoformat():  # "from next month ...": not yet; until then what held holds
         return None
-    return "disclosure" if _opens_on_self(sent) and not _hedged(sent, 0, len(s)) else "word"
+    return "disclosure" if _opens_on_self(sent) and not hedged(sent, 0, len(s)) else "word"
 
 
-def unread(turns: list[Turn], candidates: list[Candidate]) -> Iterator[tuple[Turn, _Sentence]]:
+def unread(turns: list[Turn], candidates: list[Candidate]) -> Iterator[tuple[Turn, Sentence]]:
     """The user's sentences (in turn order) no candidate was read from: no candidate of the same lines holds the
     sentence as its evidence. Assistant turns and named participants' are not the user's."""
     read = {(c.source_file, c.line_start, c.evidence) for c in candidates}
     for turn in turns:
         if turn.role != "user" or not (turn.text or "").strip():
             continue
-        for sent in _sentences(_Source(turn.text)):
-            if (turn.source_file, turn.line_start, _evidence(sent)) not in read:
+        for sent in sentences(Source(turn.text)):
+            if (turn.source_file, turn.line_start, evidence_of(sent)) not in read:
                 yield turn, sent
 
 
 def disclosures(turns: list[Turn], day: date, candidates: list[Candidate]) -> list[Candidate]:
     """The self-disclosures among the sentences the rules left unread, as statements (``states``, the sentence; extractor
     :data:`STATEMENT`): dated by their turn, the speaker's, renewing nothing."""
-    nature, multi, confidence = _PREDICATES["states"]
+    nature, multi, confidence = PREDICATES["states"]
     out, seen = [], set()
     for turn, sent in unread(turns, candidates):
         if kind_of(sent, day) != "disclosure":
             continue
-        obj = _event_object(sent)
+        obj = event_object(sent)
         key = (turn.source_file, turn.line_start, obj)
         if key in seen:
             continue
         seen.add(key)
-        out.append(Candidate(subject=_speaker_subject(turn), predicate="states", object=obj, nature=nature, confidence=confidence,
+        out.append(Candidate(subject=subject_of_speaker(turn), predicate="states", object=obj, nature=nature, confidence=confidence,
                              explicitness="stated", source_file=turn.source_file, line_start=turn.line_start,
-                             line_end=turn.line_end, observed_at=turn.at(day), speaker=turn.speaker, technical=_technical(obj),
-                             multi_valued=multi, extractor=STATEMENT, evidence=_evidence(sent)))
+                             line_end=turn.line_end, observed_at=turn.at(day), speaker=turn.speaker, technical=is_technical(obj),
+                             multi_valued=multi, extractor=STATEMENT, evidence=evidence_of(sent)))
     return out

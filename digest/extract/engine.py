@@ -12,113 +12,113 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from digest.extract.axioms import _RULES_AXIOM
+from digest.extract.axioms import RULES_AXIOM
 from digest.extract.corrections import (
-    _CORRECTION,
-    _CORRECTION_KEYS,
-    _bare_correction,
-    _not_but,
-    _weak_correction,
+    CORRECTION,
+    CORRECTION_KEYS,
+    bare_correction,
+    not_but,
+    weak_correction,
 )
-from digest.extract.decisions import _DECISIONS
-from digest.extract.events import _dated_events
-from digest.extract.identity import _IDENTITY
-from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
-from digest.extract.objects import _evidence
-from digest.extract.opinions import _OPINIONS
-from digest.extract.pasts import _pasts
-from digest.extract.people import _people_en, _people_places
-from digest.extract.plans import _FUTURE_PLANS, _PLANS
+from digest.extract.decisions import DECISIONS
+from digest.extract.events import dated_events
+from digest.extract.identity import IDENTITY
+from digest.extract.normalize import has_any, Sentence, sentences, Source
+from digest.extract.objects import evidence_of
+from digest.extract.opinions import OPINIONS
+from digest.extract.pasts import past_facts
+from digest.extract.people import people_en, people_places
+from digest.extract.plans import FUTURE_PLANS, PLANS
 from digest.extract.preferences import (
-    _PREFERENCES,
-    _favorites,
-    _RATHER,
-    _USE_PREFIX,
-    _rejected_alternative,
+    PREFERENCES,
+    favorites,
+    RATHER,
+    USE_PREFIX,
+    rejected_alternative,
 )
-from digest.extract.restatements import _ASSISTANT_PREFS
+from digest.extract.restatements import ASSISTANT_PREFS
 from digest.extract.rule import (
-    _CORRECTABLE,
-    _PREDICATES,
+    CORRECTABLE,
+    PREDICATES,
     CONF_CORRECTED,
     CONF_INFERRED,
-    _apply_rules,
-    _Found,
-    _overlaps,
+    apply_rules,
+    Found,
+    overlaps,
 )
-from digest.extract.activities import _ACTIVITIES
-from digest.extract.anchored import _OTHERS, _anchored, _person
+from digest.extract.activities import ACTIVITIES
+from digest.extract.anchored import OTHERS, anchored_facts, anchored_person
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, pronoun_person
-from digest.extract.changes import _changes
-from digest.extract.named import _named
-from digest.extract.statements import _statements, left_behind, renews
-from digest.extract.stops import _stops
-from digest.extract.subjects import _NAME_ATTRIBUTE, _owned, _speaker_subject
-from digest.extract.values import _values
-from digest.extract.vocab import _asks, _hedged, _hypothetical
+from digest.extract.changes import change_facts
+from digest.extract.named import named_facts
+from digest.extract.statements import statement_facts, left_behind, renews
+from digest.extract.stops import stop_facts
+from digest.extract.subjects import NAME_ATTRIBUTE, owned, subject_of_speaker
+from digest.extract.values import value_facts
+from digest.extract.vocab import asks, hedged, hypothetical
 from kernel.dates import find_date
 from kernel.domain import Candidate, Turn
 
 
-def _speaker_sentence(sent: _Sentence, subject: str, day: date, correction: bool, recent: list[str] | None = None) -> list[_Found]:
+def _speaker_sentence(sent: Sentence, subject: str, day: date, correction: bool, recent: list[str] | None = None) -> list[Found]:
     """Everything a user or a named participant says in one sentence."""
-    if _hypothetical(sent):
+    if hypothetical(sent):
         return []
-    found: list[_Found] = []
+    found: list[Found] = []
     claimed: list[tuple[int, int]] = []
 
-    def take(items: list[_Found]) -> None:
-        fresh = [f for f in items if not _overlaps(f.span, claimed)]
+    def take(items: list[Found]) -> None:
+        fresh = [f for f in items if not overlaps(f.span, claimed)]
         found.extend(fresh)
         claimed.extend(f.span for f in fresh)
 
-    take(_pasts(sent, subject))
-    take(_apply_rules(sent, _IDENTITY, subject))
-    take(_people_places(sent, recent))
-    take(_people_en(sent, recent))
-    take(_favorites(sent, subject))
-    take(_apply_rules(sent, _PREFERENCES, subject))
-    take(_apply_rules(sent, _RULES_AXIOM, subject))
-    take(_owned(_not_but(sent), subject))
-    take(_apply_rules(sent, _DECISIONS, subject))
-    take(_changes(sent, subject))
-    take(_stops(sent, subject))
-    take(_apply_rules(sent, _ACTIVITIES, subject))
-    take(_apply_rules(sent, _PLANS, subject))
+    take(past_facts(sent, subject))
+    take(apply_rules(sent, IDENTITY, subject))
+    take(people_places(sent, recent))
+    take(people_en(sent, recent))
+    take(favorites(sent, subject))
+    take(apply_rules(sent, PREFERENCES, subject))
+    take(apply_rules(sent, RULES_AXIOM, subject))
+    take(owned(not_but(sent), subject))
+    take(apply_rules(sent, DECISIONS, subject))
+    take(change_facts(sent, subject))
+    take(stop_facts(sent, subject))
+    take(apply_rules(sent, ACTIVITIES, subject))
+    take(apply_rules(sent, PLANS, subject))
     dated = find_date(sent.s, day)
     if dated and dated[0] > day.isoformat():
-        take(_apply_rules(sent, _FUTURE_PLANS, subject))
-    take(_owned(_values(sent, recent=recent), subject))
-    take(_apply_rules(sent, _OPINIONS, subject))
-    take(_named(sent, subject))  # a construction says which slot a name fills; a shape alone says less
-    take(_anchored(sent, subject, day))
+        take(apply_rules(sent, FUTURE_PLANS, subject))
+    take(owned(value_facts(sent, recent=recent), subject))
+    take(apply_rules(sent, OPINIONS, subject))
+    take(named_facts(sent, subject))  # a construction says which slot a name fills; a shape alone says less
+    take(anchored_facts(sent, subject, day))
     if not found and not dated:
-        take(_statements(sent, subject))
+        take(statement_facts(sent, subject))
 
-    weak = _weak_correction(sent)
+    weak = weak_correction(sent)
     for f in found:
-        nature = _PREDICATES[f.predicate][0]
+        nature = PREDICATES[f.predicate][0]
         marked = correction or (weak is not None and weak.start() <= f.span[0])
-        if f.explicitness == "corrected" or (marked and f.predicate in _CORRECTABLE):
+        if f.explicitness == "corrected" or (marked and f.predicate in CORRECTABLE):
             f.explicitness = "corrected"
-        if nature not in ("opinion", "axiom") and _hedged(sent, f.span[0], f.span[1]):
+        if nature not in ("opinion", "axiom") and hedged(sent, f.span[0], f.span[1]):
             f.explicitness, f.confidence = "inferred", CONF_INFERRED
 
     # what someone unnamed says or wants ("有人说周会改到周五", "someone asked to ship on Friday") is not the speaker's
-    found = [f for f in found if not _OTHERS.match(sent.s, sent.clauses[sent.clause_at(f.span[0])][0])]
+    found = [f for f in found if not OTHERS.match(sent.s, sent.clauses[sent.clause_at(f.span[0])][0])]
     # A value said after a later date ("4月1号起……改坐14号线", "from next Monday the standup is at 10am", "明天服务器
     # 升级到8C16G") holds from that date: until then the value before it is current.
     for f in found:
-        if f.predicate in _CORRECTABLE and f.starts is None and (before := find_date(sent.s[: f.span[0]], day)):
+        if f.predicate in CORRECTABLE and f.starts is None and (before := find_date(sent.s[: f.span[0]], day)):
             if before[0] > day.isoformat():
                 f.starts = before[0]
-    _dated_events(sent, found, subject, dated)
+    dated_events(sent, found, subject, dated)
     for f in found:  # "starting next month I'm moving to the ads ranking team": it holds from then, not now
         if f.predicate == "event" and f.event_date and f.event_date > day.isoformat() and f.starts is None and renews(sent):
             f.starts = f.event_date
     if found and not any(f.renews for f in found) and renews(sent):
         for f in found:  # "Last month I joined Stripe", "现在在拼多多做运营": a value or event that tells a change
-            f.renews = f.predicate in _CORRECTABLE or f.predicate == "event"
+            f.renews = f.predicate in CORRECTABLE or f.predicate == "event"
     for f in found:  # "She left Google last month and joined Meta": the story names what it ends
         if f.renews and f.predicate in ("event", "states") and f.replaces is None:
             f.replaces = left_behind(sent)
@@ -139,7 +139,7 @@ _RELATION_IN = re.compile(rf"{ZH_RELATIONS}|\b(?:{EN_RELATIONS})\b", re.I)
 _OPENS_ON_NAME = re.compile(r"\s*(?P<n>(?-i:[A-Z][a-z]{2,})|[小老阿][\u4e00-\u9fff])(?![a-z])")
 
 
-def _named_person(sent: _Sentence, recent: list[str]) -> str | None:
+def _named_person(sent: Sentence, recent: list[str]) -> str | None:
     m = _OPENS_ON_NAME.match(sent.s)
     if not m:
         return None
@@ -147,7 +147,7 @@ def _named_person(sent: _Sentence, recent: list[str]) -> str | None:
     return next((p for p in reversed(recent) if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![a-z])", p)), None)
 
 
-def _whose(sent: _Sentence, found: list[_Found], subject: str, recent: list[str] | None) -> None:
+def _whose(sent: Sentence, found: list[Found], subject: str, recent: list[str] | None) -> None:
     opens = _OPENS_ON_PERSON.match(sent.s)
     who = (pronoun_person(opens.group(0), recent) if opens and recent else None) or (_named_person(sent, recent) if recent else None)
     if who:
@@ -157,21 +157,21 @@ def _whose(sent: _Sentence, found: list[_Found], subject: str, recent: list[str]
     for f in found:
         if f.predicate == "does" and f.subject == subject:
             ca = sent.clauses[sent.clause_at(f.span[0])][0]
-            who = _person(sent, f.span[0])
+            who = anchored_person(sent, f.span[0])
             if who and _RELATION_IN.search(sent.s, ca, f.span[0]):
                 f.subject = who
 
 
-def _assistant_sentence(sent: _Sentence) -> list[_Found]:
+def _assistant_sentence(sent: Sentence) -> list[Found]:
     """Assistant restatements about the user; never a stated fact."""
-    if _hypothetical(sent):
+    if hypothetical(sent):
         return []
-    found = _apply_rules(sent, _ASSISTANT_PREFS, "user")
+    found = apply_rules(sent, ASSISTANT_PREFS, "user")
     claimed = [f.span for f in found]
-    for v in _values(sent, assistant=True):
-        if _overlaps(v.span, claimed):
+    for v in value_facts(sent, assistant=True):
+        if overlaps(v.span, claimed):
             continue
-        if _NAME_ATTRIBUTE.fullmatch(v.subject):
+        if NAME_ATTRIBUTE.fullmatch(v.subject):
             v.subject, v.predicate = "user", "name"
         found.append(v)
     for f in found:
@@ -179,8 +179,8 @@ def _assistant_sentence(sent: _Sentence) -> list[_Found]:
     return found
 
 
-def _candidate(turn: Turn, day: date, f: _Found, evidence: str) -> Candidate:
-    nature, multi, base = _PREDICATES[f.predicate]
+def _candidate(turn: Turn, day: date, f: Found, evidence: str) -> Candidate:
+    nature, multi, base = PREDICATES[f.predicate]
     confidence = f.confidence
     if confidence is None:
         confidence = CONF_CORRECTED if f.explicitness == "corrected" else base
@@ -212,25 +212,25 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
     text = turn.text or ""
     if not text.strip():
         return []
-    src = _Source(text)
+    src = Source(text)
     out: list[Candidate] = []
     seen: set[tuple[str, str, str]] = set()
     assistant = turn.role == "assistant"
-    subject = _speaker_subject(turn)
-    correction = not assistant and _has_any(src.norm.lower(), _CORRECTION_KEYS) and bool(_CORRECTION.search(src.norm))
-    for sent in _sentences(src):
+    subject = subject_of_speaker(turn)
+    correction = not assistant and has_any(src.norm.lower(), CORRECTION_KEYS) and bool(CORRECTION.search(src.norm))
+    for sent in sentences(src):
         if assistant:
             found = _assistant_sentence(sent)
         else:
             found = _speaker_sentence(sent, subject, day, correction, people)
-            if correction or _weak_correction(sent):
+            if correction or weak_correction(sent):
                 # "我记错了，是 M1 Pro，内存倒确实是 32G": a bare fix beside a value of its own
-                fix = _bare_correction(sent, anchors, pos)
+                fix = bare_correction(sent, anchors, pos)
                 if fix:  # the fix knows which value it corrects; a value read by its shape alone does not
-                    found = [f for f in found if not (f.anchored and _overlaps(f.span, [fix.span]))]
-                if fix and not _overlaps(fix.span, [f.span for f in found if f.predicate in _CORRECTABLE]):
+                    found = [f for f in found if not (f.anchored and overlaps(f.span, [fix.span]))]
+                if fix and not overlaps(fix.span, [f.span for f in found if f.predicate in CORRECTABLE]):
                     found.append(fix)
-        evidence = _evidence(sent)
+        evidence = evidence_of(sent)
         for f in found:
             key = (f.subject, f.predicate, f.obj)
             if key in seen:
@@ -238,11 +238,11 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
             seen.add(key)
             rejected = None
             if f.predicate == "prefers":  # "Go 而不是 Java", "use Go than Java": the object is Go, Java is turned down
-                parts = _RATHER.split(f.obj, maxsplit=1)
+                parts = RATHER.split(f.obj, maxsplit=1)
                 if len(parts) == 2 and parts[0].strip() and parts[1].strip():
-                    f.obj, rejected = _USE_PREFIX.sub("", parts[0]).strip(), parts[1].strip(" .。")
+                    f.obj, rejected = USE_PREFIX.sub("", parts[0]).strip(), parts[1].strip(" .。")
             cand = _candidate(turn, day, f, evidence)
-            if assistant and _asks(sent, f.span[0]):
+            if assistant and asks(sent, f.span[0]):
                 # "你的数据库端口是 5432，对吧？" asks, it does not claim: no fact, but a user's bare
                 # "不对，是 5433" that follows still knows which value it corrects.
                 if not cand.multi_valued:
@@ -252,7 +252,7 @@ def _extract_turn(turn: Turn, day: date, pos: int, anchors: list[tuple[int, Cand
             if not cand.multi_valued:
                 anchors.append((pos, cand))
             if f.predicate == "prefers" and not assistant:
-                alt = rejected or _rejected_alternative(sent.orig(0, len(sent.s)), cand.object)
+                alt = rejected or rejected_alternative(sent.orig(0, len(sent.s)), cand.object)
                 if alt and (f.subject, "prefers_not", alt) not in seen:
                     seen.add((f.subject, "prefers_not", alt))
                     out.append(Candidate(**{**cand.to_dict(), "predicate": "prefers_not", "object": alt}))

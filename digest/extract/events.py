@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import EVIDENCE_CHARS, _Sentence
-from digest.extract.objects import _trim
-from digest.extract.rule import _CORRECTABLE, CONF_INFERRED, _Found
-from digest.extract.vocab import _hedged, _is_question
+from digest.extract.normalize import EVIDENCE_CHARS, Sentence
+from digest.extract.objects import trim
+from digest.extract.rule import CORRECTABLE, CONF_INFERRED, Found
+from digest.extract.vocab import hedged, is_question
 
 # A greeting or a bare vocative ("你好", "AI伴侣", "Hello friend") opening an event sentence is dropped.
-_GREETING = re.compile(
+GREETING = re.compile(
     r"^\s*(?:你好|您好|嗨|哈喽|早上好|晚上好|下午好|(?:hi|hello|hey|good\s+(?:morning|evening|afternoon))\b)"
     r"|^\s*(?:亲爱的|my\s+|dear\s+)*(?:AI伴侣|AI助手|AI|朋友|老朋友|伙伴|小助手|助手|伴侣|AI\s+companion|friend|buddy|companion|assistant)\W*$",
     re.I,
 )
 # Events about the chat itself ("今天想和你聊聊", "see you tomorrow") are not events in the person's life.
-_CHAT_BOILERPLATE = re.compile(
+CHAT_BOILERPLATE = re.compile(
     "|".join(
         [
             r"聊天|聊聊|聊一下|再见|明天见|下次见|先到这|就到这|想(?:和你|跟你)?(?:聊|谈|说说)|请教|谢谢|感谢|问你|谈谈|谈一谈|谈论",
@@ -32,33 +32,33 @@ _CHAT_BOILERPLATE = re.compile(
 )
 
 # "no gym today", "nothing new this week": what did not happen is no event.
-_NOTHING = re.compile(r"^\s*(?:no|not|nothing|never|none)\b(?!\s+(?:longer|more)\b)", re.I)
+NOTHING = re.compile(r"^\s*(?:no|not|nothing|never|none)\b(?!\s+(?:longer|more)\b)", re.I)
 
 
-def _event_object(sent: _Sentence, taken: list[tuple[int, int]] | None = None) -> str:
+def event_object(sent: Sentence, taken: list[tuple[int, int]] | None = None) -> str:
     """The sentence without a leading greeting and without trailing question clauses; without the clauses that
     ``taken`` (the spans of values already found) overlap, when there are such."""
     clauses = sent.clauses
     if taken:
         rest = [(a, b) for a, b in clauses if not any(a < tb and ta < b for ta, tb in taken)]
-        parts = [sent.orig(*_trim(sent.s, a, b)) for a, b in rest if not _is_question(sent, clauses.index((a, b)))]
-        parts = [p for p in parts if p and not _GREETING.match(p)]
+        parts = [sent.orig(*trim(sent.s, a, b)) for a, b in rest if not is_question(sent, clauses.index((a, b)))]
+        parts = [p for p in parts if p and not GREETING.match(p)]
         return ("，" if sent.cjk else ", ").join(parts)[:EVIDENCE_CHARS]
     first, last = 0, len(clauses) - 1
-    while first < last and _GREETING.match(sent.s[clauses[first][0] : clauses[first][1]]):
+    while first < last and GREETING.match(sent.s[clauses[first][0] : clauses[first][1]]):
         first += 1
-    while last > first and _is_question(sent, last):
+    while last > first and is_question(sent, last):
         last -= 1
-    if _is_question(sent, last):
+    if is_question(sent, last):
         return ""
-    a, b = _trim(sent.s, clauses[first][0], clauses[last][1])
+    a, b = trim(sent.s, clauses[first][0], clauses[last][1])
     return sent.orig(a, b)[:EVIDENCE_CHARS]
 
 
-def _dated_events(sent: _Sentence, found: list[_Found], subject: str, dated: tuple[str, int, int] | None) -> None:
+def dated_events(sent: Sentence, found: list[Found], subject: str, dated: tuple[str, int, int] | None) -> None:
     """Date the plans and decisions of ``found``; a dated sentence with neither (and no value that contains
     the date) becomes an event of its own, appended to ``found``."""
-    if dated and not _is_question(sent, sent.clause_at(dated[1])):
+    if dated and not is_question(sent, sent.clause_at(dated[1])):
         iso, da, db = dated
         plans = [f for f in found if f.predicate in ("plans", "decided")]
         for f in plans:
@@ -67,12 +67,12 @@ def _dated_events(sent: _Sentence, found: list[_Found], subject: str, dated: tup
         # sentence would keep the old value of a change ("从9点改成10点") current beside the new one.
         # A change ("主集群已经迁到X，Y那边的机器上周释放了") or a stop ("cancelled Netflix last night") is the whole story
         # of its sentence: no event at all.
-        taken = [f.span for f in found if f.predicate in _CORRECTABLE]
-        changed = any(f.change for f in found if f.predicate in _CORRECTABLE) or any(f.predicate == "stopped" for f in found)
+        taken = [f.span for f in found if f.predicate in CORRECTABLE]
+        changed = any(f.change for f in found if f.predicate in CORRECTABLE) or any(f.predicate == "stopped" for f in found)
         if not plans and not changed:
-            obj = _event_object(sent, taken)
-            if obj and len(obj) >= (5 if sent.cjk else 12) and not _CHAT_BOILERPLATE.search(obj) and not _NOTHING.match(obj):
-                ev = _Found(subject, "event", obj, (0, len(sent.s)), event_date=iso)
-                if _hedged(sent, da, sent.clauses[sent.clause_at(da)][1]):
+            obj = event_object(sent, taken)
+            if obj and len(obj) >= (5 if sent.cjk else 12) and not CHAT_BOILERPLATE.search(obj) and not NOTHING.match(obj):
+                ev = Found(subject, "event", obj, (0, len(sent.s)), event_date=iso)
+                if hedged(sent, da, sent.clauses[sent.clause_at(da)][1]):
                     ev.explicitness, ev.confidence = "inferred", CONF_INFERRED
                 found.append(ev)

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE
-from digest.extract.normalize import _Sentence
+from digest.extract.anchored import NOT_REAL, OTHERS, TENTATIVE
+from digest.extract.normalize import Sentence
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
-from digest.extract.people import _NAME1 as _ZH_GIVEN
-from digest.extract.rule import _Found
-from digest.extract.subjects import _NOT_MINE
-from digest.extract.vocab import _hedged, _is_question, _technical
+from digest.extract.people import NAME1 as _ZH_GIVEN
+from digest.extract.rule import Found
+from digest.extract.subjects import NOT_MINE
+from digest.extract.vocab import hedged, is_question, is_technical
 from kernel.valuetypes import find_values
 
 # -- English -------------------------------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def _zh_owner(who: str) -> str | None:
     return kin(m.group(0)) if m else None
 
 
-def _overlap(span: tuple[int, int], found: list[_Found], typed: list[tuple[int, int, str]] = ()) -> bool:
+def _overlap(span: tuple[int, int], found: list[Found], typed: list[tuple[int, int, str]] = ()) -> bool:
     """The span is taken already, or cuts a typed value short ("at 9" of "at 9:30": the shape reads it whole)."""
     a, b = span
     return (any(a < f.span[1] and f.span[0] < b for f in found)
@@ -170,31 +170,31 @@ def _overlap(span: tuple[int, int], found: list[_Found], typed: list[tuple[int, 
 
 # -- the family ----------------------------------------------------------------------------------------------------
 
-def _clause_ok(sent: _Sentence, a: int) -> bool:
+def _clause_ok(sent: Sentence, a: int) -> bool:
     ci = sent.clause_at(a)
     ca, cb = sent.clauses[ci]
     c = sent.s[ca:cb]
-    return not (_is_question(sent, ci) or _NOT_MINE.match(c) or _OTHERS.match(c) or _TENTATIVE.search(sent.s, ca, a)
-                or _hedged(sent, ca, cb))
+    return not (is_question(sent, ci) or NOT_MINE.match(c) or OTHERS.match(c) or TENTATIVE.search(sent.s, ca, a)
+                or hedged(sent, ca, cb))
 
 
-def _found(subject: str, name: str, span: tuple[int, int], who: str | None, speaker: str, predicate: str = "value") -> _Found | None:
+def _found(subject: str, name: str, span: tuple[int, int], who: str | None, speaker: str, predicate: str = "value") -> Found | None:
     if predicate == "has":  # whose it is is the subject itself
         if find_values(name):  # a typed name ("iPhone 15", "Model 3") is a value of its type: a newer one supersedes it
             return None
-        return _Found(who or speaker, "has", name, span)
+        return Found(who or speaker, "has", name, span)
     if who:
         subject = f"{who}的{subject}" if re.search(r"[\u4e00-\u9fff]", who + subject) else f"{who}'s {subject}"
     elif speaker != "user":
         subject = f"{speaker}'s {subject}"
-    return _Found(subject, "value", name, span, technical=_technical(subject, name))
+    return Found(subject, "value", name, span, technical=is_technical(subject, name))
 
 
-def _named(sent: _Sentence, speaker: str) -> list[_Found]:
+def named_facts(sent: Sentence, speaker: str) -> list[Found]:
     s = sent.s
-    if _NOT_REAL.search(s):
+    if NOT_REAL.search(s):
         return []
-    out: list[_Found] = []
+    out: list[Found] = []
     typed = find_values(s)
     if sent.latin and not sent.cjk:
         for m in _EN_PAYS.finditer(s):
@@ -203,7 +203,7 @@ def _named(sent: _Sentence, speaker: str) -> list[_Found]:
             who, at = _en_owner(m.group("who")), m.end()
             while (item := _EN_LIST_ITEM.match(s, at)) and item.group("name"):
                 if not _overlap(item.span("name"), out, typed):
-                    out.append(_Found(who or speaker, "has", sent.orig(*item.span("name")).rstrip("."), item.span("name")))
+                    out.append(Found(who or speaker, "has", sent.orig(*item.span("name")).rstrip("."), item.span("name")))
                 at = item.end()
         for m in _EN_TEAM.finditer(s):
             if _clause_ok(sent, m.start()) and not _overlap(m.span("name"), out, typed):

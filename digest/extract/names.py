@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from digest.extract.normalize import CJK
-from digest.extract.rule import _indexed, _Rule, _zh
-from digest.extract.vocab import _PRONOUN_SUBJECTS
+from digest.extract.rule import indexed, Rule, zh
+from digest.extract.vocab import PRONOUN_SUBJECTS
 
 _ZH_NAME_BAD = re.compile(r"[了过着在去吃做说想要会能是的把被给让很也都就我你他她它这那啊吧呢吗]")
 _EN_NOT_NAMES = frozenset(
@@ -28,38 +28,38 @@ def _zh_name_ok(o: str) -> bool:
 
 def _en_name_ok(o: str) -> bool:
     words = o.split()
-    return 1 <= len(words) <= 4 and words[0].lower() not in _EN_NOT_NAMES and words[0].lower() not in _PRONOUN_SUBJECTS
+    return 1 <= len(words) <= 4 and words[0].lower() not in _EN_NOT_NAMES and words[0].lower() not in PRONOUN_SUBJECTS
 
 
 def _zh_greeting_name_ok(o: str) -> bool:
     return 2 <= len(o) <= 3 and (o[0] in _ZH_SURNAME or o[0] in "小老阿") and not _ZH_NAME_BAD.search(o)
 
 
-_NAMES = _indexed(
+NAMES = indexed(
     # 我叫X / 我的名字是X / 叫我X: a short name, not "我叫了外卖".
-    _Rule("name", _zh(r"我(?:的名字|的姓名|名字)(?:应该|其实|实际上|现在)?(?:是|叫)\s*(?P<obj>.+)"), check=_zh_name_ok, keys="名字|姓名"),
-    _Rule(
+    Rule("name", zh(r"我(?:的名字|的姓名|名字)(?:应该|其实|实际上|现在)?(?:是|叫)\s*(?P<obj>.+)"), check=_zh_name_ok, keys="名字|姓名"),
+    Rule(
         "name",
-        _zh(r"我(?:也|就|现在)?叫(?!了|过|着|他|她|你|它|人|车|外卖|醒|起|住|来|去|上|出|做|什么)\s*(?P<obj>.+)"),
+        zh(r"我(?:也|就|现在)?叫(?!了|过|着|他|她|你|它|人|车|外卖|醒|起|住|来|去|上|出|做|什么)\s*(?P<obj>.+)"),
         check=_zh_name_ok,
         keys="叫",
     ),
     # 叫我X is what to call them (a nickname), not a new name: it never supersedes 我叫张志强.
-    _Rule(
+    Rule(
         "nickname",
-        _zh(r"(?:(?:你|您|大家)(?:也)?(?:可以|就|都)?|(?:^|(?<=[,\s])))叫我\s*(?P<obj>.+?)(?:\s*(?:就行|就好|就可以|就成|就是了|好了|吧|啦|呀|哈|就))*\s*(?=[,;:!?。]|$)"),
+        zh(r"(?:(?:你|您|大家)(?:也)?(?:可以|就|都)?|(?:^|(?<=[,\s])))叫我\s*(?P<obj>.+?)(?:\s*(?:就行|就好|就可以|就成|就是了|好了|吧|啦|呀|哈|就))*\s*(?=[,;:!?。]|$)"),
         check=_zh_name_ok,
         keys="叫我",
     ),
     # "你好，我是小琳": only a bare 2-3 character name after a greeting, starting with a surname or 小/老/阿.
-    _Rule(
+    Rule(
         "name",
-        _zh(r"^(?:你好|您好|大家好|嗨|哈喽|hi|hello)[^,]{0,6},\s*我是(?P<obj>[" + CJK + r"]{2,3})\s*(?:[,。!]|$)"),
+        zh(r"^(?:你好|您好|大家好|嗨|哈喽|hi|hello)[^,]{0,6},\s*我是(?P<obj>[" + CJK + r"]{2,3})\s*(?:[,。!]|$)"),
         check=_zh_greeting_name_ok,
         keys="我是",
     ),
     # "my name is Emily": first word anything, then only capitalised words.
-    _Rule(
+    Rule(
         "name",
         re.compile(
             r"(?i:\bmy\s+(?:first\s+|full\s+)?name\s+is|\bmy\s+name's|\bI(?:'m|\s+am)\s+called)\s+"
@@ -69,14 +69,14 @@ _NAMES = _indexed(
         keys="name|called",
     ),
     # "call me Em": what to call them, a nickname that never supersedes the name.
-    _Rule(
+    Rule(
         "nickname",
         re.compile(r"(?i:\bcall\s+me)\s+(?P<obj>[^\s,.;!?\"]+(?:\s+[A-Z][\w'\-]*){0,2})"),
         check=_en_name_ok,
         keys="call me",
     ),
     # "I'm Emily" (case-sensitive: a capitalised name right after, then the clause ends).
-    _Rule(
+    Rule(
         "name",
         re.compile(r"\b(?:I'm|I\s+am|i'm)\s+(?P<obj>[A-Z][a-z][\w'\-]*(?:[ \-][A-Z][\w'\-]*){0,2})(?=\s*(?:[,.!;?]|$)|\s+(?:and|from|here)\b)"),
         check=_en_name_ok,

@@ -16,13 +16,13 @@ from kernel.text import CJK_SCRIPTS
 
 EVIDENCE_CHARS = 120
 CJK = CJK_SCRIPTS  # Han, kana and hangul: scripts written without spaces
-_HAS_CJK = re.compile(f"[{CJK}]")
+HAS_CJK = re.compile(f"[{CJK}]")
 _HAS_LATIN = re.compile(r"[A-Za-z]")
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u300c": '"', "\u300d": '"'})
 
 
-class _Source:
+class Source:
     """A turn's text: ``norm`` for matching, ``orig(a, b)`` to cut the same span out of the original."""
 
     __slots__ = ("text", "norm", "_idx")
@@ -55,8 +55,8 @@ class _Source:
 
 
 @dataclass
-class _Sentence:
-    src: _Source
+class Sentence:
+    src: Source
     start: int  # offset of ``s`` inside src.norm
     s: str  # normalised sentence text (terminator included)
     clauses: list[tuple[int, int]]  # comma-separated parts of ``s``
@@ -107,8 +107,8 @@ def _pieces(norm: str, a: int, b: int) -> list[tuple[int, int]]:
     return out
 
 
-def _sentences(src: _Source) -> list[_Sentence]:
-    out: list[_Sentence] = []
+def sentences(src: Source) -> list[Sentence]:
+    out: list[Sentence] = []
     norm, pos = src.norm, 0
     ends = [m.end() for m in _SENT_END.finditer(norm)]
     if not ends or ends[-1] < len(norm):
@@ -133,11 +133,11 @@ def _sentences(src: _Source) -> list[_Sentence]:
             clauses.append((c0, m.start()))
             c0 = m.end()
         clauses.append((c0, len(s)))
-        out.append(_Sentence(src, a, s, clauses, bool(_HAS_CJK.search(s)), bool(_HAS_LATIN.search(s))))
+        out.append(Sentence(src, a, s, clauses, bool(HAS_CJK.search(s)), bool(_HAS_LATIN.search(s))))
     return out
 
 
-def _has_any(text: str, keys: tuple[str, ...]) -> bool:
+def has_any(text: str, keys: tuple[str, ...]) -> bool:
     """Cheap keyword pre-check (substring tests) before an expensive alternation regex runs."""
     for k in keys:
         if k in text:

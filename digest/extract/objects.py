@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import _HAS_CJK, CJK, EVIDENCE_CHARS, _Sentence
+from digest.extract.normalize import HAS_CJK, CJK, EVIDENCE_CHARS, Sentence
 
 _ZH_STOP = re.compile(r"[,;:。!?()\"《]|\.{3}")
 # English clause breakers: a conjunction or a new subject ends the object ("jazz, especially bebop").
@@ -27,7 +27,7 @@ _TRIM_TAIL = re.compile(
 _CLOSING = {'"': '"', "《": "》", "'": "'"}
 
 
-def _cut(sent: _Sentence, a: int, b: int, lists: bool = False) -> int:
+def cut(sent: Sentence, a: int, b: int, lists: bool = False) -> int:
     """End of the object that starts at ``a``: the clause end (CJK), or the first breaker (English)."""
     s = sent.s
     while a < b and s[a].isspace():
@@ -40,9 +40,9 @@ def _cut(sent: _Sentence, a: int, b: int, lists: bool = False) -> int:
         m = _ZH_STOP.search(s, a, b)
         if m:
             b = m.start()
-        if not lists or not _HAS_CJK.search(s, a, b):
+        if not lists or not HAS_CJK.search(s, a, b):
             m2 = _EN_BREAK.search(s, a, b)
-            if m2 and not _HAS_CJK.search(s, a, m2.start()):
+            if m2 and not HAS_CJK.search(s, a, m2.start()):
                 b = m2.start()
         return b
     m = _EN_BREAK.search(s, a, b)
@@ -55,7 +55,7 @@ def _cut(sent: _Sentence, a: int, b: int, lists: bool = False) -> int:
     return b
 
 
-def _trim(s: str, a: int, b: int) -> tuple[int, int]:
+def trim(s: str, a: int, b: int) -> tuple[int, int]:
     """Drop edge punctuation, spaces and sentence particles; drop quotes around the whole object or left unpaired."""
     for _ in range(2):
         m = _TRIM_LEAD.match(s, a, b)
@@ -95,10 +95,10 @@ _EN_ITEM_STOP = re.compile(
 )
 
 
-def _split_list(sent: _Sentence, a: int, b: int) -> list[tuple[int, int]]:
+def split_list(sent: Sentence, a: int, b: int) -> list[tuple[int, int]]:
     s = sent.s
     seg = s[a:b]
-    if sent.cjk and _HAS_CJK.search(seg):
+    if sent.cjk and HAS_CJK.search(seg):
         if _ZH_PP_START.match(seg):
             return [(a, b)]
         if "、" in seg:
@@ -141,13 +141,13 @@ def _split_list(sent: _Sentence, a: int, b: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _evidence(sent: _Sentence) -> str:
+def evidence_of(sent: Sentence) -> str:
     return sent.orig(0, len(sent.s))[:EVIDENCE_CHARS]
 
 
 # Time words after an English object ("Go now", "Python these days") are not part of the value.
 
-_OBJ_TAIL_NOW = re.compile(
+OBJ_TAIL_NOW = re.compile(
     r"(?:\s+(?:now|already|today|yesterday|tomorrow|originally|as\s+well|too|also|currently|anymore|at\s+the\s+moment|these\s+days|right\s+now|"
     r"lately|recently|a\s+lot|very\s+much|so\s+much|sometimes|often|usually))+$",
     re.I,

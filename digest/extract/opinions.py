@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.rule import _en, _indexed, _Rule, _zh
-from digest.extract.vocab import _EN_ADV, _ZH_ADV
+from digest.extract.rule import en, indexed, Rule, zh
+from digest.extract.vocab import EN_ADV, ZH_ADV
 
 _OPINION_BAD = re.compile(r"(?:(?:so|not|it|that|yes|no|so\s+too|这样|是的|对|也是)\W*$|你|您|you\b|you're\b)", re.I)
 
@@ -23,33 +23,33 @@ _CLAUSE_START_EN = (
     r"oh|um|still|however|overall|anyway)[,\s]+)*"
 )
 
-_OPINIONS = _indexed(
+OPINIONS = indexed(
     # 我觉得/我认为/我相信/在我看来X.
-    _Rule(
+    Rule(
         "thinks",
-        _zh(rf"{_CLAUSE_START_ZH}我{_ZH_ADV}{{0,2}}(?:个人)?(?:觉得|认为)(?P<obj>.+)"),
+        zh(rf"{_CLAUSE_START_ZH}我{ZH_ADV}{{0,2}}(?:个人)?(?:觉得|认为)(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="觉得|认为",
     ),
-    _Rule(
+    Rule(
         "thinks",
-        _zh(r"(?:在我看来|依我看|我的看法是|我的观点是)[,\s]*(?P<obj>.+)"),
+        zh(r"(?:在我看来|依我看|我的看法是|我的观点是)[,\s]*(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="看来|依我看|看法|观点",
     ),
     # "I think X", "I believe X", "in my opinion X".
-    _Rule(
+    Rule(
         "thinks",
-        _en(rf"{_CLAUSE_START_EN}I\s+{_EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"),
+        en(rf"{_CLAUSE_START_EN}I\s+{EN_ADV}{{0,2}}(?:think|believe|feel\s+that|reckon)\b(?!\s+(?:about|of|so|in)\b)\s*(?:that\s+)?(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="think|believe|feel|reckon",
     ),
-    _Rule(
+    Rule(
         "thinks",
-        _en(r"\b(?:in\s+my\s+(?:opinion|view)|personally)\s*,\s*(?P<obj>.+)"),
+        en(r"\b(?:in\s+my\s+(?:opinion|view)|personally)\s*,\s*(?P<obj>.+)"),
         keep_tail=True,
         check=_opinion_ok,
         keys="opinion|view|personally",

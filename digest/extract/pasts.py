@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import _Sentence
-from digest.extract.rule import _Found
-from digest.extract.vocab import _is_question
+from digest.extract.normalize import Sentence
+from digest.extract.rule import Found
+from digest.extract.vocab import is_question
 
 _OBJ_EN = r"(?P<obj>[A-Za-z0-9][\w&.'\-]*(?:\s+[A-Za-z0-9][\w&.'\-]*){0,3}?)(?=\s*(?:$|[,;.!?]|\s+(?:every|on|at|in|for|with|when|but|and|before|until|back|a\s+lot)\b))"
 _OBJ_ZH = r"(?P<obj>[\u4e00-\u9fffA-Za-z0-9 ]{1,15}?)(?=$|[,;:!?。]|了|的时候|那会|工作|上班)"
@@ -23,13 +23,13 @@ _PASTS = (
 )
 
 
-def _pasts(sent: _Sentence, subject: str) -> list[_Found]:
-    out: list[_Found] = []
+def past_facts(sent: Sentence, subject: str) -> list[Found]:
+    out: list[Found] = []
     for pred, rx in _PASTS:
         for m in rx.finditer(sent.s):
-            if _is_question(sent, sent.clause_at(m.start())) or any(a < m.end() and m.start() < b for a, b in (f.span for f in out)):
+            if is_question(sent, sent.clause_at(m.start())) or any(a < m.end() and m.start() < b for a, b in (f.span for f in out)):
                 continue
             obj = sent.orig(*m.span("obj")).strip()
             if obj:
-                out.append(_Found(subject, pred, obj, m.span(), ended=True))
+                out.append(Found(subject, pred, obj, m.span(), ended=True))
     return out

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import _Sentence
-from digest.extract.rule import _Found
+from digest.extract.normalize import Sentence
+from digest.extract.rule import Found
 
 _REL = (
     r"同事|女儿|儿子|老婆|妻子|老公|丈夫|媳妇|妈妈|老妈|我妈|妈|爸爸|老爸|爸|哥哥|姐姐|弟弟|妹妹|朋友|经理|老板|领导|室友|同学|"
@@ -26,9 +26,9 @@ PERSON_IN_SUBJECT = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RE
                                rf"|^(?P<rel>(?:{EN_RELATIONS})(?='s\b)|(?:{ZH_RELATIONS})(?=的))", re.I)
 # A short name: 小李 / 老王 / 阿强, or a doubled name (朵朵).
 _NAME = r"(?:[小老阿][\u4e00-\u9fff])(?![\u4e00-\u9fff]{{0,1}}(?:时|点|会|分))|(?P<{g}>[\u4e00-\u9fff])(?P={g})"
-_NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")
+NAME1, _NAME2 = _NAME.format(g="d1"), _NAME.format(g="d2")
 _WHO = re.compile(
-    rf"^\s*(?:我的|我们的|我)?(?:(?P<rel>{_REL})(?P<name>{_NAME1})?|(?P<name2>{_NAME2}))"
+    rf"^\s*(?:我的|我们的|我)?(?:(?P<rel>{_REL})(?P<name>{NAME1})?|(?P<name2>{_NAME2}))"
     r"(?:今年|已经|刚刚|刚|也|还|现在|目前|这周|最近|上个月|下个月|马上|就)*"
 )
 _TAIL = r"(?:已经|刚刚|刚|也|还|现在|目前|这周|最近|就)*"
@@ -80,7 +80,7 @@ _ZH_PRONOUN = re.compile(r"^\s*(?:她|他)(?!们)(?:今年|已经|刚刚|刚|也
 _WORK = re.compile(r"上班|工作|跳槽|入职|加入|实习")
 
 
-def _people_places(sent: _Sentence, recent: list[str] | None = None) -> list[_Found]:
+def people_places(sent: Sentence, recent: list[str] | None = None) -> list[Found]:
     """``recent``: the people spoken of before this sentence in the day, latest last; it gains this sentence's."""
     if not sent.cjk:
         return []
@@ -112,7 +112,7 @@ def _people_places(sent: _Sentence, recent: list[str] | None = None) -> list[_Fo
                 continue
             g = "obj" if at.group("obj") else "obj2"
             a, b = rest_at + at.start(g), rest_at + at.end(g)
-        out.append(_Found(who, "works_at" if _WORK.search(rest) else "lives_in", sent.orig(a, b), (a, b)))
+        out.append(Found(who, "works_at" if _WORK.search(rest) else "lives_in", sent.orig(a, b), (a, b)))
     return out
 
 
@@ -135,7 +135,7 @@ _EN_PEOPLE = (
 _EN_PRONOUN = re.compile(r"(?:^|(?<=[,;:—-])\s*|\band\s+|\bso\s+)(?:he|she)\b(?!\s+(?:said|says|thinks|thought|told|asked))", re.I)
 
 
-def _people_en(sent: _Sentence, recent: list[str] | None = None) -> list[_Found]:
+def people_en(sent: Sentence, recent: list[str] | None = None) -> list[Found]:
     """Where someone else lives and works, and what they do, from "my <relation> ..." in English; a "he" or "she"
     is the person last spoken of (``recent``, which gains this sentence's)."""
     if not sent.latin:
@@ -155,7 +155,7 @@ def _people_en(sent: _Sentence, recent: list[str] | None = None) -> list[_Found]
                 break
             pred, h = hit
             a, b = h.span("obj")
-            out.append(_Found(who, pred, sent.orig(a, b).rstrip(".,"), (m.start(), b)))
+            out.append(Found(who, pred, sent.orig(a, b).rstrip(".,"), (m.start(), b)))
             done.add(pred)
             more = _EN_AND.match(s, b)
             if not more:

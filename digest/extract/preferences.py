@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.rule import _en, _Found, _indexed, _Rule, _zh
-from digest.extract.vocab import _EN_ADV, _EN_I, _EN_IS, _ZH_ADV, _ZH_I
+from digest.extract.rule import en, Found, indexed, Rule, zh
+from digest.extract.vocab import EN_ADV, EN_I, EN_IS, ZH_ADV, ZH_I
 
 _PREF_BAD_START = re.compile(
     r"^(?:你|您|他|她|它|这|那|上你|听你|和你|跟你|与你|看你|and\b|or\b|but\b|you\b|your\b|their\b|his\b|its\b|(?:to|so|too)$|it\b|it's\b|that\b|this\b|these\b|"
@@ -15,7 +15,7 @@ _PREF_BAD_START = re.compile(
 )
 
 
-def _pref_ok(o: str) -> bool:
+def pref_ok(o: str) -> bool:
     return 1 <= len(o) <= 60 and not _PREF_BAD_START.search(o) and not re.search(r"\byou(?:r)?\b|你|您", o, re.I)
 
 
@@ -23,209 +23,209 @@ def _pref_ok(o: str) -> bool:
 # ("favorite editor") that a later favorite supersedes, not one more like. Plural lists ("my favorite foods are ...")
 # stay likes, below.
 _FAVORITE = (
-    re.compile(rf"我{_ZH_ADV}{{0,2}}最(?:喜欢|爱)的(?P<cat>[^,;:!?。是的]{{1,10}})(?:现在|目前)?是(?P<obj>[^,;:!?。]{{1,40}})"),
+    re.compile(rf"我{ZH_ADV}{{0,2}}最(?:喜欢|爱)的(?P<cat>[^,;:!?。是的]{{1,10}})(?:现在|目前)?是(?P<obj>[^,;:!?。]{{1,40}})"),
     re.compile(r"\bmy\s+(?:absolute\s+|all[\s-]time\s+|current\s+|new\s+)?(?:favou?rite|fav)\s+(?P<cat>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}?)"
                r"\s+(?:these\s+days\s+|now\s+|right\s+now\s+|at\s+the\s+moment\s+)?(?:is|has\s+to\s+be|would\s+be)\s+(?P<obj>[^,;:!?]{1,40}?)"
                r"\s*(?=$|[,;:!?]|\.(?:\s|$)|\s+(?:and|but|because|since|though)\b)", re.I),
 )
 
 
-def _favorites(sent, subject: str) -> list[_Found]:
+def favorites(sent, subject: str) -> list[Found]:
     out = []
     for rx in _FAVORITE:
         for m in rx.finditer(sent.s):
             cat, obj = sent.orig(*m.span("cat")).strip(), sent.orig(*m.span("obj")).strip().rstrip(".")
-            if not cat or not obj or not _pref_ok(obj):
+            if not cat or not obj or not pref_ok(obj):
                 continue
             slot = f"最喜欢的{cat}" if rx is _FAVORITE[0] else f"favorite {cat.lower()}"
             who = slot if subject == "user" else f"{subject}'s {slot}"
-            out.append(_Found(who, "value", obj, m.span()))
+            out.append(Found(who, "value", obj, m.span()))
     return out
 
 
-_PREFERENCES = _indexed(
+PREFERENCES = indexed(
     # 我最喜欢的X是Y / 我的爱好是Y / my favourite X is Y / my hobbies are Y: the value is the liked thing.
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"我{_ZH_ADV}{{0,2}}(?:最喜欢|最爱|喜欢|喜爱)的[^,;:!?。是]{{0,10}}是(?P<obj>.+)"),
+        zh(rf"我{ZH_ADV}{{0,2}}(?:最喜欢|最爱|喜欢|喜爱)的[^,;:!?。是]{{0,10}}是(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="的",
     ),
-    _Rule("likes", _zh(r"我的(?:兴趣)?爱好(?:是|有|包括)(?P<obj>.+)"), lists=True, check=_pref_ok, keys="爱好"),
-    _Rule(
+    Rule("likes", zh(r"我的(?:兴趣)?爱好(?:是|有|包括)(?P<obj>.+)"), lists=True, check=pref_ok, keys="爱好"),
+    Rule(
         "likes",
-        _en(r"\bmy\s+(?:absolute\s+)?(?:favou?rite|fav)\s+(?:[\w\-]+\s+){0,3}?(?:is|are|would\s+be|has\s+to\s+be)\s+(?P<obj>.+)"),
+        en(r"\bmy\s+(?:absolute\s+)?(?:favou?rite|fav)\s+(?:[\w\-]+\s+){0,3}?(?:is|are|would\s+be|has\s+to\s+be)\s+(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="fav",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(r"\bmy\s+hobb(?:y|ies)\s+(?:is|are|include|includes)\s+(?P<obj>.+)"),
+        en(r"\bmy\s+hobb(?:y|ies)\s+(?:is|are|include|includes)\s+(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="hobb",
     ),
     # Dislikes before likes: 我不(太)喜欢X / 讨厌X / I don't like X / I hate X.
-    _Rule(
+    Rule(
         "dislikes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:一点也不|一点都不|并不|不太|不怎么|不是很|不是太|不大|不)(?:喜欢|爱|喜爱)(?!的)(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:一点也不|一点都不|并不|不太|不怎么|不是很|不是太|不大|不)(?:喜欢|爱|喜爱)(?!的)(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="不",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:讨厌|厌恶|反感|受不了|忍受不了)(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:讨厌|厌恶|反感|受不了|忍受不了)(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="讨厌|厌恶|反感|受不了",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:一点也|一点都|并|都|也)?(?:不(?:太|怎么)?感兴趣|没(?:有|什么)?兴趣)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:一点也|一点都|并|都|也)?(?:不(?:太|怎么)?感兴趣|没(?:有|什么)?兴趣)"),
         keys="兴趣",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _en(
-            rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|can't|cannot)\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+"
+        en(
+            rf"{EN_IS}{EN_ADV}{{0,2}}(?:don't|do\s+not|didn't|did\s+not|no\s+longer|can't|cannot)\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|stand)\s+"
             rf"(?P<obj>.+)"
         ),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="n't|not|no longer|cannot",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:dislike|hate|detest|loathe)\s+(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,3}}(?:dislike|hate|detest|loathe)\s+(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="dislike|hate|detest|loathe",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _en(r"\bI(?:'m|\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|interested\s+in)\s+(?P<obj>.+)"),
+        en(r"\bI(?:'m|\s+am)\s+not\s+(?:a\s+(?:big\s+|huge\s+)?fan\s+of|into|interested\s+in)\s+(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="not",
     ),
     # Prefers (single-valued): 我更喜欢/偏好/倾向于X, 以后都用X, 请用X / I prefer X, please always use X.
-    _Rule(
+    Rule(
         "prefers",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:更喜欢|更爱|更偏爱|更偏好|更偏向|偏好|偏爱|偏向|更倾向于|更倾向|倾向于|更愿意|宁愿|宁可)(?:用|使用|采用)?(?P<obj>.+)"),
-        check=_pref_ok,
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:更喜欢|更爱|更偏爱|更偏好|更偏向|偏好|偏爱|偏向|更倾向于|更倾向|倾向于|更愿意|宁愿|宁可)(?:用|使用|采用)?(?P<obj>.+)"),
+        check=pref_ok,
         keys="更|偏|倾向|宁",
     ),
-    _Rule(
+    Rule(
         "prefers",
-        _zh(
+        zh(
             r"(?:以后|今后|往后|之后|从现在起|从今以后)[,\s]*(?:请|你)?(?:都|就|一律|统一|一直|全部)?(?:用|使用|采用|改用)"
             r"(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写)?(?=[,;:!?。]|$)"
         ),
-        check=_pref_ok,
+        check=pref_ok,
         keys="用",
     ),
-    _Rule(
+    Rule(
         "prefers",
-        _zh(r"请(?:你|您)?(?:以后)?(?:总是|始终|一直|都|务必|统一|一律)?(?:用|使用|采用)(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写|和我说话|跟我说话|回答我|回复我)?(?=[,;:!?。]|$)"),
-        check=_pref_ok,
+        zh(r"请(?:你|您)?(?:以后)?(?:总是|始终|一直|都|务必|统一|一律)?(?:用|使用|采用)(?P<obj>[^,;:!?。]+?)(?:来|去)?(?:回答|回复|交流|沟通|写|编写|和我说话|跟我说话|回答我|回复我)?(?=[,;:!?。]|$)"),
+        check=pref_ok,
         keys="请",
     ),
-    _Rule(
+    Rule(
         "prefers",
-        _en(rf"{_EN_I}(?:\s+{_EN_ADV}{{0,3}}|'d\s+|\s+would\s+)(?:prefer|rather)\s+(?P<obj>.+)"),
-        check=_pref_ok,
+        en(rf"{EN_I}(?:\s+{EN_ADV}{{0,3}}|'d\s+|\s+would\s+)(?:prefer|rather)\s+(?P<obj>.+)"),
+        check=pref_ok,
         keys="prefer|rather",
     ),
-    _Rule(
+    Rule(
         "prefers",
-        _en(
+        en(
             r"\b(?:please\s+(?:always\s+|only\s+)?|from\s+now\s+on,?\s+(?:please\s+)?(?:always\s+)?|"
             r"going\s+forward,?\s+(?:please\s+)?(?:always\s+)?)(?:use|reply\s+in|answer\s+in|respond\s+in|write\s+in|stick\s+(?:to|with))\s+"
             r"(?P<obj>.+)"
         ),
-        check=_pref_ok,
+        check=pref_ok,
         keys="use|reply|answer|respond|write|stick",
     ),
     # A practice kept up for a span of time is a standing liking: "I've played the violin for eight years",
     # "我学日语五年了", "been a Lakers fan since 2010". The span is no part of the value.
-    _Rule(
+    Rule(
         "likes",
-        _en(
+        en(
             r"\bI(?:'ve|\s+have)?\s+(?:been\s+)?(?:play(?:ed|ing)?|practic(?:ed|ing|e)|do(?:ne|ing)?|learn(?:ed|ing|t)|"
             r"collect(?:ed|ing)?|run(?:ning)?|swim(?:ming)?|climb(?:ed|ing)?|surf(?:ed|ing)?)\s+(?P<obj>[^,;:!?]{2,40}?)\s+"
             r"(?:for\s+(?:about\s+|over\s+|almost\s+|nearly\s+|like\s+)?(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
             r"several|many|a\s+few|a\s+couple\s+of)\s+(?:years?|months?|decades?)|since\s+(?:\d{4}|I\s+was|college|school|high\s+school))"
         ),
-        check=_pref_ok,
+        check=pref_ok,
         keys="for|since",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(r"(?:^|\b(?:I've|I\s+have|I'm|I\s+am)\s+)(?:been\s+)?an?\s+(?:big\s+|huge\s+|die-hard\s+|lifelong\s+)?"
+        en(r"(?:^|\b(?:I've|I\s+have|I'm|I\s+am)\s+)(?:been\s+)?an?\s+(?:big\s+|huge\s+|die-hard\s+|lifelong\s+)?"
             r"(?P<obj>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})\s+fan\b"),
         keys="fan",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"{_ZH_I}(?:已经|都|坚持)?(?P<obj>[\u4e00-\u9fff]{{2,4}}?)(?:了)?(?:有)?(?:[一二三四五六七八九十两几\d]+|好几|十几|二十几)(?:年|个月)了"),
-        check=_pref_ok,
+        zh(rf"{ZH_I}(?:已经|都|坚持)?(?P<obj>[\u4e00-\u9fff]{{2,4}}?)(?:了)?(?:有)?(?:[一二三四五六七八九十两几\d]+|好几|十几|二十几)(?:年|个月)了"),
+        check=pref_ok,
         keys="年|月",
     ),
     # Likes: 我(也很)喜欢/爱/热爱X, 我对X很感兴趣 / I (really) like/love/enjoy X, I'm into X.
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,3}}(?:热爱|喜爱|喜欢|爱)(?!好|人|心|情|护|戴|国|的)(?:上了|上)?(?P<obj>.+)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,3}}(?:热爱|喜爱|喜欢|爱)(?!好|人|心|情|护|戴|国|的)(?:上了|上)?(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="爱|喜",
     ),
     # "我喜欢猫，也喜欢狗" / "…，还讨厌葱": the repeated 我 is dropped after a comma.
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"(?<=,)\s*(?:有时候|平时|偶尔)?(?:也|还|又){_ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢)(?!的)(?P<obj>.+)"),
+        zh(rf"(?<=,)\s*(?:有时候|平时|偶尔)?(?:也|还|又){ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢)(?!的)(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         after_i=True,
         keys="喜|爱",
     ),
-    _Rule(
+    Rule(
         "dislikes",
-        _zh(rf"(?<=,)\s*(?:也|还|又){_ZH_ADV}{{0,2}}(?:讨厌|不喜欢|不太喜欢|受不了)(?P<obj>.+)"),
+        zh(rf"(?<=,)\s*(?:也|还|又){ZH_ADV}{{0,2}}(?:讨厌|不喜欢|不太喜欢|受不了)(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         after_i=True,
         keys="讨厌|不|受不了",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"{_ZH_I}{_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?<![不没])(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
+        zh(rf"{ZH_I}{ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?<![不没])(?:很|非常|特别|比较|挺|十分|也|都|还|更|一直|超级|蛮|越来越|开始|有点|有些)*(?:感兴趣|有兴趣|着迷|痴迷|充满热情|很有热情)"),
         keys="对",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(rf"{_EN_IS}{_EN_ADV}{{0,3}}(?:like|love|enjoy|adore)\s+(?:to\s+)?(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,3}}(?:like|love|enjoy|adore)\s+(?:to\s+)?(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="like|love|enjoy|adore",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(
-            rf"\bI(?:'m|\s+am)\s+{_EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|interested\s+in|passionate\s+about|"
+        en(
+            rf"\bI(?:'m|\s+am)\s+{EN_ADV}{{0,2}}(?:a\s+(?:big\s+|huge\s+|great\s+)?fan\s+of|into|interested\s+in|passionate\s+about|"
             rf"obsessed\s+with|fond\s+of)\s+(?P<obj>.+)"
         ),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="fan|into|interest|passion|obsess|fond",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(rf"{_EN_IS}{_EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"),
+        en(rf"{EN_IS}{EN_ADV}{{0,2}}(?:have|'ve\s+got)\s+a\s+(?:real\s+|great\s+|deep\s+|strong\s+)?(?:passion|love)\s+for\s+(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="passion|love for",
     ),
 )
@@ -238,11 +238,11 @@ _REJECTED = re.compile(
 )
 
 
-_RATHER = re.compile(r"\s*[,，]?\s*(?:而不是|而非|胜过)\s*|\s+(?:over|than|rather\s+than|instead\s+of)\s+", re.I)
-_USE_PREFIX = re.compile(r"^(?:to\s+)?(?:use|using)\s+", re.I)
+RATHER = re.compile(r"\s*[,，]?\s*(?:而不是|而非|胜过)\s*|\s+(?:over|than|rather\s+than|instead\s+of)\s+", re.I)
+USE_PREFIX = re.compile(r"^(?:to\s+)?(?:use|using)\s+", re.I)
 
 
-def _rejected_alternative(sentence: str, obj: str) -> str | None:
+def rejected_alternative(sentence: str, obj: str) -> str | None:
     at = sentence.find(obj)
     if at < 0:
         return None

@@ -3,57 +3,57 @@ love X"). They come out as inferred, never as stated facts."""
 
 from __future__ import annotations
 
-from digest.extract.preferences import _pref_ok
-from digest.extract.rule import _en, _indexed, _Rule, _zh
-from digest.extract.vocab import _EN_ADV, _ZH_ADV
+from digest.extract.preferences import pref_ok
+from digest.extract.rule import en, indexed, Rule, zh
+from digest.extract.vocab import EN_ADV, ZH_ADV
 
 # Assistant restatements about the user: "看起来你更喜欢X", "you seem to prefer X", "it sounds like you love X".
-_ASSISTANT_PREFS = _indexed(
-    _Rule(
+ASSISTANT_PREFS = indexed(
+    Rule(
         "prefers",
-        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?:用|使用|采用)?(?P<obj>.+)"),
-        check=_pref_ok,
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}(?:更喜欢|更偏爱|更偏好|偏好|偏爱|更倾向于|倾向于)(?:用|使用|采用)?(?P<obj>.+)"),
+        check=pref_ok,
         keys="你|您",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢|爱)(?!的)(?P<obj>.+)"),
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}(?:热爱|喜爱|喜欢|爱)(?!的)(?P<obj>.+)"),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="你|您",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){_ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"),
+        zh(rf"(?:看起来|看来|似乎|好像|听起来|感觉)[,\s]*(?:你|您){ZH_ADV}{{0,2}}对(?P<obj>[^,;:!?。]{{1,30}}?)(?:很|非常|特别|挺|十分)*(?:感兴趣|有兴趣|有热情|充满热情)"),
         keys="你|您",
     ),
-    _Rule(
+    Rule(
         "prefers",
-        _en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}prefer\s+"
-            rf"(?P<obj>.+)|\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
+        en(
+            rf"\byou\s+(?:seem|appear)\s+to\s+{EN_ADV}{{0,2}}prefer\s+"
+            rf"(?P<obj>.+)|\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{EN_ADV}{{0,2}}prefer\s+(?P<obj2>.+)"
         ),
-        check=_pref_ok,
+        check=pref_ok,
         keys="prefer",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(
-            rf"\byou\s+(?:seem|appear)\s+to\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
+        en(
+            rf"\byou\s+(?:seem|appear)\s+to\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|deep\s+)?passion\s+for|"
             rf"be\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="seem|appear",
     ),
-    _Rule(
+    Rule(
         "likes",
-        _en(
-            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{_EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|"
+        en(
+            rf"\b(?:it\s+)?(?:sounds|seems|looks)\s+like\s+you\s+{EN_ADV}{{0,2}}(?:like|love|enjoy|have\s+a\s+(?:real\s+|great\s+|strong\s+|"
             rf"deep\s+)?passion\s+for|are\s+(?:really\s+|very\s+)?(?:interested\s+in|into|passionate\s+about))\s+(?P<obj>.+)"
         ),
         lists=True,
-        check=_pref_ok,
+        check=pref_ok,
         keys="sound|seem|look",
     ),
 )

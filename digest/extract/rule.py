@@ -1,7 +1,7 @@
 """What a rule is and how one is applied to a sentence.
 
-A rule family is a tuple of :class:`_Rule` records (built with :func:`_indexed`); :func:`_apply_rules` runs a
-family over one sentence and returns :class:`_Found` items, which the engine turns into candidates. Every
+A rule family is a tuple of :class:`Rule` records (built with :func:`indexed`); :func:`apply_rules` runs a
+family over one sentence and returns :class:`Found` items, which the engine turns into candidates. Every
 rule carries a few literal keywords checked first (a substring test is far cheaper than a regex search).
 """
 
@@ -11,12 +11,12 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from digest.extract.normalize import _HAS_CJK, _Sentence
-from digest.extract.objects import _OBJ_TAIL_NOW, _cut, _split_list, _trim
-from digest.extract.vocab import _inherits_i, _is_question
+from digest.extract.normalize import HAS_CJK, Sentence
+from digest.extract.objects import OBJ_TAIL_NOW, cut, split_list, trim
+from digest.extract.vocab import inherits_i, is_question
 
 # predicate -> (nature, multi_valued, base confidence)
-_PREDICATES: dict[str, tuple[str, bool, float]] = {
+PREDICATES: dict[str, tuple[str, bool, float]] = {
     "name": ("fact", False, 0.9),
     "nickname": ("fact", False, 0.9),
     "role": ("fact", False, 0.9),
@@ -41,19 +41,19 @@ _PREDICATES: dict[str, tuple[str, bool, float]] = {
     "thinks": ("opinion", True, 0.6),
     "rule": ("axiom", True, 0.9),
 }
-_CORRECTABLE = {"name", "nickname", "role", "works_at", "lives_in", "from", "value"}  # what a correction turn upgrades
+CORRECTABLE = {"name", "nickname", "role", "works_at", "lives_in", "from", "value"}  # what a correction turn upgrades
 CONF_CORRECTED = 0.95
 CONF_INFERRED = 0.6
 
 
-def _indexed(*rules: _Rule) -> tuple[tuple[_Rule, bool, tuple[str, ...]], ...]:
+def indexed(*rules: Rule) -> tuple[tuple[Rule, bool, tuple[str, ...]], ...]:
     """Rules with their language and pre-check keywords, computed once at import (the keywords skip most
     regex searches: a sentence without "喜" or "爱" cannot say 我喜欢)."""
     return tuple((r, r.chinese, tuple(k for k in r.keys.split("|") if k)) for r in rules)
 
 
 @dataclass(frozen=True)
-class _Rule:
+class Rule:
     predicate: str
     regex: re.Pattern[str]
     group: str = "obj"
@@ -66,23 +66,23 @@ class _Rule:
     @property
     def chinese(self) -> bool:
         """A Chinese rule (its pattern spells CJK words): skipped for sentences without CJK, and vice versa."""
-        return bool(_HAS_CJK.search(self.regex.pattern))
+        return bool(HAS_CJK.search(self.regex.pattern))
 
 
-def _zh(pattern: str) -> re.Pattern[str]:
+def zh(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def _en(pattern: str) -> re.Pattern[str]:
+def en(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
-def _short(limit: int) -> Callable[[str], bool]:
+def short(limit: int) -> Callable[[str], bool]:
     return lambda o: len(o) <= limit
 
 
 @dataclass
-class _Found:
+class Found:
     """One extraction inside a sentence, before it becomes a Candidate."""
 
     subject: str
@@ -102,7 +102,7 @@ class _Found:
     renews: bool = False  # its sentence tells a change (digest.extract.statements.renews): it may replace a fact no rule ties it to
 
 
-def _overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:
+def overlaps(span: tuple[int, int], claimed: list[tuple[int, int]]) -> bool:
     return any(span[0] < b and a < span[1] for a, b in claimed)
 
 
@@ -121,7 +121,7 @@ _NOT_A_PLAN = re.compile(
 )
 
 
-def _lead_ok(sent: _Sentence, m: re.Match[str], predicate: str) -> bool:
+def _lead_ok(sent: Sentence, m: re.Match[str], predicate: str) -> bool:
     s = sent.s
     ca = sent.clauses[sent.clause_at(m.start())][0]
     before = s[ca : m.start()]
@@ -132,8 +132,8 @@ def _lead_ok(sent: _Sentence, m: re.Match[str], predicate: str) -> bool:
     return True
 
 
-def _apply_rules(sent: _Sentence, rules: tuple[tuple[_Rule, bool, tuple[str, ...]], ...], subject: str) -> list[_Found]:
-    out: list[_Found] = []
+def apply_rules(sent: Sentence, rules: tuple[tuple[Rule, bool, tuple[str, ...]], ...], subject: str) -> list[Found]:
+    out: list[Found] = []
     for rule, chinese, keys in rules:
         if not (sent.cjk if chinese else sent.latin):
             continue
@@ -154,36 +154,36 @@ def _apply_rules(sent: _Sentence, rules: tuple[tuple[_Rule, bool, tuple[str, ...
     return out
 
 
-def _rule_match(sent: _Sentence, rule: _Rule, m: re.Match[str], subject: str, out: list[_Found]) -> int:
+def _rule_match(sent: Sentence, rule: Rule, m: re.Match[str], subject: str, out: list[Found]) -> int:
     """Turn one rule match into findings (appended to ``out``); returns where the next search may start."""
     s = sent.s
     group = next((g for g in (rule.group, "obj2", "obj3") if g in m.groupdict() and m.group(g) is not None), None)
-    if group is None or _is_question(sent, sent.clause_at(m.start())) or not _lead_ok(sent, m, rule.predicate):
+    if group is None or is_question(sent, sent.clause_at(m.start())) or not _lead_ok(sent, m, rule.predicate):
         return m.start() + 1
-    if rule.after_i and not _inherits_i(sent, m.end()):
+    if rule.after_i and not inherits_i(sent, m.end()):
         return m.start() + 1
     oa, ob = m.start(group), m.end(group)
     if rule.keep_tail:
         # opinions: to the end of the sentence, dropping trailing question clauses
         for ci in range(sent.clause_at(oa) + 1, len(sent.clauses)):
-            if _is_question(sent, ci):
+            if is_question(sent, ci):
                 ob = min(ob, sent.clauses[ci][0])
                 break
     else:
-        ob = _cut(sent, oa, ob, lists=rule.lists)
-    oa, ob = _trim(s, oa, ob)
-    if not _HAS_CJK.search(s, oa, ob):
-        tail = _OBJ_TAIL_NOW.search(s, oa, ob)
+        ob = cut(sent, oa, ob, lists=rule.lists)
+    oa, ob = trim(s, oa, ob)
+    if not HAS_CJK.search(s, oa, ob):
+        tail = OBJ_TAIL_NOW.search(s, oa, ob)
         if tail:
             ob = tail.start()
     if ob <= oa:
         return m.start() + 1
-    spans = _split_list(sent, oa, ob) if rule.lists else [(oa, ob)]
+    spans = split_list(sent, oa, ob) if rule.lists else [(oa, ob)]
     for ia, ib in spans:
-        ia, ib = _trim(s, ia, ib)
+        ia, ib = trim(s, ia, ib)
         if ib <= ia or (rule.check and not rule.check(s[ia:ib])):
             continue
         obj = sent.orig(ia, ib)
         if obj:
-            out.append(_Found(subject, rule.predicate, obj, (m.start(), ob)))
+            out.append(Found(subject, rule.predicate, obj, (m.start(), ob)))
     return ob

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.anchored import _NOT_REAL, _OTHERS, _TENTATIVE, _person
-from digest.extract.events import _CHAT_BOILERPLATE, _event_object
-from digest.extract.normalize import _Sentence
+from digest.extract.anchored import NOT_REAL, OTHERS, TENTATIVE, anchored_person
+from digest.extract.events import CHAT_BOILERPLATE, event_object
+from digest.extract.normalize import Sentence
 from digest.extract.people import EN_RELATIONS
-from digest.extract.rule import _Found
-from digest.extract.subjects import _NOT_MINE
-from digest.extract.vocab import _hedged, _is_question
+from digest.extract.rule import Found
+from digest.extract.subjects import NOT_MINE
+from digest.extract.vocab import hedged, is_question
 from kernel.valuetypes import find_values
 
 # Verbs of changing, moving, joining and leaving: done or under way ("moved to", "switching to"; not "a change to", "my
@@ -38,7 +38,7 @@ _STRONG = re.compile(
 # Words that set now against before.
 _WEAK = re.compile(r"现在|如今|目前|眼下|这阵子|这段时间|已经|从此|以后|今后|\b(?:now|nowadays|these\s+days|currently|lately|from\s+now\s+on)\b", re.I)
 # Adding, not changing ("I picked up Korean as well", "我又养了一只猫").
-_ADDS = re.compile(r"也|又|另外|另一|第二|多了|还有|\b(?:also|too|as\s+well|another|second|in\s+addition|additionally|added|more)\b", re.I)
+ADDS = re.compile(r"也|又|另外|另一|第二|多了|还有|\b(?:also|too|as\s+well|another|second|in\s+addition|additionally|added|more)\b", re.I)
 # A named thing: a Latin-script name in a Chinese sentence, a capitalised word past the first in an English one.
 _LATIN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]+")
 _EN_CAPITAL = re.compile(r"(?<=[\s(\"'])(?!I\b|I'|OK\b)[A-Z][A-Za-z0-9+#.\-]*")
@@ -46,7 +46,7 @@ _NOUNISH = ("n", "eng", "nz", "ns", "nt", "nr", "j", "vn")
 _ZH_FUNCTION = frozenset("现在 如今 目前 已经 以后 从此 今后 时候 时间 这边 那边 我们 自己".split())
 
 
-def _named(text: str, cjk: bool) -> bool:
+def named(text: str, cjk: bool) -> bool:
     if find_values(text):
         return True
     if cjk:
@@ -54,7 +54,7 @@ def _named(text: str, cjk: bool) -> bool:
     return bool(_EN_CAPITAL.search(text))  # past the first word: a capital there only opens the sentence
 
 
-def _has_noun(text: str, cjk: bool) -> bool:
+def has_noun(text: str, cjk: bool) -> bool:
     if not cjk:
         return bool(re.search(r"[A-Za-z]{3,}", text))
     import jieba.posseg as pseg  # lazy: only a sentence with a change word pays for the tagger
@@ -73,35 +73,35 @@ _EN_NAME_OPENS = re.compile(r"\s*(?-i:[A-Z][a-z]{2,})\s+(?:(?:has|had|just|final
 _EN_NOT_DONE = re.compile(r"\b(?:won't|don't|didn't|doesn't|not|never|can|can't|may|might|must|will|'ll|gonna)\b|n't\b", re.I)
 
 
-def renews(sent: _Sentence) -> bool:
+def renews(sent: Sentence) -> bool:
     """The sentence tells a change of something that held before (and adds nothing beside it)."""
     s = sent.s
-    if _ADDS.search(s) or _TENTATIVE.search(s) or _NOT_REAL.search(s):
+    if ADDS.search(s) or TENTATIVE.search(s) or NOT_REAL.search(s):
         return False
     if not sent.cjk and (not (_EN_MINE.search(s) or _EN_DROPPED_I.match(s) or _EN_NAME_OPENS.match(s)) or _EN_NOT_DONE.search(s)):
         return False
     strong = _STRONG.search(s)
     if strong:
-        return _has_noun(s, sent.cjk) or _named(s, sent.cjk)
+        return has_noun(s, sent.cjk) or named(s, sent.cjk)
     weak = _WEAK.search(s)
-    return bool(weak) and _named(s, sent.cjk)
+    return bool(weak) and named(s, sent.cjk)
 
 
-def _statements(sent: _Sentence, subject: str) -> list[_Found]:
+def statement_facts(sent: Sentence, subject: str) -> list[Found]:
     """The sentence as a statement that renews, when it tells a change and no other family read it."""
     s = sent.s
-    if any(_is_question(sent, ci) for ci in range(len(sent.clauses))) or not renews(sent):
+    if any(is_question(sent, ci) for ci in range(len(sent.clauses))) or not renews(sent):
         return []
     a, b = sent.clauses[0]
-    if _NOT_MINE.match(s[a:b]) or _OTHERS.match(s[a:b]) or re.match(r"\s*(?:你|您|you\b)", s[a:b], re.I):
+    if NOT_MINE.match(s[a:b]) or OTHERS.match(s[a:b]) or re.match(r"\s*(?:你|您|you\b)", s[a:b], re.I):
         return []  # about the listener or someone unnamed
-    if _hedged(sent, 0, len(s)):
+    if hedged(sent, 0, len(s)):
         return []
-    obj = _event_object(sent)
-    if len(obj) < (5 if sent.cjk else 12) or _CHAT_BOILERPLATE.search(obj):
+    obj = event_object(sent)
+    if len(obj) < (5 if sent.cjk else 12) or CHAT_BOILERPLATE.search(obj):
         return []
-    who = _person(sent, len(s))
-    return [_Found(who or subject, "states", obj, (0, len(s)), renews=True)]
+    who = anchored_person(sent, len(s))
+    return [Found(who or subject, "states", obj, (0, len(s)), renews=True)]
 
 
 # What a change leaves ("left Google", "quit Stripe", "moved away from AWS", "离开了腾讯", "从阿里离职"): the name after
@@ -112,7 +112,7 @@ _ZH_LEFT = re.compile(r"(?:离开了?|辞掉了?|退出了?)\s*(?P<name>[A-Za-z]
                       r"从\s*(?P<name2>[A-Za-z][A-Za-z0-9+#.\-]*|[\u4e00-\u9fff]{2,6}?)\s*(?:离职|辞职|跳槽|搬走|搬出)")
 
 
-def left_behind(sent: _Sentence) -> str | None:
+def left_behind(sent: Sentence) -> str | None:
     """The name a change says it leaves, if it says one."""
     m = _EN_LEFT.search(sent.s) or _ZH_LEFT.search(sent.s)
     if not m:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import _Sentence
-from digest.extract.rule import _Found
-from digest.extract.vocab import _is_question
+from digest.extract.normalize import Sentence
+from digest.extract.rule import Found
+from digest.extract.vocab import is_question
 
 # Chinese: the thing, then what ends it ("Copilot 全员停用", "车卖了", "夜跑彻底停了", "Notion不用了").
 _ZH_STOP = re.compile(
@@ -48,11 +48,11 @@ _ZH_OBJ_BAD = re.compile(r"^(?:你|他|她|它|这|那|所有|一切|什么)")
 _EN_OBJ_BAD = frozenset("it that this them him her me us you everything anything something all".split())
 
 
-def _stops(sent: _Sentence, subject: str) -> list[_Found]:
-    out: list[_Found] = []
+def stop_facts(sent: Sentence, subject: str) -> list[Found]:
+    out: list[Found] = []
     s = sent.s
     for ci, (ca, cb) in enumerate(sent.clauses):
-        if _is_question(sent, ci):
+        if is_question(sent, ci):
             continue
         for rx in (_ZH_STOP_BEFORE, _ZH_STOP_NOT, _ZH_STOP, _EN_STOP):
             for m in rx.finditer(s, ca, cb):
@@ -69,5 +69,5 @@ def _stops(sent: _Sentence, subject: str) -> list[_Found]:
                     continue
                 if any(a < y and x < b for x, y in (f.span for f in out)):
                     continue
-                out.append(_Found(subject, "stopped", thing, (a, b)))
+                out.append(Found(subject, "stopped", thing, (a, b)))
     return out

@@ -7,32 +7,32 @@ from __future__ import annotations
 
 import re
 
-from digest.extract.normalize import _HAS_CJK
-from digest.extract.rule import _Found
+from digest.extract.normalize import HAS_CJK
+from digest.extract.rule import Found
 from kernel.domain import Turn
 
 # An assistant restates the user's things ("你的X是Y", "your X is Y"); a speaker's "your/his X" is not theirs.
-_YOUR = re.compile(r"\s*(?:(?:所以|那么|好的|嗯|哦|so|ok|okay|got\s+it|great)[,\s]+)*(?:你的|您的|your\s+)", re.I)
-_NOT_MINE = re.compile(r"\s*(?:你的|您的|your\b|his\b|her\b|their\b|他的|她的|他们的)", re.I)
+YOUR = re.compile(r"\s*(?:(?:所以|那么|好的|嗯|哦|so|ok|okay|got\s+it|great)[,\s]+)*(?:你的|您的|your\s+)", re.I)
+NOT_MINE = re.compile(r"\s*(?:你的|您的|your\b|his\b|her\b|their\b|他的|她的|他们的)", re.I)
 
-_NAME_ATTRIBUTE = re.compile(r"\s*(?:名字|姓名|全名|name|first\s+name|full\s+name)\s*", re.I)
+NAME_ATTRIBUTE = re.compile(r"\s*(?:名字|姓名|全名|name|first\s+name|full\s+name)\s*", re.I)
 
 
-def _owned(values: list[_Found], speaker_subject: str) -> list[_Found]:
+def owned(values: list[Found], speaker_subject: str) -> list[Found]:
     """Values of "my X": "my name" is the speaker's name; for a named participant "my birthday" is theirs
     ("Caroline's birthday", so two speakers' birthdays never supersede each other); users keep the bare X."""
     for v in values:
         if not v.possessive:
             continue
-        if _NAME_ATTRIBUTE.fullmatch(v.subject):
+        if NAME_ATTRIBUTE.fullmatch(v.subject):
             v.subject, v.predicate = speaker_subject, "name"
         elif speaker_subject != "user":
-            sep = "的" if _HAS_CJK.search(v.subject) else "'s "
+            sep = "的" if HAS_CJK.search(v.subject) else "'s "
             v.subject = f"{speaker_subject}{sep}{v.subject}"
     return values
 
 
-def _speaker_subject(turn: Turn) -> str:
+def subject_of_speaker(turn: Turn) -> str:
     if turn.role == "user":
         return "user"
     return (turn.speaker or "").strip() or "user"

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from digest.extract.normalize import _HAS_CJK, _has_any, _Sentence
-from digest.extract.objects import _OBJ_TAIL_NOW, _cut, _trim
-from digest.extract.rule import _Found
+from digest.extract.normalize import HAS_CJK, has_any, Sentence
+from digest.extract.objects import OBJ_TAIL_NOW, cut, trim
+from digest.extract.rule import Found
 from digest.extract.people import pronoun_person
-from digest.extract.subjects import _NOT_MINE, _YOUR
-from digest.extract.vocab import _ATTRIBUTE, _PRONOUN_SUBJECTS, _is_question, _technical
+from digest.extract.subjects import NOT_MINE, YOUR
+from digest.extract.vocab import ATTRIBUTE, PRONOUN_SUBJECTS, is_question, is_technical
 from kernel.dates import find_date
 from kernel.valuetypes import typed_extent
 
@@ -98,7 +98,7 @@ _EVALUATIVE = re.compile(
 )
 
 
-def _zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
+def zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
     """Trim a Chinese subject span: lead-ins, 我的/我们的, 把, 从Z, trailing 已经/现在. Returns (a, b, possessive)."""
     poss = False
     while a < b and c[a].isspace():
@@ -130,7 +130,7 @@ def _zh_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
     return a, b, poss
 
 
-def _en_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
+def en_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
     poss = False
     while a < b and c[a].isspace():
         a += 1
@@ -152,8 +152,8 @@ def _en_subject(c: str, a: int, b: int) -> tuple[int, int, bool]:
     return a, b, poss
 
 
-def _zh_subject_ok(t: str) -> bool:
-    return 1 <= len(t) <= 30 and t.lower() not in _PRONOUN_SUBJECTS and not _ZH_SUBJ_BAD.search(t) and not t.isdigit()
+def zh_subject_ok(t: str) -> bool:
+    return 1 <= len(t) <= 30 and t.lower() not in PRONOUN_SUBJECTS and not _ZH_SUBJ_BAD.search(t) and not t.isdigit()
 
 
 def _en_subject_ok(t: str) -> bool:
@@ -161,11 +161,11 @@ def _en_subject_ok(t: str) -> bool:
     return (
         1 <= len(t) <= 30
         and 1 <= len(words) <= 5
-        and not any(w in _PRONOUN_SUBJECTS or w in _EN_SUBJ_BAD_WORDS for w in words)
+        and not any(w in PRONOUN_SUBJECTS or w in _EN_SUBJ_BAD_WORDS for w in words)
         and words[0] not in _EN_SUBJ_STOP
         and not t.isdigit()
         and t[0] not in "\"'"
-        and (not words[0].endswith("ing") or _technical(t))  # "Losing a pet is tough" is no value
+        and (not words[0].endswith("ing") or is_technical(t))  # "Losing a pet is tough" is no value
     )
 
 
@@ -175,21 +175,21 @@ _ZH_TYPED = re.compile(
 )
 
 
-def _value_like(obj_norm: str, obj_orig: str) -> bool:
+def value_like(obj_norm: str, obj_orig: str) -> bool:
     """An object that reads as a value by itself: digits, Latin inside Chinese, a proper noun, quotes, e-mail, URL,
     a typed Chinese value (周三, 下午三点, 两台)."""
     if re.search(r"\d|@|://|^[\"《]", obj_norm) or _ZH_TYPED.search(obj_norm):
         return True
-    if _HAS_CJK.search(obj_norm):
+    if HAS_CJK.search(obj_norm):
         return bool(re.search(r"[A-Za-z]", obj_norm))
     return bool(re.search(r"(?:^|\s)[A-Z]", obj_orig))
 
 
 def _value_gate(subj: str, obj_norm: str, obj_orig: str, change: bool, poss: bool) -> bool:
     return (
-        _technical(subj, obj_norm)
-        or bool(_ATTRIBUTE.search(subj))
-        or _value_like(obj_norm, obj_orig)
+        is_technical(subj, obj_norm)
+        or bool(ATTRIBUTE.search(subj))
+        or value_like(obj_norm, obj_orig)
         or (change and poss)  # "我的X改成了Y": a change to something of mine
     )
 
@@ -207,26 +207,26 @@ def _untimed(s: str, oa: int, ob: int) -> int:
     m = _TIME_LEAD_TAIL.search(s, oa, end)
     if m:
         end = m.start()
-    _a, b = _trim(s, oa, end)
+    _a, b = trim(s, oa, end)
     return b if b > oa else ob
 
 
-def _value_found(
-    sent: _Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool
-) -> _Found | None:
+def value_found(
+    sent: Sentence, sa: int, sb: int, oa: int, ob: int, change: bool, poss: bool, cjk: bool
+) -> Found | None:
     """Validate and build a value from subject [sa, sb) and object [oa, ob) (``change``: a change verb was used;
     ``poss``: the subject had 我的/my)."""
     s = sent.s
-    oa, ob = _trim(s, oa, ob)
+    oa, ob = trim(s, oa, ob)
     typed = typed_extent(s[oa:ob])  # "闹钟改到6:45了", "moved to 10am starting today": the value is its typed part
     if cjk:
-        ob = min(ob, _cut(sent, oa, ob))
+        ob = min(ob, cut(sent, oa, ob))
     else:
-        ob = _cut(sent, oa, ob)
-        m = _OBJ_TAIL_NOW.search(s, oa, ob)
+        ob = cut(sent, oa, ob)
+        m = OBJ_TAIL_NOW.search(s, oa, ob)
         if m:
             ob = m.start()
-    oa, ob = _trim(s, oa, ob)
+    oa, ob = trim(s, oa, ob)
     ob = _untimed(s, oa, ob) if typed is None else oa + typed
     if not cjk and (art := re.match(r"(?:a|an|the)\s+(?=\S)", s[oa:ob], re.I)):  # "a ThinkPad X1": the value is the name
         oa += art.end()
@@ -248,10 +248,10 @@ def _value_found(
     if not (1 <= len(obj_n) <= 60):
         return None
     if cjk:
-        if not _zh_subject_ok(subj_n) or _ZH_OBJ_BAD_START.match(obj_n):
+        if not zh_subject_ok(subj_n) or _ZH_OBJ_BAD_START.match(obj_n):
             return None
     else:
-        if not _en_subject_ok(subj_n) or _EN_OBJ_BAD_START.match(obj_n) or obj_n.lower() in _PRONOUN_SUBJECTS:
+        if not _en_subject_ok(subj_n) or _EN_OBJ_BAD_START.match(obj_n) or obj_n.lower() in PRONOUN_SUBJECTS:
             return None
         if not change and len(obj_n.split()) > 6:
             return None
@@ -260,17 +260,17 @@ def _value_found(
     subj_o, obj_o = sent.orig(sa, sb), sent.orig(oa, ob)
     if not _value_gate(subj_n, obj_n, obj_o, change, poss):
         return None
-    return _Found(subj_o, "value", obj_o, (sa, ob), technical=_technical(subj_n, obj_n), possessive=poss, change=change)
+    return Found(subj_o, "value", obj_o, (sa, ob), technical=is_technical(subj_n, obj_n), possessive=poss, change=change)
 
 
-def _first_copula_value(sent: _Sentence, lead: int, cb: int, assistant: bool, *, cjk: bool) -> _Found | None:
+def _first_copula_value(sent: Sentence, lead: int, cb: int, assistant: bool, *, cjk: bool) -> Found | None:
     """The value read at the first copula of clause [lead, cb) that validates (Chinese or English patterns):
     later copulas are not tried, since a clause states at most one value."""
-    copula, subject = (_ZH_COPULA, _zh_subject) if cjk else (_EN_COPULA, _en_subject)
+    copula, subject = (_ZH_COPULA, zh_subject) if cjk else (_EN_COPULA, en_subject)
     s = sent.s
     for m in copula.finditer(s, lead, cb):
         sa, sb, poss = subject(s, lead, m.start())
-        f = _value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, cjk)
+        f = value_found(sent, sa, sb, m.end(), cb, bool(m.group("change")), poss or assistant, cjk)
         if f:
             return f
     return None
@@ -280,7 +280,7 @@ def _first_copula_value(sent: _Sentence, lead: int, cb: int, assistant: bool, *,
 _THIRD = re.compile(r"\s*(?:his\b|her\b|他的|她的)\s*", re.I)
 
 
-def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None = None) -> list[_Found]:
+def value_facts(sent: Sentence, assistant: bool = False, recent: list[str] | None = None) -> list[Found]:
     """Value facts from each clause of the sentence; at most one per clause (the first copula that validates).
     ``recent``: the people spoken of so far, latest last (a clause opening on his / her is that person's)."""
     s, out = sent.s, []
@@ -288,12 +288,12 @@ def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None =
     for ci, (ca, cb) in enumerate(sent.clauses):
         who = None
         marks.append((len(out), None))
-        if _is_question(sent, ci, values=True):
+        if is_question(sent, ci, values=True):
             continue
         clause = s[ca:cb]
-        cjk = bool(_HAS_CJK.search(clause))
+        cjk = bool(HAS_CJK.search(clause))
         if assistant:  # only restatements of the user's own things: 你的X是Y / your X is Y
-            m = _YOUR.match(clause)
+            m = YOUR.match(clause)
             if not m:
                 continue
             lead = ca + m.end()
@@ -306,15 +306,15 @@ def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None =
             if who:
                 lead = ca + third.end()
                 marks[-1] = (len(out), who)
-            elif _NOT_MINE.match(clause):
+            elif NOT_MINE.match(clause):
                 continue
             else:
                 lead = ca
         if cjk:
             m = _ZH_FROM_CHANGE.search(s, lead, cb)
             if m:
-                sa, sb, poss = _zh_subject(s, lead, m.start())
-                f = _value_found(sent, sa, sb, m.end(), cb, True, poss or assistant, True)
+                sa, sb, poss = zh_subject(s, lead, m.start())
+                f = value_found(sent, sa, sb, m.end(), cb, True, poss or assistant, True)
                 if f:
                     out.append(f)
                     continue
@@ -323,14 +323,14 @@ def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None =
                 out.append(f)
             continue
         low = sent.lower[lead:cb]
-        m = _EN_ACTIVE.search(s, lead, cb) if not assistant and _has_any(low, _EN_CHANGE_KEYS) else None
+        m = _EN_ACTIVE.search(s, lead, cb) if not assistant and has_any(low, _EN_CHANGE_KEYS) else None
         if m:
-            sa, sb, poss = _en_subject(s, m.start("subj"), m.end("subj"))
-            f = _value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, poss, False)
+            sa, sb, poss = en_subject(s, m.start("subj"), m.end("subj"))
+            f = value_found(sent, sa, sb, m.start("obj"), m.end("obj"), True, poss, False)
             if f:
                 out.append(f)
                 continue
-        if not _has_any(low, _EN_COPULA_KEYS):
+        if not has_any(low, _EN_COPULA_KEYS):
             continue
         f = _first_copula_value(sent, lead, cb, assistant, cjk=False)
         if f:
@@ -341,6 +341,6 @@ def _values(sent: _Sentence, assistant: bool = False, recent: list[str] | None =
     return out
 
 
-def _theirs(found: list[_Found], who: str) -> None:
+def _theirs(found: list[Found], who: str) -> None:
     for f in found:
         f.subject = f"{who}的{f.subject}" if re.search(r"[\u4e00-\u9fff]", who + f.subject) else f"{who}'s {f.subject}"

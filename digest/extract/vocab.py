@@ -6,31 +6,31 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from digest.extract.normalize import _has_any, _Sentence, _sentences, _Source
+from digest.extract.normalize import has_any, Sentence, sentences, Source
 
-_ZH_I = r"(?:我们|咱们|我)"
+ZH_I = r"(?:我们|咱们|我)"
 # Adverbs that may sit between 我 and the verb ("我也很喜欢", "我现在住在"). Never 更 (that is "prefers").
-_ZH_ADV = (
+ZH_ADV = (
     r"(?:也|还是|还|都|很|非常|特别|真的|真心|真|一直|最|挺|蛮|超级|超|就|又|确实|其实|本来|向来|一向|从小就|从小|"
     r"十分|尤其|相当|好|老|平时|平常|现在|目前|如今|越来越|开始|渐渐|已经|依然|仍然|始终|比较|实在|同样|一样|"
     r"可能|大概|也许|或许|好像|似乎|应该)"
 )
-_EN_I = r"\b(?:I|we)"
-_EN_IS = r"\b(?:I|we)(?:\s+|(?='))"  # "I " or "I'm"
-_EN_ADV = (
+EN_I = r"\b(?:I|we)"
+EN_IS = r"\b(?:I|we)(?:\s+|(?='))"  # "I " or "I'm"
+EN_ADV = (
     r"(?:(?:also|really|just|absolutely|still|do|genuinely|quite|truly|always|especially|actually|totally|"
     r"definitely|generally|usually|sincerely|deeply|particularly|personally|now|currently|so|too|kind\s+of|"
     r"sort\s+of|even|certainly|all|both|mostly|simply|probably|maybe|perhaps|possibly)\s+)"
 )
-_ZH_ROLE = (
+ZH_ROLE = (
     r"工程师|程序员|开发者|开发人员|架构师|设计师|产品经理|项目经理|经理|总监|主管|总裁|董事长|老板|创始人|合伙人|"
     r"学生|大学生|研究生|博士生|硕士生|本科生|高中生|初中生|小学生|留学生|实习生|老师|教师|教授|讲师|医生|护士|"
     r"律师|会计师|会计|分析师|科学家|研究员|作家|记者|编辑|翻译|主播|销售|店长|厨师|司机|警察|演员|歌手|画家|"
     r"摄影师|音乐人|顾问|职员|员工|工人|农民|军人|公务员|自由职业者|创业者|运维|咨询师|社工|志愿者|家庭主妇|"
     r"全职妈妈|全职爸爸|宝妈|博主|运营|策划|数据分析师|CEO|CTO|COO|CFO|HR"
 )
-_EN_ADV_NO_DO = _EN_ADV.replace("|do|", "|")  # "I will do some exercises": "do" is the verb there
-_EN_ROLE = (
+EN_ADV_NO_DO = EN_ADV.replace("|do|", "|")  # "I will do some exercises": "do" is the verb there
+EN_ROLE = (
     r"engineer|developer|programmer|coder|architect|designer|manager|director|student|teacher|professor|"
     r"lecturer|tutor|doctor|physician|surgeon|nurse|dentist|pharmacist|therapist|counselor|counsellor|"
     r"psychologist|lawyer|attorney|accountant|analyst|scientist|researcher|writer|author|journalist|editor|"
@@ -55,7 +55,7 @@ _TECH = re.compile(
 )
 # Subjects whose head (last word) is an attribute of a person or thing: "X 是 Y" then states a value even
 # without digits ("my favourite colour is blue", "女儿的名字是小美"; not "The Name of the Wind is great").
-_ATTRIBUTE = re.compile(
+ATTRIBUTE = re.compile(
     r"(?:\b(?:name|email|e-mail|phone|number|address|birthday|age|colou?r|city|hometown|company|employer|school|university|college|major|team|"
     r"manager|boss|budget|deadline|goal|time\s*zone|pet|dog|cat|username|password|account|id|model|brand|size|height|weight|blood\s+type|wife|"
     r"husband|partner|girlfriend|boyfriend|son|daughter|font|salary|rent|title|position|department|office|meeting|flight|room|seat|car|schedule|"
@@ -64,7 +64,7 @@ _ATTRIBUTE = re.compile(
     r"字体|工资|薪水|房租|职位|职称|岗位|会议|航班|房间|座位|车牌|日程|价格|费用|成本|分数|成绩|等级|位置|邮编|网站|学号|工号|时间|日期|地点)\W*$",
     re.I,
 )
-_PRONOUN_SUBJECTS = frozenset(
+PRONOUN_SUBJECTS = frozenset(
     "我 你 您 他 她 它 我们 你们 他们 她们 这 那 这个 那个 这些 那些 这里 那里 谁 "
     "i me you he she it we they him her us them this that these those there here what which who one "
     "my your his our their its glad".split()
@@ -97,15 +97,15 @@ _HEDGE = re.compile(
 )
 
 
-def _hypothetical(sent: _Sentence) -> bool:
-    return _has_any(sent.lower, _HYPOTHETICAL_KEYS) and bool(_HYPOTHETICAL.search(sent.s))
+def hypothetical(sent: Sentence) -> bool:
+    return has_any(sent.lower, _HYPOTHETICAL_KEYS) and bool(_HYPOTHETICAL.search(sent.s))
 
 
-def _technical(*texts: str) -> bool:
+def is_technical(*texts: str) -> bool:
     return any(t and _TECH.search(t) for t in texts)
 
 
-def _is_question(sent: _Sentence, ci: int, values: bool = False) -> bool:
+def is_question(sent: Sentence, ci: int, values: bool = False) -> bool:
     a, b = sent.clauses[ci]
     c = sent.s[a:b]
     if _ZH_QUESTION.search(c):
@@ -119,10 +119,10 @@ def _is_question(sent: _Sentence, ci: int, values: bool = False) -> bool:
 _TAG_QUESTION = re.compile(r"^\s*(?:对吧|是吧|对吗|是吗|对不对|是不是|没错吧|right|correct|isn't\s+it|is\s+that\s+right)\s*\??\s*$", re.I)
 
 
-def _asks(sent: _Sentence, start: int) -> bool:
+def asks(sent: Sentence, start: int) -> bool:
     """The clause at ``start`` is a question, or is followed only by a tag question ("…5432，对吧？")."""
     ci = sent.clause_at(start)
-    if _is_question(sent, ci):
+    if is_question(sent, ci):
         return True
     if sent.s.rstrip().endswith("?") and ci + 1 < len(sent.clauses):
         a, b = sent.clauses[-1]
@@ -130,21 +130,21 @@ def _asks(sent: _Sentence, start: int) -> bool:
     return False
 
 
-def _hedged(sent: _Sentence, start: int, end: int) -> bool:
+def hedged(sent: Sentence, start: int, end: int) -> bool:
     ca = sent.clauses[sent.clause_at(start)][0]
     return bool(_HEDGE.search(sent.s, ca, end))
 
 
 # Clauses that start with 我 (after a discourse word), or with someone else.
-_CLAUSE_I = re.compile(r"\s*(?:(?:其实|而且|但是|不过|所以|另外|平时|现在|最近|目前|嗯|对|是的)[,\s]*)?(?:我们|我)")
+CLAUSE_I = re.compile(r"\s*(?:(?:其实|而且|但是|不过|所以|另外|平时|现在|最近|目前|嗯|对|是的)[,\s]*)?(?:我们|我)")
 _CLAUSE_OTHER = re.compile(r"\s*(?:你|您|他|她|它|大家|别人|朋友|家人|[A-Za-z])")
 
 
-def _inherits_i(sent: _Sentence, pos: int) -> bool:
+def inherits_i(sent: Sentence, pos: int) -> bool:
     """"我是工程师，在腾讯工作，住在深圳": walk back over subjectless clauses to one that starts with 我."""
     for j in range(sent.clause_at(pos) - 1, -1, -1):
         a, b = sent.clauses[j]
-        if _CLAUSE_I.match(sent.s, a, b):
+        if CLAUSE_I.match(sent.s, a, b):
             return True
         if _CLAUSE_OTHER.match(sent.s, a, b):
             return False
@@ -156,15 +156,15 @@ def not_a_statement(text: str, value: str | None = None) -> str | None:
     only by a tag question) or "hypothetical" (the sentence supposes); None when some sentence naming it states it.
     Without ``value``: whether any sentence of ``text`` is a statement at all. The chat model's operations are
     checked with this: the rules and the model agree on what is not a statement."""
-    src = _Source(text)
-    sents = _sentences(src)
+    src = Source(text)
+    sents = sentences(src)
     v = unicodedata.normalize("NFKC", value).casefold().strip() if value else ""
     spots = [(sent, sent.lower.find(v)) for sent in sents if v and v in sent.lower] or [(sent, None) for sent in sents]
     reasons = []
     for sent, pos in spots:
-        if _hypothetical(sent):
+        if hypothetical(sent):
             reasons.append("hypothetical")
-        elif _asks(sent, pos) if pos is not None else all(_asks(sent, a) for a, _ in sent.clauses):
+        elif asks(sent, pos) if pos is not None else all(asks(sent, a) for a, _ in sent.clauses):
             reasons.append("question")
         else:
             return None

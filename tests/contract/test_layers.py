@@ -222,3 +222,23 @@ def test_no_stage_runner_takes_a_module_of_stages():
              for n in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)
              and any(k.arg == "stages" for k in n.keywords)]
     assert not found, found
+
+
+def private_imports(paths: dict[str, Path], known: set[str]) -> list[str]:
+    """Every ``from m import _name`` (m a project module, ``_name`` one underscore) in ``paths``: a name the module keeps
+    to itself used as another's seam."""
+    out = []
+    for name, path in paths.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known:
+                out += [f"{name}: from {node.module} import {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+    return sorted(out)
+
+
+def test_no_module_imports_another_modules_private_name():
+    mods = modules()
+    tests = {f"tests.{p.relative_to(ROOT / 'tests').with_suffix('').as_posix().replace('/', '.')}": p
+             for p in sorted((ROOT / "tests").rglob("*.py"))}
+    bad = private_imports({**mods, **tests}, set(mods))
+    assert not bad, "\n".join(bad)

@@ -12,16 +12,16 @@ import pytest
 
 import digest.extract
 from digest.extract import extract_candidates
-from digest.extract.axioms import _RULES_AXIOM
-from digest.extract.decisions import _DECISIONS
-from digest.extract.identity import _IDENTITY, _ROLES_AND_PLACES
-from digest.extract.names import _NAMES
-from digest.extract.normalize import _sentences, _Source
-from digest.extract.opinions import _OPINIONS
-from digest.extract.plans import _FUTURE_PLANS, _PLANS
-from digest.extract.preferences import _PREFERENCES
-from digest.extract.restatements import _ASSISTANT_PREFS
-from digest.extract.rule import _PREDICATES, _Rule
+from digest.extract.axioms import RULES_AXIOM
+from digest.extract.decisions import DECISIONS
+from digest.extract.identity import IDENTITY, ROLES_AND_PLACES
+from digest.extract.names import NAMES
+from digest.extract.normalize import sentences, Source
+from digest.extract.opinions import OPINIONS
+from digest.extract.plans import FUTURE_PLANS, PLANS
+from digest.extract.preferences import PREFERENCES
+from digest.extract.restatements import ASSISTANT_PREFS
+from digest.extract.rule import PREDICATES, Rule
 from kernel.dates import find_date
 from kernel.domain import Turn
 
@@ -64,36 +64,36 @@ def test_the_package_keeps_its_public_api():
 
 @pytest.mark.parametrize(
     "family",
-    [_IDENTITY, _PREFERENCES, _RULES_AXIOM, _DECISIONS, _PLANS, _FUTURE_PLANS, _OPINIONS, _ASSISTANT_PREFS],
+    [IDENTITY, PREFERENCES, RULES_AXIOM, DECISIONS, PLANS, FUTURE_PLANS, OPINIONS, ASSISTANT_PREFS],
 )
 def test_every_family_is_data_rules_with_keywords_and_a_known_predicate(family):
     assert family and isinstance(family, tuple)
     for rule, chinese, keys in family:
-        assert isinstance(rule, _Rule) and rule.predicate in _PREDICATES
+        assert isinstance(rule, Rule) and rule.predicate in PREDICATES
         assert chinese == rule.chinese and keys, rule.regex.pattern
         assert "obj" in rule.regex.groupindex
 
 
 def test_identity_is_one_family_names_first():
-    assert _IDENTITY == _NAMES + _ROLES_AND_PLACES
-    assert {r.predicate for r, _c, _k in _NAMES} == {"name", "nickname"}
-    assert {r.predicate for r, _c, _k in _ROLES_AND_PLACES} == {"role", "works_at", "lives_in", "from"}
+    assert IDENTITY == NAMES + ROLES_AND_PLACES
+    assert {r.predicate for r, _c, _k in NAMES} == {"name", "nickname"}
+    assert {r.predicate for r, _c, _k in ROLES_AND_PLACES} == {"role", "works_at", "lives_in", "from"}
 
 
 # -- normalize / objects ---------------------------------------------------------------------------------------
 
 
 def test_matching_is_on_half_width_text_but_objects_keep_the_original_characters():
-    src = _Source("服务器配置是８Ｃ１６Ｇ。")
+    src = Source("服务器配置是８Ｃ１６Ｇ。")
     assert src.norm == "服务器配置是8C16G。"
     assert facts("服务器配置是８Ｃ１６Ｇ。") == [("服务器配置", "value", "８Ｃ１６Ｇ", "stated")]
     assert facts("Ｍｙ ｎａｍｅ ｉｓ Ｅｍｉｌｙ．") == [("user", "name", "Ｅｍｉｌｙ", "stated")]
 
 
 def test_sentences_end_at_terminators_but_not_inside_version_numbers():
-    got = [s.s for s in _sentences(_Source("服务器是8C16G。版本 v2.1.0 已发布! 你好... 再见"))]
+    got = [s.s for s in sentences(Source("服务器是8C16G。版本 v2.1.0 已发布! 你好... 再见"))]
     assert got == ["服务器是8C16G。", "版本 v2.1.0 已发布!", "你好...", "再见"]
-    (sent,) = _sentences(_Source("a, b: 1,000 and 10:30 — c"))
+    (sent,) = sentences(Source("a, b: 1,000 and 10:30 — c"))
     assert [sent.s[a:b] for a, b in sent.clauses] == ["a", " b", " 1,000 and 10:30", "c"]
 
 

@@ -10,10 +10,10 @@ from datetime import date
 
 import pytest
 
-from digest.extract.normalize import _sentences, _Source
+from digest.extract.normalize import sentences, Source
 from digest.extract.statements import renews
 from digest.slots import SubjectSlots
-from digest.stages import _sentence_embedder, digest_day
+from digest.stages import sentence_embedder, digest_day
 from query.facts import facts_as_of
 from tests.kit.digest import current, log_workspace, night
 
@@ -66,17 +66,17 @@ def test_a_change_on_another_topic_closes_nothing(ws):
 def test_the_changes_on_another_topic_stand_clear_of_the_matcher_s_edges(tmp_path):
     """The premise of the test above, with the embedder it runs on: no score of its changes lies within EDGE of a
     threshold, so floating-point noise (a CPU's vector unit, a thread count) cannot turn its answer."""
-    from digest.slots import BACKGROUND, CLEAR_MARGIN, _content
+    from digest.slots import BACKGROUND, CLEAR_MARGIN, content
     from kernel.settings import Settings
 
-    embed = _sentence_embedder(Settings(home=tmp_path, hostname="h"))
+    embed = sentence_embedder(Settings(home=tmp_path, hostname="h"))
     background = embed(list(BACKGROUND))
     for change in OTHER_TOPICS:
         q, *facts = embed([change, *EARLIER])
         cos = lambda v: sum(a * b for a, b in zip(q, v))  # noqa: E731
         floor = sorted(cos(v) for v in background)[-2]
         (best, i), *rest = sorted(((cos(v), i) for i, v in enumerate(facts)), reverse=True)
-        assert not _content(change) & _content(EARLIER[i]), change  # no shared word: only the margin could close it
+        assert not content(change) & content(EARLIER[i]), change  # no shared word: only the margin could close it
         assert abs(best - floor) >= EDGE, (change, best, floor)
         if best > floor:
             lead = best - max(rest[0][0], floor)
@@ -135,7 +135,7 @@ def test_removing_the_day_of_the_change_brings_the_old_fact_back(ws):
     ],
 )
 def test_what_tells_a_change(text, expected):
-    sent = next(iter(_sentences(_Source(text))))
+    sent = next(iter(sentences(Source(text))))
     assert renews(sent) is expected
 
 
@@ -149,7 +149,7 @@ def test_a_question_or_a_wish_is_no_statement(ws):
 def test_the_matcher_needs_a_clear_winner(tmp_path):
     from kernel.settings import Settings
 
-    slots = SubjectSlots(embed=_sentence_embedder(Settings(home=tmp_path, hostname="h")))
+    slots = SubjectSlots(embed=sentence_embedder(Settings(home=tmp_path, hostname="h")))
     options = [(1, "My go-to password manager is 1Password"), (2, "I live in Denver"), (3, "We use Jira for tickets")]
     assert slots.nearest("I moved all my passwords into Bitwarden", options) == 1
     assert slots.nearest("I cooked a big dinner for my parents tonight", options) is None

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.secrets import (CUES, MARKER_RE, _CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
+from kernel.secrets import (CUES, MARKER_RE, CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
                             mask_text, mask_value, secret_subject, strip_markers)
 
 REF = "alice/2026-11-20/r1/2026-11-20.md"
@@ -178,7 +178,7 @@ def test_ordinary_requests_are_not_secret_requests(request_):
 
 
 def test_every_cue_passes_the_prefilter():
-    assert not [c for c in CUES if not any(stem in c.lower() for stem in _CUE_STEMS)]
+    assert not [c for c in CUES if not any(stem in c.lower() for stem in CUE_STEMS)]
 
 
 def test_strip_markers():
