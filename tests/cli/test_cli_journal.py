@@ -73,7 +73,7 @@ def test_a_decision_the_journal_cannot_hold_is_not_made(indexed_home, how):
             out = run_cli(*argv, home=home, check=False)
             assert out.returncode == 2, (argv, out.stderr)
             assert out.stderr.startswith("agentos: error: the decision was not made: this machine's journal ") and "Traceback" not in out.stderr
-            assert ("Read-only file system" if how == "read-only" else f"File exists: {journal}") in out.stderr, out.stderr
+            assert ("Read-only file system" if how == "read-only" else f"{journal} is not a folder") in out.stderr, out.stderr
     # nothing was decided: the fact is served, the conflict open, the memory there
     assert facts_now(home) == before
     assert [c["status"] for c in json.loads(run_cli("facts", "conflicts", "--json", home=home).stdout)["conflicts"]] == ["open"]
