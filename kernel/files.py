@@ -30,6 +30,20 @@ def kind_of(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
+def read_fd(fd: int, max_bytes: int | None = None) -> bytes:
+    """What is left to read on ``fd``; with ``max_bytes``, at most that many bytes plus one (so a caller sees that the
+    file is too large without reading all of it)."""
+    chunks, left = [], (max_bytes + 1 if max_bytes is not None else None)
+    while left is None or left > 0:
+        chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if left is not None:
+            left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
     """The bytes of ``path`` if it is a regular file; a FIFO, device, socket or folder raises NotARegularFile
     without blocking (opened non-blocking, checked on the open descriptor, so a swap after a check cannot fool it).
@@ -44,15 +58,7 @@ def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
         if not stat.S_ISREG(mode):
             raise NotARegularFile(path, kind_of(mode))
         os.set_blocking(fd, True)
-        chunks, left = [], (max_bytes + 1 if max_bytes is not None else None)
-        while left is None or left > 0:
-            chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            if left is not None:
-                left -= len(chunk)
-        return b"".join(chunks)
+        return read_fd(fd, max_bytes)
     finally:
         os.close(fd)
 
@@ -211,15 +217,7 @@ class Below:
         """The file's bytes (at most ``max_bytes`` plus one, so the caller sees it is too large)."""
         fd = self.open_fd(path)
         try:
-            chunks, left = [], (max_bytes + 1 if max_bytes is not None else None)
-            while left is None or left > 0:
-                chunk = os.read(fd, 1 << 20 if left is None else min(1 << 20, left))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                if left is not None:
-                    left -= len(chunk)
-            return b"".join(chunks)
+            return read_fd(fd, max_bytes)
         finally:
             os.close(fd)
 
