@@ -42,7 +42,6 @@ from storage.drift import STATEMENT
 _ZH_RELATION_AFTER_I = re.compile(rf"\s*(?:的)?(?:{ZH_RELATIONS})")
 _EN_LEAD = r"\s*(?:(?:so|and|but|well|ok|okay|yeah|yep|also|anyway|honestly|actually|btw|by\s+the\s+way|now|these\s+days|lately)[,\s]+)*"
 _EN_SELF = re.compile(rf"{_EN_LEAD}(?:(?:I|we)\b|(?:my|our)\s+(?!(?:{EN_RELATIONS})s?\b)[A-Za-z])", re.I)
-_MIN_CHARS = {True: 6, False: 14}  # CJK / Latin: shorter than this is a reply ("好呀", "ordered it"), not a disclosure
 
 
 def _opens_on_self(sent: Sentence) -> bool:
@@ -70,7 +69,7 @@ def kind_of(sent: Sentence, day: date | None = None) -> str | None:
     if any(OTHERS.match(s, a, b) or NOT_MINE.match(s, a, b) for a, b in sent.clauses):
         return None
     obj = event_object(sent)
-    if len(obj) < _MIN_CHARS[sent.cjk] or GREETING.match(obj) or NOTHING.match(obj):
+    if GREETING.match(obj) or NOTHING.match(obj):
         return None
     if not (has_noun(s, sent.cjk) or named(s, sent.cjk)):
         return None
