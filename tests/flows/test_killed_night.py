@@ -58,6 +58,21 @@ def _gone(pid: int) -> bool:
     return not alive(pid, None)
 
 
+
+def _waiter_stopped(home, err_file, sig, code) -> str:
+    """Start a nightly that must wait for the slot, send it ``sig`` once it says what it waits for, and return its
+    stderr after checking it ended with ``code``."""
+    waiter = _start(home, "nightly", err=err_file)
+    try:
+        _until("the run says what it waits for", lambda: "waiting for slot" in err_file.read_text(), waiter)
+        os.kill(waiter.pid, sig)
+        waiter.communicate(timeout=SAFETY)
+    finally:
+        waiter.kill()
+    err = err_file.read_text()
+    assert waiter.returncode == code, err[-2000:]
+    return err
+
 def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm_or_ctrl_c(demo_home, tmp_path):
     from kernel.prefect_env import orphaned_servers
 
@@ -69,33 +84,13 @@ def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm
         _until("the first run has digested a day", lambda: _days_done(first_err.read_text())[1], first)
         os.kill(first.pid, signal.SIGSTOP)  # alive, holding the slot, for as long as the test needs
 
-        # A second run waits for it, says for whom, and stops on SIGTERM.
-        second_err = tmp_path / "second.err"
-        second = _start(home, "nightly", err=second_err)
-        try:
-            _until("the second run says what it waits for", lambda: "waiting for slot" in second_err.read_text(), second)
-            os.kill(second.pid, signal.SIGTERM)
-            second.communicate(timeout=SAFETY)
-        finally:
-            second.kill()
-        err = second_err.read_text()
+        # A second run waits for it, says for whom, and stops on SIGTERM; the next one the same way on Ctrl-C.
+        err = _waiter_stopped(home, tmp_path / "second.err", signal.SIGTERM, 143)
         waiting = next(line for line in err.splitlines() if "waiting for slot" in line)
         assert f"held by pid {first.pid} (`agentos nightly`, since " in waiting, err[-2000:]
         assert "SIGTERM stops the wait" in waiting
-        assert second.returncode == 143, err[-2000:]
         assert "agentos: stopped (SIGTERM)" in err and "Traceback" not in err
-
-        # and one stopped with Ctrl-C the same way
-        interrupted_err = tmp_path / "interrupted.err"
-        interrupted = _start(home, "nightly", err=interrupted_err)
-        try:
-            _until("the next run waits too", lambda: "waiting for slot" in interrupted_err.read_text(), interrupted)
-            os.kill(interrupted.pid, signal.SIGINT)
-            interrupted.communicate(timeout=SAFETY)
-        finally:
-            interrupted.kill()
-        err = interrupted_err.read_text()
-        assert interrupted.returncode == 130, err[-2000:]
+        err = _waiter_stopped(home, tmp_path / "interrupted.err", signal.SIGINT, 130)
         assert "agentos: interrupted (Ctrl-C)" in err and "Traceback" not in err
 
         # kill -9 while it holds the slots: its ephemeral server lives on, orphaned.
