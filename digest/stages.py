@@ -17,6 +17,7 @@ from kernel.files import UnsafePath
 from digest.logformat import day_files, display_name, list_days, read_log
 from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
+from storage.drift import is_statement
 from storage.facts import open_facts
 from kernel.secrets import MARK, short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
@@ -164,13 +165,15 @@ def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
 
 def known_facts(settings: Settings, inp: DayInput) -> list[dict]:
     """The user's facts that held when the day began: what the chat model decides against (a new value for #k, #k
-    ended). Histories and stops are not shown: they change nothing."""
+    ended). Histories and stops are not shown: they change nothing. Nor are the rules' statements (a sentence the
+    user said, kept as said): they hold no value a model could update, and each one shown takes the place of a value
+    it could (a part is shown at most ``MAX_KNOWN``)."""
     store = open_facts(settings)
     try:
         rows = store.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
     finally:
         store.close()
-    return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped"]
+    return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped" and not is_statement(r)]
 
 
 def known_people(subjects: list[tuple[str, str]]) -> list[str]:

@@ -92,6 +92,11 @@ def changes(db: sqlite_utils.Database, user: str, at: str) -> dict[int, dict]:
     return out
 
 
+def is_statement(row: dict) -> bool:
+    """``row`` is a self-disclosure the rules kept as a dated sentence (its value is the sentence), not a value."""
+    return row.get("predicate") == "states" and row.get("extractor") == STATEMENT
+
+
 def as_served(row: dict, change: dict | None) -> dict:
     """``row`` as it is served. A current fact a later sentence may have changed: status ``may_have_changed`` with
     ``changed_on``, ``newer`` and ``newer_fact``. A self-disclosure kept as a statement: status ``statement`` with
@@ -101,7 +106,7 @@ def as_served(row: dict, change: dict | None) -> dict:
     if change:
         return {**row, "status": MAY_HAVE_CHANGED, "changed_on": change["changed_on"], "newer": change["newer"],
                 "newer_fact": change["newer_fact"]}
-    if row.get("predicate") == "states" and row.get("extractor") == STATEMENT:
+    if is_statement(row):
         return {**row, "status": SAID, "said_on": (row.get("valid_from") or "")[:10]}
     return row
 

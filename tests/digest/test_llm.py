@@ -182,3 +182,22 @@ def test_an_error_that_is_not_about_the_format_fails_the_request_and_keeps_the_s
     finally:
         srv.close()
     assert forms == ["json_schema", "json_schema"]  # never fell back to a looser form on a failure of its own
+
+
+def test_the_model_is_shown_known_values_never_the_rules_statements(tmp_path):
+    """A day read by the rules leaves a value and a statement (a sentence no rule read); on the next day the chat
+    model decides against the value alone: a sentence holds nothing it could update, and it would take a value's
+    place among the few known facts a part is shown."""
+    from tests.kit.digest import log_workspace, night
+
+    s, logs = log_workspace(tmp_path)
+    night(s, logs, date(2026, 6, 2), "我住在杭州。", "I've been volunteering at the animal shelter near my place.")
+    (logs / "2026-06-03.md").write_text("[10:00] 用户: 周末打算去爬山\n", encoding="utf-8")
+    with ChatServer([ops()]) as srv:
+        from digest.stages import digest_day
+
+        report = digest_day(s.model_copy(update={"llm_base_url": srv.base_url}), "default", date(2026, 6, 3), logs)
+        shown = srv.requests[0]["body"]["messages"][-1]["content"]
+    assert report["extractor"].startswith("llm:")
+    known = shown.split("KNOWN:\n", 1)[1].split("\nTURNS:", 1)[0].splitlines()
+    assert [line for line in known if "杭州" in line] and not [line for line in known if "animal shelter" in line]
