@@ -410,7 +410,7 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
     before, and what it gained copied back after)."""
     from digest.stages import digest_day
     from index.stages import rebuild
-    from kernel.embedders import make_settings_embedder
+    from embedders import make_settings_embedder
     from kernel.settings import load_settings
     from kernel.workspace import Workspace, init_workspace
     from query.ask import ask

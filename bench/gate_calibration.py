@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report")
     args = ap.parse_args(argv)
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from kernel.embedders import make_embedder
+    from embedders import make_embedder
     from kernel.settings import Settings
     from query.ask import CROSS_LINGUAL_OFFSET
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel.embedders import make_embedder  # noqa: E402
+from embedders import make_embedder  # noqa: E402
 from storage.embed_cache import Cache  # noqa: E402
 from knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
 from knowledge.taxonomy import builtin_taxonomy  # noqa: E402

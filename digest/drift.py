@@ -11,7 +11,7 @@ sentence of the background and of the person's other facts). It is flagged ``may
 with the sentence beside it, only when the sentence could hold another value of that slot (``could_hold``):
 
 - the fact's value has a type (a clock time, a weekday, a version, a spec, a count, a quantity ...:
-  ``kernel.valuetypes``; a statement: the types of the values it tells) and the sentence holds a value of that type
+  ``vocabulary.valuetypes``; a statement: the types of the values it tells) and the sentence holds a value of that type
   that the fact does not; a value of free text (a name, a place) has no type to tell another value of it by, and is
   never flagged on meaning alone (a later word on the same topic naming something new is as often an addition or a
   repeat as a change);
@@ -35,7 +35,7 @@ from digest.extract.events import event_object
 from digest.extract.statements import ADDS
 from kernel.domain import Candidate, Turn
 from kernel.text import names_whole
-from kernel.valuetypes import find_values, value_key, value_type
+from vocabulary.valuetypes import find_values, value_key, value_type
 from storage.drift import STATEMENT
 
 # Facts a later word may leave in doubt: single values, and statements (a sentence no rule read: what it told may be what
@@ -45,7 +45,7 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")  # a number standing a
 
 
 def _typed(text: str) -> dict[str, set[str]]:
-    """The typed values of ``text`` by type (``kernel.valuetypes``), as the keys values are compared by; a number standing
+    """The typed values of ``text`` by type (``vocabulary.valuetypes``), as the keys values are compared by; a number standing
     alone is of type ``number``."""
     out: dict[str, set[str]] = {}
     for a, b, kind in find_values(text):

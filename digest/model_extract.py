@@ -35,7 +35,7 @@ from kernel import progress
 from kernel.domain import Candidate, Turn
 from kernel.files import atomic_write, guard
 from kernel.llm import ChatClient, LLMError
-from kernel.secrets import mask_lines, mask_value
+from safety.secrets import mask_lines, mask_value
 from kernel.text import has_cjk, normalize_key, words
 
 # A part is what a small model can hold at once: a few turns of one topic, cut at a size.

@@ -2,7 +2,7 @@
 Postgres port", "spec" (a value said with no attribute) and whatever last held a spec.
 
 The fact store asks this only about two current facts whose values are of one type (a spec, a version, a clock time:
-kernel.valuetypes), so a loose match of words is safe there; the subjects of two different people never match ("手机"
+vocabulary.valuetypes), so a loose match of words is safe there; the subjects of two different people never match ("手机"
 is not "妈妈的手机"). The digest passes one matcher to the store for a day's candidates.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
 from kernel.text import has_cjk, normalize_key
-from kernel.valuetypes import TYPE_WORDS
+from vocabulary.valuetypes import TYPE_WORDS
 
 _EN_PERSON = re.compile(rf"\b(?:{EN_RELATIONS})\b", re.I)
 _ZH_PERSON = re.compile(ZH_RELATIONS)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from kernel import progress
-from kernel.embedders import make_settings_embedder
+from embedders import make_settings_embedder
 from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from storage.facts import open_facts
@@ -369,9 +369,9 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
                 ann.delete_orphans()
         except Exception:
             pass  # doctor keeps listing them
-    # The dictionary the read path bridges languages with (kernel.bilingual) is built here once, so a query
+    # The dictionary the read path bridges languages with (retrieval.bilingual) is built here once, so a query
     # process only opens it: building it costs ~3 s and ~120 MB that a warm query process would keep.
-    from kernel import bilingual
+    from retrieval import bilingual
 
     bilingual.prepare(Workspace(settings.home).runtime)
     return {"generation": gen.name, "pruned": removed}

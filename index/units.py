@@ -19,7 +19,7 @@ import frontmatter
 
 from digest.logformat import read_log
 from kernel.files import guard
-from kernel.secrets import mask_lines, mask_value, short_markers
+from safety.secrets import mask_lines, mask_value, short_markers
 from kernel.text import count_tokens
 from storage.index_units import Unit
 from storage.raw_archive import ArchiveError, RawArchive

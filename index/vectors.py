@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kernel import progress
-from kernel.embedders import make_settings_embedder
+from embedders import make_settings_embedder
 from kernel.settings import Settings
 from index.section_ann import publish_section_ann
 from kernel.workspace import kb_paths

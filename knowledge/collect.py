@@ -439,7 +439,7 @@ def write_item(settings: Settings, partition: str, meta: dict, body: str, when: 
     """``{YYYYMMDD}_{slug}.md`` in the partition (``_2``, ``_3`` ... when taken); never replaces a file."""
     folder = inbox_dir(settings) / partition
     folder.mkdir(parents=True, exist_ok=True)
-    from kernel.secrets import mask_text
+    from safety.secrets import mask_text
 
     # Secrets stay at the source: the inbox copy (and all that is refined from it) holds the marker instead.
     body = mask_text(body, str(meta.get("source_file") or meta.get("source") or "") or None)

@@ -26,7 +26,7 @@ from kernel import clock, progress
 from kernel.domain import Candidate, Turn
 from kernel.files import UnsafePath, atomic_write, guard
 from kernel.settings import Settings
-from kernel.secrets import mask_text
+from safety.secrets import mask_text
 from kernel.text import normalize_key, slugify, truncate
 from kernel.workspace import Workspace, kb_paths
 from knowledge.review import (
@@ -312,7 +312,7 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
 
 
 def outline_of(body: str) -> list[dict]:
-    from kernel.outline import parse_outline
+    from documents.outline import parse_outline
 
     return parse_outline(body).to_dict()["sections"]
 

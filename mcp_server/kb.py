@@ -29,7 +29,7 @@ def add_kb_tools(server, settings: Settings, error) -> None:
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
     def guarded(fn):
-        from kernel.embedders import EmbedderError
+        from embedders import EmbedderError
         from query.kb import KBQueryError
 
         try:

@@ -135,7 +135,7 @@ def build_server(settings: Settings, *, warm: bool = False):
         file, lines [start, end] and raw_ref (pass raw_ref and lines to raw_read), constraints (hard rules
         to obey in any answer), tokens, tokens_raw, notices, timings_ms.
         """
-        from kernel.embedders import EmbedderError
+        from embedders import EmbedderError
         from query.ask import QueryError, ask
 
         try:

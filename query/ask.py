@@ -23,9 +23,10 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from kernel import bilingual, clock
-from kernel.bilingual import script_lang
-from kernel.secrets import mask_lines, mask_value
+from kernel import clock
+from retrieval import bilingual
+from retrieval.bilingual import script_lang
+from safety.secrets import mask_lines, mask_value
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
 from storage.drift import MAY_HAVE_CHANGED, SAID, as_served, flag_text
@@ -86,7 +87,7 @@ def embedder(settings: Settings):
     with _models_lock:
         key = f"emb:{settings.embedder}"
         if key not in _models:
-            from kernel.embedders import make_settings_embedder
+            from embedders import make_settings_embedder
 
             _models[key] = make_settings_embedder(settings)
         return _models[key]
@@ -180,7 +181,7 @@ def vector_matches(vec: list[tuple[str, float]], floor: float, gap: float) -> se
 # floor). MADial's and the Vue docs' parallel texts give 0.014-0.039 for both pairs. (Measured 0.035 on 2026-11-30;
 # 0.03 on 2026-12-01 once the digest read more facts from the same chat: the script decides, not a hand.)
 CROSS_LINGUAL_OFFSET: dict[tuple[str, str], float] = {("en", "zh"): 0.03, ("zh", "en"): 0.0}
-# A text's language by its script: kernel.bilingual.script_lang (zh / en / mixed by the share of Han characters).
+# A text's language by its script: retrieval.bilingual.script_lang (zh / en / mixed by the share of Han characters).
 
 
 def unit_lang(unit: dict | None) -> str | None:
@@ -204,10 +205,10 @@ def unit_text(unit: dict | None) -> str:
 
 
 # The keyword side of the gate across languages: a unit in the other language than the question's passes when at
-# least this share of the question's content words meet its words through the dictionary (kernel.bilingual: "notes"
+# least this share of the question's content words meet its words through the dictionary (retrieval.bilingual: "notes"
 # -> 笔记, 备份 -> backup, Duoduo -> 朵朵). Half, as a person would judge "it is about what I asked"; measured, not
 # tuned, on the fact_updates cross-lingual questions (own memory against the other cases') and MemoryBank
-# (bench/gate_calibration.py, "dictionary bridge"). The value is kernel.bilingual's, which recall and knowledge answers
+# (bench/gate_calibration.py, "dictionary bridge"). The value is retrieval.bilingual's, which recall and knowledge answers
 # use too; the name stays here because bench/gate_calibration.py and the tests vary it for the memory query alone.
 BRIDGE_COVERAGE = bilingual.BRIDGE_COVERAGE
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from kernel.secrets import mask_lines, mask_value
+from safety.secrets import mask_lines, mask_value
 from kernel.settings import Settings
 from kernel.workspace import check_no_restore
 from query.rules import check_request

@@ -280,7 +280,7 @@ def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = 
 def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Mapping | None = None) -> dict:
     """{id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines: [start, end]}],
     outline_text} (outline_text: ``outline.outline_markdown``, an indented list with anchors and sizes)."""
-    from kernel.outline import Outline, outline_markdown
+    from documents.outline import Outline, outline_markdown
 
     doc = _doc(settings, user, doc_id, selection)
     outline = [{"anchor": s["anchor"], "title": s["title"], "level": s["level"], "tokens": s.get("tokens", 0),
@@ -415,7 +415,7 @@ _denses: dict[tuple[str, str], Dense] = {}
 def settings_dense(settings: Settings) -> Dense:
     """The settings' embedder with the workspace's vector cache, built once per process and workspace: one
     cache connection and one query-vector memo for every call (an MCP server answers many)."""
-    from kernel.embedders import make_settings_embedder
+    from embedders import make_settings_embedder
     from storage.embed_cache import open_cache
 
     spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"

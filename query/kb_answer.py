@@ -26,13 +26,13 @@ it out, is named as such, and that section is one of the ``pointers`` with ``cit
 ``not_covered`` when the sections read hold fewer than half the key terms (none, or a few words the question
 shares with unrelated sections: "What does John like about Lebron James?" over the Vue docs, whose examples name
 a John): then ``answer`` is the statement of what the base lacks, nothing else, and no model is asked (it could
-only answer from general knowledge). Half is the rule the dictionary bridge uses too (``kernel.bilingual``); on
+only answer from general knowledge). Half is the rule the dictionary bridge uses too (``retrieval.bilingual``); on
 the Vue docs it took unrelated LoCoMo questions stopped from 0.19 to 0.72 and cost no answerable question its
 evidence (bench/results/cross-lingual.md). The statement is also the end of the answer
 text, so a caller reading only ``answer`` sees the gap too.
 
 Matching is lexical (with a light stem match for words like configure ~ configuration, and half the characters
-of a Chinese word), and crosses languages through a dictionary (kernel.bilingual, CC-CEDICT): a section in the
+of a Chinese word), and crosses languages through a dictionary (retrieval.bilingual, CC-CEDICT): a section in the
 other language is a candidate when at least half the key terms meet it through their translations ("logical
 replication" -> 逻辑, 复制), and a term counts as covered when its translation is in a cited section. A question
 whose words the dictionary cannot carry across is still answered ``not_covered``: what the base can show, not a guess.
@@ -46,7 +46,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
-from kernel import bilingual
+from retrieval import bilingual
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
 from query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search_docs
@@ -157,7 +157,7 @@ class _Text:
         return loose and self.translated(term)
 
     def translated(self, term: str) -> bool:
-        """The term in the other language (kernel.bilingual, CC-CEDICT): an English word one of whose Chinese words
+        """The term in the other language (retrieval.bilingual, CC-CEDICT): an English word one of whose Chinese words
         is in the text, or a Chinese word one of whose English words is a word of the text. Words that say nothing
         of a subject (use, make, 哪些 ...) never count."""
         t = phrase_norm(term)

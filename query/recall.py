@@ -173,7 +173,7 @@ class LexicalSelector:
             return []
         if not _window_matches(scored):
             # Nothing in the query's own words: its words may still meet records in the other language through
-            # the dictionary (kernel.bilingual); then only those records are served, best first.
+            # the dictionary (retrieval.bilingual); then only those records are served, best first.
             met = self.bridged(query, records, scored)
             return [(name, round(f, 4)) for name, f, *_ in scored if name in met][: min(limit, HARD_MAX)]
         top = scored[0][1]
@@ -185,7 +185,7 @@ class LexicalSelector:
         the query's content words (a short question); and, among the BRIDGE_TOP records closest by meaning
         (``scored``' cosines), those whose own rare words the query meets for at least BRIDGE_RECORD_SHARE of their
         idf mass (a dialogue). A dialogue context is read as its latest turns (what the user is on about now)."""
-        from kernel import bilingual
+        from retrieval import bilingual
 
         views = query_views(query[-MAX_QUERY_CHARS:])
         focus = views[1] if len(views) > 1 else query
@@ -336,7 +336,7 @@ def lexical_selector(settings) -> LexicalSelector:
     with _selectors_lock:
         sel = _selectors.get(key)
         if sel is None:
-            from kernel.embedders import make_settings_embedder
+            from embedders import make_settings_embedder
             from storage.embed_cache import open_cache
             from kernel.tokenize import default_tokenizer
 
@@ -385,7 +385,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         settings = load_settings()
     from query.rules import check_request
 
-    from kernel import bilingual
+    from retrieval import bilingual
     from kernel.workspace import Workspace
 
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a query needs it

@@ -22,7 +22,7 @@ Format (plain Markdown, readable in Obsidian). Under the heading whose text cont
   (file:line); the others run through the ``regex`` module with a time limit per request, on at most
   ``RULE_INPUT_CHARS`` characters, and one that runs out of time is not applied to that request, with a notice.
 * A rule that blocks a secret (a phrase naming one: password, 密码, api key ...) blocks every request for
-  one, however it is worded: ``kernel.secrets.asks_for_secret`` knows the cues of both languages ("pass word",
+  one, however it is worded: ``safety.secrets.asks_for_secret`` knows the cues of both languages ("pass word",
   "口令", "PIN", "验证码", "GitHub token"), so "我的口令是什么" is refused like "我的密码是什么".
 
 ``check_request`` is what every read path calls (query, fact lookup, recall, raw reads, the knowledge base,
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernel.files import UnsafePath, guard
-from kernel.secrets import asks_for_secret
+from safety.secrets import asks_for_secret
 from kernel.text import CJK, fold_request, nfkc
 
 log = logging.getLogger(__name__)

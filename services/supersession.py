@@ -25,7 +25,7 @@ from typing import Protocol
 from kernel import clock
 from kernel.domain import AUTHORITY, Candidate
 from kernel.text import has_cjk, names_whole, normalize_key, subject_key
-from kernel.valuetypes import SELF_NAMED, value_key, value_type
+from vocabulary.valuetypes import SELF_NAMED, value_key, value_type
 from storage.facts import STOPPED, FactStore, masked_candidate
 
 # Predicates that cancel each other on the same object ("likes coffee" then "dislikes coffee").
@@ -34,7 +34,7 @@ OPPOSITES = {"likes": "dislikes", "dislikes": "likes", "prefers": "prefers_not",
 
 class SlotMatcher(Protocol):
     """Whether two subjects name the same slot ("服务器" / "服务器配置" / "server spec"), whatever the words. The policy
-    asks it only about subjects whose values are of one type (kernel.valuetypes): the words alone never decide."""
+    asks it only about subjects whose values are of one type (vocabulary.valuetypes): the words alone never decide."""
 
     def related(self, a: str, b: str, loose: bool = False) -> bool: ...
 

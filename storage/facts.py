@@ -129,7 +129,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
     """``cand`` with any secret in its subject, object or evidence masked (the store never holds one in clear,
     whichever extractor proposed it); the marker names the raw reference (or file) and line of the original."""
-    from kernel.secrets import locate_markers, mask_lines, mask_value, repair_markers
+    from safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
 
     where, line = raw_ref or cand.source_file, cand.line_start
     subject = mask_lines(cand.subject, where, line, last_line=cand.line_end)[0]
@@ -146,7 +146,7 @@ def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
 def m002_mask_secrets(db: sqlite_utils.Database) -> None:
     """Facts and conflicts stored before secrets were masked at write time: their secrets masked now, once (the
     marker names the raw reference and line of the original; ``object_key`` follows the masked object)."""
-    from kernel.secrets import mask_lines, mask_value
+    from safety.secrets import mask_lines, mask_value
 
     if "facts" not in db.table_names():
         return
@@ -464,7 +464,7 @@ class FactStore:
     @staticmethod
     def forget_reason(reason: str | None) -> str:
         """The reason as ``forget`` keeps it: one line, secrets masked."""
-        from kernel.secrets import mask_lines
+        from safety.secrets import mask_lines
 
         return mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
 

@@ -10,9 +10,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel.outline import PREAMBLE_ANCHOR as PREAMBLE
-from kernel.outline import split_lines
-from kernel.secrets import mask_lines
+from documents.outline import PREAMBLE_ANCHOR as PREAMBLE
+from documents.outline import split_lines
+from safety.secrets import mask_lines
 from kernel.text import count_tokens, normalize_key
 from storage.kb_cards import read_body
 

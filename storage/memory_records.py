@@ -195,7 +195,7 @@ def parse(name: str, text: str) -> Record:
 
 def _masked_extra(extra: dict) -> dict:
     """Keys a user added by hand, their text values masked (``api_key: sk-...`` in the frontmatter too)."""
-    from kernel.secrets import mask_value
+    from safety.secrets import mask_value
 
     return {k: mask_value(str(k), v)[0] if isinstance(v, str) else v for k, v in extra.items()}
 
@@ -220,7 +220,7 @@ def check_fields(description: str | None, rtype: str | None, body: str | None) -
 def mask_secrets(description: str | None, body: str | None) -> tuple[str | None, str | None, list[str]]:
     """Description and body with their secrets masked (``[secret masked]``: a record written by hand has no other
     original; one extracted from a log keeps the marker naming its raw line), and the notice a save returns."""
-    from kernel.secrets import mask_lines
+    from safety.secrets import mask_lines
 
     d, n1 = mask_lines(description) if description else (description, 0)
     b, n2 = mask_lines(body) if body else (body, 0)

@@ -34,7 +34,7 @@ from chromadb.utils.embedding_functions import register_embedding_function  # no
 
 @register_embedding_function
 class AgentOSEmbeddingFunction(EmbeddingFunction[Documents]):
-    """The project's embedder (``kernel.embedders.make_embedder(spec)``) as a Chroma embedding function.
+    """The project's embedder (``embedders.make_embedder(spec)``) as a Chroma embedding function.
 
     Registered on import of this module, so ``client.get_collection(name)`` rebuilds it from the
     collection's stored config (``{"spec": ...}``).
@@ -46,7 +46,7 @@ class AgentOSEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def _get(self):
         if self._embedder is None:
-            from kernel.embedders import make_embedder
+            from embedders import make_embedder
 
             self._embedder = make_embedder(self.spec)
         return self._embedder

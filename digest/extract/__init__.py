@@ -41,8 +41,8 @@ function that reads them):
                   work, Chinese and English; a later 她 / he is the person last spoken of), ``preferences`` (one
                   favorite of a kind is a slot), ``axioms``, ``corrections``, ``decisions``, ``changes`` (both values
                   named: the old one finds the slot), ``stops``, ``activities``, ``plans``, ``values``, ``opinions``,
-                  ``anchored`` (values found by their shape, ``kernel.valuetypes``), ``restatements`` (assistant
-                  turns), ``events`` (dates from ``kernel.dates``) and ``subjects`` (whose fact it is: the user, a named
+                  ``anchored`` (values found by their shape, ``vocabulary.valuetypes``), ``restatements`` (assistant
+                  turns), ``events`` (dates from ``vocabulary.dates``) and ``subjects`` (whose fact it is: the user, a named
                   participant, a third party)
 * ``engine``      the order the families run in, turns and sentences, and building :class:`Candidate` objects
 """

@@ -1,5 +1,5 @@
 """Family: values found by their shape. A spec, a version, a clock time, weekdays, a quantity with its unit or a
-counted number (kernel.valuetypes.find_values) stated by the speaker is a value whatever verb carries it: "测试机
+counted number (vocabulary.valuetypes.find_values) stated by the speaker is a value whatever verb carries it: "测试机
 升级到8C16G", "那台现在还是4C8G的", "我自己还是用 Pixel 8", "baseline 写现在的 190ms 吧", "we moved it to Postgres 16".
 
 The attribute is the noun the clause names before the value (jieba's parts of speech for Chinese, the last content
@@ -19,8 +19,8 @@ from digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from digest.extract.rule import Found
 from digest.extract.subjects import NOT_MINE
 from digest.extract.vocab import hedged, is_question, is_technical
-from kernel.dates import find_date
-from kernel.valuetypes import find_values, typed_extent
+from vocabulary.dates import find_date
+from vocabulary.valuetypes import find_values, typed_extent
 
 _ZH_PERSON = re.compile(rf"(?:我的|我|给我)?(?P<p>{ZH_RELATIONS})")
 _EN_PERSON = re.compile(rf"\bmy\s+(?P<p>{EN_RELATIONS})\b", re.I)

@@ -16,7 +16,7 @@ from digest.extract.normalize import Sentence
 from digest.extract.rule import Found
 from digest.extract.values import zh_subject, zh_subject_ok
 from digest.extract.vocab import is_question
-from kernel.valuetypes import find_values, value_type
+from vocabulary.valuetypes import find_values, value_type
 
 _ZH_ITEM = r"[A-Za-z0-9][\w+#.\- ]{0,30}?|[\u4e00-\u9fffA-Za-z0-9+#.\-]{1,12}?"
 _ZH_VERB = r"(?:换|改|切换?|迁移?|搬|转|升级?|降级?|调|跳槽)"

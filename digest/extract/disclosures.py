@@ -33,7 +33,7 @@ from digest.extract.rule import PREDICATES
 from digest.extract.statements import has_noun, named
 from digest.extract.subjects import NOT_MINE, subject_of_speaker
 from digest.extract.vocab import CLAUSE_I, hedged, hypothetical, is_question, is_technical
-from kernel.dates import find_date
+from vocabulary.dates import find_date
 from kernel.domain import Candidate, Turn
 from storage.drift import STATEMENT
 

@@ -56,7 +56,7 @@ from digest.extract.stops import stop_facts
 from digest.extract.subjects import NAME_ATTRIBUTE, owned, subject_of_speaker
 from digest.extract.values import value_facts
 from digest.extract.vocab import asks, hedged, hypothetical
-from kernel.dates import find_date
+from vocabulary.dates import find_date
 from kernel.domain import Candidate, Turn
 
 

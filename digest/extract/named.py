@@ -25,7 +25,7 @@ from digest.extract.people import NAME1 as _ZH_GIVEN
 from digest.extract.rule import Found
 from digest.extract.subjects import NOT_MINE
 from digest.extract.vocab import hedged, is_question, is_technical
-from kernel.valuetypes import find_values
+from vocabulary.valuetypes import find_values
 
 # -- English -------------------------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from digest.extract.people import EN_RELATIONS
 from digest.extract.rule import Found
 from digest.extract.subjects import NOT_MINE
 from digest.extract.vocab import hedged, is_question
-from kernel.valuetypes import find_values
+from vocabulary.valuetypes import find_values
 
 # Verbs of changing, moving, joining and leaving: done or under way ("moved to", "switching to"; not "a change to", "my
 # dance moves get me pumped to"), leaving something named ("left Google", "quit my job"; not "left for our vacation").

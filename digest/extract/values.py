@@ -14,8 +14,8 @@ from digest.extract.rule import Found
 from digest.extract.people import pronoun_person
 from digest.extract.subjects import NOT_MINE, YOUR
 from digest.extract.vocab import ATTRIBUTE, PRONOUN_SUBJECTS, is_question, is_technical
-from kernel.dates import find_date
-from kernel.valuetypes import typed_extent
+from vocabulary.dates import find_date
+from vocabulary.valuetypes import typed_extent
 
 _ANY_DAY = date(2000, 1, 1)  # only where a date phrase is matters here, not which day it names
 

@@ -1,14 +1,19 @@
 """The layers are a contract, checked over the import graph (every import, those inside functions too).
 
-    flows -> tasks -> pipelines (digest, memory, index, knowledge, restore) -> services -> storage -> kernel
-    query -> storage, kernel          demo, bench (the benchmarks) and deployments above them
+    flows -> tasks -> pipelines (digest, memory, index, knowledge, restore) -> services -> storage -> floor -> kernel
+    query -> storage, floor, kernel          demo, bench (the benchmarks) and deployments above them
+    floor: the packages of domain logic on the kernel (safety, embedders, documents, retrieval, vocabulary)
     cli and mcp_server on top: the two transports, over query and services (the MCP server writes memory records
     and recall counts, which is why it is not part of query)
 
-- the kernel imports nothing of the project above it;
-- storage imports only the kernel and storage (never services: the stores keep rows, the services their policy);
-- services (the write policies over the stores: what supersedes what) import only the kernel, storage and services;
-- the pipelines import only the kernel, storage, services and each other (never query, flows, tasks, Prefect, the CLI);
+- the kernel imports nothing of the project above it, and holds only what every layer needs (``KERNEL_MODULES``);
+- each floor package imports only the kernel and its own modules (never another floor package, nor Prefect);
+- storage imports only the kernel, the floor and storage (never services: the stores keep rows, the services their
+  policy);
+- services (the write policies over the stores: what supersedes what) import only the kernel, the floor, storage and
+  services;
+- the pipelines import only the kernel, the floor, storage, services and each other (never query, flows, tasks,
+  Prefect, the CLI);
 - query never imports services (the read path writes nothing);
 - nothing below flows/ and tasks/ imports Prefect (the kernel's Prefect environment and the deployments'
   serve entry aside);
@@ -27,7 +32,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-from tests.kit.importgraph import PACKAGES, PIPELINES, PROJECT, ROOT, graph, imports_of, layer, modules
+from tests.kit.importgraph import (FLOOR, KERNEL_MODULES, PACKAGES, PIPELINES, PROJECT, ROOT, graph, imports_of, layer,
+                                   modules)
 
 # query -> pipeline edges still to remove (issue 13: query imports only the kernel and storage).
 QUERY_TO_PIPELINES_LEFT: set[tuple[str, str]] = set()
@@ -44,13 +50,35 @@ def test_the_kernel_imports_nothing_above_it():
     assert not bad, sorted(bad)
 
 
-def test_storage_imports_only_the_kernel_and_storage():
-    bad = edges_where(graph(), {"storage"}, lambda t: layer(t) in PROJECT - {"kernel", "storage"} or t == "prefect")
+def test_the_kernel_holds_only_what_every_layer_needs():
+    """Settings, domain types, the clock, files, the workspace, text, templates, the chat-model client, Prefect's
+    environment, the tokenizer and stage progress (which the pipelines, tasks, flows, the CLI and the benchmarks all
+    report through); domain logic lives in the floor packages."""
+    held = {m.removeprefix("kernel.") for m in modules() if layer(m) == "kernel" and m != "kernel"}
+    assert held == KERNEL_MODULES, f"not listed: {sorted(held - KERNEL_MODULES)}, gone: {sorted(KERNEL_MODULES - held)}"
+    assert not [p.name for p in (ROOT / "kernel").iterdir() if p.is_dir() and p.name != "__pycache__"], "no subpackages"
+
+
+def floor_edges(g) -> set[tuple[str, str]]:
+    """Imports of a floor package that reach past the kernel and itself: the project above, another floor package,
+    Prefect."""
+    return {(m, t) for m, t in edges_where(g, FLOOR, lambda t: layer(t) in PROJECT or t == "prefect")
+            if layer(t) not in {"kernel", layer(m)}}
+
+
+def test_each_floor_package_imports_only_the_kernel_and_itself():
+    bad = floor_edges(graph())
     assert not bad, sorted(bad)
 
 
-def test_services_import_only_the_kernel_storage_and_services():
-    bad = edges_where(graph(), {"services"}, lambda t: layer(t) in PROJECT - {"kernel", "storage", "services"} or t == "prefect")
+def test_storage_imports_only_the_kernel_the_floor_and_storage():
+    bad = edges_where(graph(), {"storage"}, lambda t: layer(t) in PROJECT - {"kernel", "storage"} - FLOOR or t == "prefect")
+    assert not bad, sorted(bad)
+
+
+def test_services_import_only_the_kernel_the_floor_storage_and_services():
+    bad = edges_where(graph(), {"services"}, lambda t: layer(t) in PROJECT - {"kernel", "storage", "services"} - FLOOR
+                      or t == "prefect")
     assert not bad, sorted(bad)
 
 
@@ -157,6 +185,8 @@ def test_the_checks_see_what_they_check(tmp_path):
     assert edges_where(g, {"storage"}, lambda t: layer(t) in PROJECT - {"kernel", "storage"}) == {("storage.b", "services.e")}
     assert ("storage.b", "prefect") in edges_where(g, {"storage"}, lambda t: t == "prefect")
     assert cycles(g) == {("kernel.a", "storage.b")}
+    floor = {"safety.s": {"kernel.a", "safety.t", "retrieval.r", "storage.b", "prefect"}, "safety.t": {"kernel.a"}}
+    assert floor_edges(floor) == {("safety.s", "retrieval.r"), ("safety.s", "storage.b"), ("safety.s", "prefect")}
     probe = ROOT / "storage" / "_layer_probe_for_test.py"
     try:
         probe.write_text("def f():\n    from flows.nightly import nightly\n    import prefect.flows\n")

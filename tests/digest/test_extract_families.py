@@ -22,7 +22,7 @@ from digest.extract.plans import FUTURE_PLANS, PLANS
 from digest.extract.preferences import PREFERENCES
 from digest.extract.restatements import ASSISTANT_PREFS
 from digest.extract.rule import PREDICATES, Rule
-from kernel.dates import find_date
+from vocabulary.dates import find_date
 from kernel.domain import Turn
 
 DAY = dt.date(2026, 11, 3)  # a Tuesday

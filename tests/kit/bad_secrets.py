@@ -1,7 +1,7 @@
 """Bad input for the secret masker and the L0 rule (issue 25, item 2): credentials written without a cue word,
 unlock codes, and requests for a password disguised so that a plain match misses them.
 
-Kept here so they stay fixed: the detector's unit tests (tests/kernel/test_secret_pairs.py) and the tests through
+Kept here so they stay fixed: the detector's unit tests (tests/safety/test_secret_pairs.py) and the tests through
 the user's interfaces (tests/query/test_cueless_credentials.py) read the same lists.
 
 ``PAIRS``: (line, the secret that must go, what must stay). ``NOT_PAIRS``: ordinary text with ``/`` and ``:`` that

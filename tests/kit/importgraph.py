@@ -8,7 +8,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PIPELINES = {"digest", "memory", "index", "knowledge", "restore"}
-PACKAGES = ["kernel", "storage", "services", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server", "flows", "tasks", "deployments", "cli"]
+# The packages of domain logic on the kernel (each imports only the kernel): what storage and every layer above it
+# may use. The kernel itself holds only KERNEL_MODULES.
+FLOOR = {"safety", "embedders", "documents", "retrieval", "vocabulary"}
+KERNEL_MODULES = {"settings", "domain", "clock", "files", "workspace", "text", "templates", "llm", "prefect_env",
+                  "tokenize", "progress"}
+PACKAGES = ["kernel", *sorted(FLOOR), "storage", "services", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server",
+            "flows", "tasks", "deployments", "cli"]
 PROJECT = set(PACKAGES)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.embedders import make_embedder
+from embedders import make_embedder
 from storage.embed_cache import Cache
 from knowledge import classify as clf
 from knowledge.classify import classify, item_text

@@ -113,7 +113,7 @@ def test_a_document_approved_after_the_nightly_is_searchable_at_once_and_indexed
 def test_nearest_sections_come_from_the_index_and_missing_ones_are_scored_exactly(kb, tmp_path):
     """At the ranking level: an index that holds only some sections (a stand-in for one a night old) still ranks
     every section, with the index's cosines equal to exact ones."""
-    from kernel.embedders import make_settings_embedder
+    from embedders import make_settings_embedder
     from query.kb import Dense
     from storage.vector_index import VectorIndex
 

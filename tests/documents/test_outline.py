@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import eval_path
 
-from kernel.outline import (
+from documents.outline import (
     PREAMBLE_ANCHOR,
     Outline,
     Slugger,

@@ -11,7 +11,7 @@ import string
 
 import pytest
 
-from kernel.secrets import asks_for_secret, has_secret, looks_like_password, marker, mask_text
+from safety.secrets import asks_for_secret, has_secret, looks_like_password, marker, mask_text
 from kernel.text import fold_request
 from tests.kit.bad_secrets import DISGUISED, INNOCENT, NOT_PAIRS, PAIRS
 

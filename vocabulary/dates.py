@@ -10,7 +10,7 @@ The two uses share the vocabulary (Chinese digits and numerals, weekdays, Englis
 and :func:`zh_number`, but not their patterns: resolving a date must not read the modal "may" as a month or
 "3号线" as a day, while comparing two texts wants every date-looking span, in any case.
 
-Standard library only (the kernel imports nothing of the project above it).
+Standard library only: it imports nothing of the project (vocabulary sits on the kernel and imports only it).
 """
 
 from __future__ import annotations

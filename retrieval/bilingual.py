@@ -20,7 +20,8 @@ translations meets in the text.
 
 Built from the wheel's data into a SQLite file once per machine (about 3 s, in the system temp folder) and copied
 into the workspace's runtime folder, then looked up there: a process holds no table in memory and a fresh one opens
-it in a millisecond. Nothing is downloaded.
+it in a millisecond. What a process has open is one object, ``DICTIONARY`` (a :class:`Dictionary`: its folder and
+its connection). Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -65,9 +66,6 @@ _ZH_QUESTION_FILLER = frozenset(
 _STEMS = (("ies", "y"), ("ves", "f"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""),
           ("ed", "e"))
 
-_lock = threading.Lock()
-_db: sqlite3.Connection | None = None
-_cache_dir: Path | None = None
 BUILD_VERSION = 2  # bump when _build's rules change: the cached file's name changes with it
 _NOT_CONTENT = _QUESTION_FILLER | STOPWORDS
 
@@ -100,14 +98,6 @@ def _rarity(word: str) -> float:
     """jieba's IDF of a Chinese word (its table read directly: no segmenter loaded); unknown words rank as rare."""
     table, median = idf_table()
     return table.get(word, max(median, 12.0))
-
-
-def configure(cache_dir: Path | None) -> None:
-    """Keep the built dictionary in ``cache_dir`` (the workspace's runtime folder), not the system temp folder."""
-    global _cache_dir
-    with _lock:
-        if _db is None and cache_dir is not None:
-            _cache_dir = Path(cache_dir)
 
 
 def _build(path: Path) -> None:
@@ -157,15 +147,40 @@ def _build(path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _connection() -> sqlite3.Connection:
-    """The dictionary's lookups, in a SQLite file built from the wheel's data the first time (about 3 s) and
-    opened in a millisecond after that: a process holds no table in memory (the parsed dictionary is ~60 MB)."""
-    global _db
-    with _lock:
-        if _db is None:
-            path = prepare(_cache_dir or Path(tempfile.gettempdir()))
-            _db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        return _db
+class Dictionary:
+    """The built dictionary a process reads: the folder its file lives in (set by ``configure`` before the first
+    lookup; the system temp folder otherwise) and, from the first lookup on, its read-only connection, which every
+    thread shares under one lock. The file is built from the wheel's data the first time (about 3 s) and opened in a
+    millisecond after that: a process holds no table in memory (the parsed dictionary is ~60 MB)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._con: sqlite3.Connection | None = None
+
+    def configure(self, folder: Path | None) -> None:
+        """Keep the built dictionary in ``folder``; once it is open, where it lives no longer changes."""
+        with self._lock:
+            if self._con is None and folder is not None:
+                self.folder = Path(folder)
+
+    def lookup(self, sql: str, key: str):
+        """The first column of the one row ``sql`` finds for ``key`` (None without one); opens the file first."""
+        with self._lock:
+            if self._con is None:
+                path = prepare(self.folder or Path(tempfile.gettempdir()))
+                self._con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            row = self._con.execute(sql, (key,)).fetchone()
+        return row[0] if row else None
+
+
+# The process's dictionary: the lookups below (and their caches) read it, the read path points it at the workspace.
+DICTIONARY = Dictionary()
+
+
+def configure(cache_dir: Path | None) -> None:
+    """Keep the built dictionary in ``cache_dir`` (the workspace's runtime folder), not the system temp folder."""
+    DICTIONARY.configure(cache_dir)
 
 
 def prepare(folder: Path) -> Path:
@@ -188,20 +203,13 @@ def prepare(folder: Path) -> Path:
     return path
 
 
-def _lookup(sql: str, key: str):
-    con = _connection()
-    with _lock:
-        row = con.execute(sql, (key,)).fetchone()
-    return row[0] if row else None
-
-
 def _heads(word: str) -> list:
-    found = _lookup("select heads from en where word = ?", word)
+    found = DICTIONARY.lookup("select heads from en where word = ?", word)
     return json.loads(found) if found else []
 
 
 def _senses(head: str) -> list[str] | None:
-    found = _lookup("select words from zh where head = ?", head)
+    found = DICTIONARY.lookup("select words from zh where head = ?", head)
     return found.split() if found is not None else None
 
 
@@ -275,7 +283,7 @@ def _all_readings():
 @lru_cache(maxsize=8192)
 def _readings(char: str) -> tuple[str, ...]:
     """Every toneless reading of one character (none for a character pypinyin does not know)."""
-    found = _lookup("select readings from han where char = ?", char)
+    found = DICTIONARY.lookup("select readings from han where char = ?", char)
     return tuple(found.split()) if found else ()
 
 

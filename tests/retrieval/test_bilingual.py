@@ -1,11 +1,11 @@
-"""The Chinese-English word bridge (kernel.bilingual, from CC-CEDICT): what lets a question in one language meet
+"""The Chinese-English word bridge (retrieval.bilingual, from CC-CEDICT): what lets a question in one language meet
 memory in the other at the no-history gate."""
 
 from __future__ import annotations
 
 import pytest
 
-from kernel import bilingual as B
+from retrieval import bilingual as B
 
 
 @pytest.mark.parametrize("word, chinese", [("notes", "笔记"), ("backup", "备份"), ("database", "数据库"), ("camera", "相机"),

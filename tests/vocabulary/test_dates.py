@@ -1,4 +1,4 @@
-"""kernel.dates: Chinese and English dates resolved against a day (the fact extractor), and the dates, weekdays
+"""vocabulary.dates: Chinese and English dates resolved against a day (the fact extractor), and the dates, weekdays
 and numbers of a text (memory comparison). The unit tier (tests/conftest.py): pure functions, pinned days, no
 clock."""
 
@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from kernel.dates import (
+from vocabulary.dates import (
     EN_WEEKDAYS,
     MONTHS,
     WEEKDAYS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from kernel.dates import zh_number
+from vocabulary.dates import zh_number
 from kernel.text import nfkc, normalize_key
 
 # Units by family: a value "150ms" and a value "2s" are both durations, "100G" and "512MB" both sizes.

@@ -1,11 +1,11 @@
-"""The detector of text that tries to change the agent's rules or get secrets out of it (``kernel.injection``), on
+"""The detector of text that tries to change the agent's rules or get secrets out of it (``safety.injection``), on
 sentences written for the suite (tests/kit/bad_inputs.py), in both languages, with the innocent ones next to them."""
 
 from __future__ import annotations
 
 import pytest
 
-from kernel.injection import overrides_instructions
+from safety.injection import overrides_instructions
 from tests.kit.bad_inputs import INJECTIONS, INNOCENT
 
 

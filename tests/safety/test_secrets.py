@@ -1,4 +1,4 @@
-"""The secret detector and masker (kernel/secrets.py): stated secrets in both languages, shapes, high entropy,
+"""The secret detector and masker (safety/secrets.py): stated secrets in both languages, shapes, high entropy,
 what must never be masked, the marker, and properties (idempotent, no change without a secret, lines kept)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernel.secrets import (CUES, MARKER_RE, CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
+from safety.secrets import (CUES, MARKER_RE, CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
                             mask_text, mask_value, secret_subject, strip_markers)
 
 REF = "alice/2026-11-20/r1/2026-11-20.md"

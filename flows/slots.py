@@ -3,7 +3,7 @@
 Prefect's global concurrency limits (``flows.writers``) count taken slots in the server's database, and an
 ephemeral server keeps the lease that would give a slot back only in its own memory: after ``kill -9`` of a run
 (an OOM kill, a power cut) or a run that could not write its release (a full disk), the count stays taken and
-every later run would wait for it forever. The kernel knows which process holds a lock taken with ``flock``
+every later run would wait for it forever. The operating system knows which process holds a lock taken with ``flock``
 and drops it the moment that process dies, however it dies; so each slot is taken here first, and the holder
 writes who it is (pid, the process's start time, the command, since when) into the lock file:
 

