@@ -7,7 +7,7 @@ of the workspace in ``AGENTOS_HOME``; three read the layered memory:
 - ``fact_lookup``: the facts about a subject valid now or at the end of a day, or every version of them.
 - ``raw_read``: lines of an archived log (L3) by the ``raw_ref`` that facts and cards cite.
 
-One writes a fact: ``fact_forget`` closes a fact the user wants forgotten (``digest.evidence.forget_fact``, as
+One writes a fact: ``fact_forget`` closes a fact the user wants forgotten (``services.decisions.forget_fact``, as
 ``agentos facts forget``); four work on single memory records (mcp_server/memory.py): ``memory_save``, ``memory_update``,
 ``memory_recall``, ``memory_delete``. No tool clears all memories. Five read the published knowledge base
 (mcp_server/kb.py): ``kb_map``, ``kb_search``, ``kb_outline``, ``kb_read``, ``kb_answer``.
@@ -204,7 +204,7 @@ def build_server(settings: Settings, *, warm: bool = False):
         still state it anew. Returns {fact: {id, subject, predicate, object, status: forgotten, closed_reason},
         cards_changed}. An unknown id (or one of another user) is an error.
         """
-        from digest.evidence import forget_fact
+        from services.decisions import forget_fact
         from storage.journal import JournalUnwritable
 
         try:
