@@ -43,13 +43,13 @@ def _said(answer) -> list:
 
 def _machine_a(home: Path, user: str, log) -> dict:
     """The nightly stages over every day of ``user``'s logs, then a person's decisions."""
-    from digest.evidence import forget_fact
     from digest.stages import pending_days, run_day
     from index.stages import rebuild
     from kernel import clock
     from kernel.settings import load_settings
     from kernel.workspace import Workspace
-    from knowledge.decisions import open_conflicts, resolve_conflict
+    from knowledge.decisions import open_conflicts
+    from services.decisions import forget_fact, resolve_conflict
     from storage.facts import open_facts
 
     settings = load_settings(home=home, user=user, hostname="machine-a", llm_base_url=None)

@@ -87,7 +87,7 @@ def cmd_facts_conflicts(args) -> int:
 
 
 def cmd_facts_resolve(args) -> int:
-    from knowledge.decisions import resolve_conflict
+    from services.decisions import resolve_conflict
 
     settings = settings_from_args(args)
     need_workspace(settings)
@@ -108,7 +108,7 @@ def cmd_facts_resolve(args) -> int:
 
 
 def cmd_facts_forget(args) -> int:
-    from digest.evidence import forget_fact
+    from services.decisions import forget_fact
 
     settings = settings_from_args(args)
     need_workspace(settings)

@@ -1,5 +1,5 @@
-"""Every fact knows its evidence: the observations a day's logs hold, the earlier ones they no longer hold, and a
-person's forget.
+"""Every fact knows its evidence: the observations a day's logs hold and the earlier ones they no longer hold.
+A person forgetting a fact is ``services.decisions.forget_fact``.
 
 An observation is a candidate fact read from some lines of a log. It is known by its day, its file, the content of
 its lines (normalised: NFKC, runs of blanks as one space) and which occurrence of that content in the file it is,
@@ -31,9 +31,7 @@ from pathlib import Path
 from kernel.domain import Candidate
 from kernel.settings import Settings
 from kernel.text import nfkc, split_lines
-from kernel.workspace import Workspace, workspace_lock
-from storage import journal
-from storage.cards import CardStore
+from kernel.workspace import Workspace
 from storage.facts import FactStore, open_facts
 from storage.raw_archive import ArchiveError, RawArchive
 
@@ -186,34 +184,3 @@ def retire_files(store: FactStore, settings: Settings, inp) -> int:
     if rows:
         store.retire_digested(rows)
     return len(rows)
-
-
-def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, replayed: bool = False) -> dict:
-    """A person forgets a fact (``agentos facts forget``, MCP ``fact_forget``): closed in the fact store with the
-    reason, and dropped from the cards and daily summaries that list it. The indexes drop it at their next rebuild;
-    until then no read serves it (reads re-check the store). Raises KeyError for an unknown fact (another user's
-    included), ValueError for one already forgotten.
-
-    The decision goes to this machine's journal in agent-sync (``storage.journal``), by content (subject, predicate,
-    value, the days and files that said it), so another machine, or a restore, forgets the same fact; ``replayed``:
-    this is that replay (``restore.replay``), already in a journal."""
-    with workspace_lock(settings.home):
-        store = open_facts(settings)
-        try:
-            f = store.forgettable(user, fact_id)  # checked before the journal is written: a refused forget writes no line
-            evidence = store.evidence_of(fact_id)
-            days = sorted({e["source_day"] for e in evidence} | {f["source_day"]})
-            if replayed:
-                row = store.forget(user, fact_id, reason)
-            else:  # journaled first: a journal that cannot be written leaves the fact as it is (JournalUnwritable)
-                sources = sorted({f"{e['source_day']}|{e['source_file']}" for e in evidence} | {f"{f['source_day']}|{f['source_file']}"})
-                row = journal.record(store, Workspace(settings.home).journal_dir, settings.hostname, "fact.forget", user,
-                                     {"subject": f["subject"], "subject_key": f["subject_key"], "predicate": f["predicate"],
-                                      "object": f["object"], "object_key": f["object_key"], "sources": sources,
-                                      "reason": store.forget_reason(reason)},
-                                     apply=lambda: store.forget(user, fact_id, reason))["applied"]
-        finally:
-            store.close()
-        ws = Workspace(settings.home)
-        changed = CardStore(ws.cards_dir, ws.summaries_dir).drop_fact(user, [date.fromisoformat(d) for d in days], fact_id)
-    return {"fact": row, "cards_changed": changed}

@@ -2,8 +2,8 @@
 
 Started by hand (no schedule). The run lists what waits (a Markdown artifact and the form's description),
 then pauses for the decision in a form (Prefect's flow-run input: "Resume" in the UI shows the
-``ReviewDecision`` fields), then applies it with the rules the CLI uses (``agentos kb approve|reject``,
-``agentos facts resolve``), all in knowledge/decisions.py: system documents by an admin, personal ones by
+``ReviewDecision`` fields), then applies it with the functions the CLI calls (``agentos kb approve|reject``:
+knowledge/decisions.py; ``agentos facts resolve``: services/decisions.py): system documents by an admin, personal ones by
 their owner; a decision that is not allowed or names an unknown id is reported, the rest applied.
 """
 

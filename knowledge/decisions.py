@@ -1,13 +1,14 @@
-"""The decisions a person makes, in one place: publishing knowledge documents (pending -> ready, or rejected,
-kept and marked) and settling fact conflicts (the contested value becomes current, or the store keeps its own).
-A pending document's fact candidates are staged with it (refine writes no fact): approving applies them to the
-owner's facts (contradictions become conflicts for review), rejecting drops them.
+"""The knowledge review: publishing knowledge documents (pending -> ready, or rejected, kept and marked) and the
+whole review a person applies (documents decided, fact conflicts settled through ``services.decisions.resolve_conflict``,
+the one function ``agentos facts resolve`` calls too). A pending document's fact candidates are staged with it (refine
+writes no fact): approving applies them to the owner's facts (contradictions become conflicts for review), rejecting
+drops them; that is why deciding a document lives here, with refine, and not in ``services``.
 
 System documents are approved by an admin (``kb_admins`` in the settings), personal documents by their
 owner. Only ``ready`` documents are ever retrieved (``visible``); what a person is shown of the others
 (``pending``, ``show``, and what ``decide`` admits exists) is the team's system documents and their own personal
 ones (``may_see``): another user's personal document is an unknown id. The same functions serve the CLI
-(``agentos kb approve|reject``, ``agentos facts resolve``) and the ``review`` flow a person runs from the
+(``agentos kb approve|reject``) and the ``review`` flow a person runs from the
 Prefect UI (``apply_review``: a whole decision, every refused part reported with its reason, the rest applied).
 """
 
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from kernel.settings import Settings
 from knowledge.refine import apply_fact_candidates, kb_paths, open_kb, retract_unreviewed, written_unreviewed
 from kernel.workspace import Workspace
-from services.supersession import Supersession
+from services.decisions import resolve_conflict
 from storage import journal
 from storage.facts import open_facts
 from storage.kb_cards import restamp
@@ -168,33 +169,12 @@ def visible(settings: Settings, user: str, *, include_expired: bool = False) -> 
 
 
 def open_conflicts(settings: Settings, user: str) -> list[dict]:
-    """The user's open fact conflicts (what ``resolve_conflict`` takes the ids of)."""
+    """The user's open fact conflicts (what ``services.decisions.resolve_conflict`` takes the ids of)."""
     facts = open_facts(settings)
     try:
         return facts.conflicts(user)
     finally:
         facts.close()
-
-
-def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool, replayed: bool = False) -> dict:
-    """Settle one of the user's fact conflicts: ``accept`` makes the contested value current, otherwise the store
-    keeps what it holds. Raises KeyError (no such open conflict) or ValueError. The decision goes to the journal by
-    the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay."""
-    facts = open_facts(settings)
-    try:
-        if replayed:
-            return Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept)
-        c = facts.open_conflict(user, int(conflict_id))  # checked first: a refused decision writes no journal line
-        # journaled first: a journal that cannot be written leaves the conflict open (JournalUnwritable)
-        return journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
-                              {"accept": bool(accept), **{k: c[k] for k in CONFLICT_KEY}},
-                              apply=lambda: Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept))["applied"]
-    finally:
-        facts.close()
-
-
-# What names a conflict on every machine (its row id is one machine's).
-CONFLICT_KEY = ("subject", "predicate", "existing_object", "candidate_object", "source_day", "source_file", "line_start", "line_end")
 
 
 @dataclass

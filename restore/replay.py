@@ -146,7 +146,7 @@ def _label(ev: dict) -> str:
 
 
 def _forget(settings: Settings, ev: dict) -> str | None:
-    from digest.evidence import forget_fact
+    from services.decisions import forget_fact
 
     facts = open_facts(settings)
     try:
@@ -161,7 +161,7 @@ def _forget(settings: Settings, ev: dict) -> str | None:
 
 
 def _resolve(settings: Settings, ev: dict) -> str | None:
-    from knowledge.decisions import CONFLICT_KEY, resolve_conflict
+    from services.decisions import CONFLICT_KEY, resolve_conflict
 
     facts = open_facts(settings)
     try:

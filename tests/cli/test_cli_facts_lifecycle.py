@@ -110,7 +110,7 @@ def test_an_id_no_store_can_hold_is_refused_in_one_line_naming_the_argument(tmp_
 
 
 def test_the_python_api_refuses_an_id_past_sqlite_integers_by_name(tmp_path):
-    from digest.evidence import forget_fact
+    from services.decisions import forget_fact
 
     import pytest
 

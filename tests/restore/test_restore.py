@@ -26,8 +26,8 @@ def answer_ids_aside(a) -> list[tuple]:
 @pytest.fixture
 def machine_a(indexed_home):
     """The demo after its nights, then a person's decisions: a fact forgotten, the open conflict accepted."""
-    from digest.evidence import forget_fact
-    from knowledge.decisions import open_conflicts, resolve_conflict
+    from knowledge.decisions import open_conflicts
+    from services.decisions import forget_fact, resolve_conflict
 
     settings = load_settings(home=indexed_home, hostname="laptop")
     con = sqlite3.connect(Workspace(indexed_home).facts_db)
