@@ -85,8 +85,11 @@ def cmd_serve(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
     # Before `serve` changes the working directory and the environment its scheduled runs inherit.
-    service = QueryService(settings).start()
+    service = QueryService(settings)
     try:
+        # started inside the try: a SIGTERM that lands while it starts (its service file written, its warm-up thread
+        # not yet running) still removes the file on the way out
+        service.start()
         if args.query_only:
             import threading
 
