@@ -9,6 +9,7 @@ import io
 import json
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from datetime import date
 
@@ -192,6 +193,7 @@ class TerminalProgress:
         self._rows: dict[int, int] = {}
         self._rerouted: list[tuple] = []
         self._lock = threading.RLock()
+        self._thread_cpu = 0.0  # the redraw thread's CPU seconds, last read
 
     def _start(self) -> None:
         from rich.console import Console
@@ -227,6 +229,19 @@ class TerminalProgress:
                     self._rerouted.append((h, "stream", h.stream))
                     h.stream = FileProxy(console, self.stream)
 
+    def thread_seconds(self) -> float:
+        """CPU seconds rich's redraw thread has used so far (``kernel.progress.cost``): drawing's cost beside the
+        sink's own calls, which the work pays for and ``kernel.progress`` counts."""
+        with self._lock:
+            live = getattr(self._bar, "live", None)
+            thread = getattr(live, "_refresh_thread", None)  # rich.live.Live keeps its redraw thread there
+            if thread is not None and thread.is_alive() and thread.ident is not None:
+                try:
+                    self._thread_cpu = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+                except (OSError, AttributeError):  # it ended between the check and the read, or no such clock here
+                    pass
+            return self._thread_cpu
+
     def started(self, stage) -> None:
         with self._lock:
             if self._bar is None:
@@ -253,6 +268,7 @@ class TerminalProgress:
         with self._lock:
             if self._bar is None:
                 return
+            self.thread_seconds()  # its last reading, while the thread still runs
             try:
                 self._bar.stop()  # the last drawing: every top-level stage at its final count
             finally:

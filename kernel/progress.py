@@ -56,7 +56,7 @@ class Stage:
         self._sinks = sinks
         self._lock = threading.Lock() if sinks else None
         for s in sinks:
-            _quietly(s.started, self)
+            _told(s.started, self)
 
     @property
     def fraction(self) -> float | None:
@@ -72,20 +72,20 @@ class Stage:
         with self._lock:
             self.done += k
         for s in self._sinks:
-            _quietly(s.advanced, self)
+            _told(s.advanced, self)
 
     def set_total(self, total: int | None) -> None:
         """The total, once it is known (a stage that finds its units as it goes)."""
         self.total = total
         for s in self._sinks:
-            _quietly(s.advanced, self)
+            _told(s.advanced, self)
 
     def finish(self, ok: bool = True) -> None:
         if self.ended:
             return
         self.ended = True
         for s in self._sinks:
-            _quietly(s.finished, self, ok)
+            _told(s.finished, self, ok)
 
     def __enter__(self) -> "Stage":
         self._token = _open.set(_open.get() + (self,))
@@ -97,6 +97,37 @@ class Stage:
         except ValueError:  # left in another context (a generator closed elsewhere): nothing to undo there
             pass
         self.finish(ok=exc_type is None)
+
+
+# Seconds the work has spent inside the sinks' calls, in this process: what showing progress costs the loops that
+# report it (``cost``). Counted only when someone watches; nobody watching costs the loops no clock read at all.
+_spent = [0.0]
+_spent_lock = threading.Lock()
+
+
+def _told(fn, *args) -> None:
+    t0 = time.perf_counter()
+    _quietly(fn, *args)
+    dt = time.perf_counter() - t0
+    with _spent_lock:
+        _spent[0] += dt
+
+
+def cost() -> float:
+    """Seconds that showing progress has cost this process so far: the time the work spent inside the sinks' calls,
+    plus the CPU time of the threads the current sinks run on their own (a terminal's redraw: a sink's
+    ``thread_seconds()``, where it has one). ``agentos bench perf`` reads it around its full build (issue 28: the cost
+    of progress, measured where it is spent rather than as the difference of two noisy wall-clock runs)."""
+    own = 0.0
+    for s in _sinks.get():
+        seconds = getattr(s, "thread_seconds", None)
+        if seconds is not None:
+            try:
+                own += float(seconds())
+            except Exception:  # noqa: BLE001 - a sink that cannot tell adds nothing
+                pass
+    with _spent_lock:
+        return _spent[0] + own
 
 
 def _quietly(fn, *args) -> None:

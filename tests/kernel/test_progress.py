@@ -96,3 +96,24 @@ def test_threads_started_with_the_context_report_to_its_watchers_and_other_conte
     assert st.done == 40 and rec.events[-1] == ("end", "embedding", 40, 40, 0)
     assert sum(1 for e in rec.events if e[:2] == ("end", "a batch's own stage")) == 4
     assert not any(e[1] == "elsewhere" for e in rec.events)
+
+
+def test_the_cost_of_showing_progress_is_counted_where_it_is_spent_and_nothing_when_nobody_watches():
+    """``progress.cost``: what ``agentos bench perf`` reports as the price of the bar: the time the work spent inside
+    the sinks' calls, plus the CPU of a sink's own threads (a terminal's redraw)."""
+    before = progress.cost()
+    for _ in progress.track(range(100), "nobody watches"):
+        pass
+    assert progress.cost() == before  # no sink: not even a clock is read
+
+    class Drawer(Recorder):
+        def thread_seconds(self):
+            return 2.5  # as a redraw thread would report its CPU time
+
+    with progress.reporting(Recorder()):
+        for _ in progress.track(range(100), "watched"):
+            pass
+        watched = progress.cost()
+    assert watched > before and progress.cost() == watched  # the time inside the calls stays counted
+    with progress.reporting(Drawer()):
+        assert progress.cost() == watched + 2.5
