@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import wraps
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
@@ -484,38 +485,60 @@ def open_day(settings: Settings, user: str, day: date, folder: Path, *, run: str
         store.close()
 
 
+def step(fn):
+    """A stage on the day's shared fact store: what a failed attempt left uncommitted is rolled back (as closing a
+    store of its own did), so its retry starts clean."""
+    @wraps(fn)
+    def run(d: DayRun, *args, **kwargs) -> None:
+        try:
+            fn(d, *args, **kwargs)
+        except BaseException:
+            d.facts_store.rollback()
+            raise
+
+    return run
+
+
 # Each step calls its stage function by its module name at call time (a test that replaces ``write_cards`` here
 # reaches the plain run and the task alike) and keeps what it gave on the ``DayRun``.
+@step
 def read_step(d: DayRun) -> None:
     d.inp = read_day(d.settings, d.user, d.day, d.folder, d.facts_store)
 
 
+@step
 def archive_step(d: DayRun) -> None:
     d.refs = archive_day(d.settings, d.inp)
 
 
+@step
 def extract_step(d: DayRun, by_model=None, by_rules=None) -> None:
     """``by_model`` / ``by_rules``: the two extractors as tasks (``tasks.digest.extract_step``); plain when None."""
     d.cands, d.extractor = extract(d.settings, d.inp, extract_model if by_model is None else by_model,
                                   extract_rules if by_rules is None else by_rules, d.facts_store)
 
 
+@step
 def facts_step(d: DayRun) -> None:
     d.facts = write_facts(d.settings, d.inp, d.cands, d.refs, d.facts_store)
 
 
+@step
 def cards_step(d: DayRun) -> None:
     d.cards = write_cards(d.settings, d.inp, d.cands, d.facts["fact_ids"], d.refs, d.facts_store)
 
 
+@step
 def memories_step(d: DayRun) -> None:
     d.memories = extract_memories(d.settings, d.inp) if d.with_memories else dict(NO_MEMORIES)
 
 
+@step
 def problems_step(d: DayRun) -> None:
     d.quarantined = record_problems(d.settings, d.inp, d.run)
 
 
+@step
 def mark_step(d: DayRun) -> None:
     mark_digested(d.settings, d.inp, d.refs, d.facts_store)
 
@@ -531,8 +554,8 @@ def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str 
     the memory records the logs gave are synced already, so none is extracted (a restore writes nothing into
     agent-sync)."""
     with workspace_lock(settings.home), open_day(settings, user, day, folder, run=run, memories=memories) as d:
-        for step in DAY_STAGES:
-            step(d)
+        for stage in DAY_STAGES:
+            stage(d)
     return d.report()
 
 
