@@ -9,6 +9,7 @@ from kernel import progress
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from flows.run_progress import watch
+from flows.stops import reraise_stop
 from flows.writers import workspace_writer
 from tasks import knowledge as t
 
@@ -22,11 +23,13 @@ def collect_sources(settings: Settings, user: str) -> dict:
         try:
             data = t.fetch_feed(settings, source) if source.type == "feed" else None
         except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
+            reraise_stop(e)  # but a run being stopped stops here
             reports.append(t.failed_source(settings, user, source, t.fetch_error(source, e)))
             continue
         try:
             reports.append(t.collect_source(settings, source, user, data=data))
         except Exception as e:  # noqa: BLE001 - one broken source never costs the others
+            reraise_stop(e)
             reports.append(t.failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
     return t.finish_collect(settings, user, reports, problems)
 

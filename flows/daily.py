@@ -11,6 +11,7 @@ from kernel import clock, progress
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from flows.run_progress import watch
+from flows.stops import reraise_stop
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as t
 
@@ -82,6 +83,7 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
                 with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
                     r = t.whole_day(settings, user, day, folder, run=f"{kind} {day}")
             except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
+                reraise_stop(e)  # but a run being stopped stops here
                 r = t.failed_day(settings, user, day, folder, f"{kind} {day}", e)
                 log.error("%s %d/%d: %s", kind, i, len(days), r["quarantined"][0])
             else:

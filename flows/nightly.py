@@ -11,6 +11,7 @@ from flows.collect import collect_sources
 from flows.daily import setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
 from flows.run_progress import watch
+from flows.stops import reraise_stop
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as d
 from tasks import index as ix
@@ -91,5 +92,6 @@ def or_failed(what: str, failed: dict | None, stage, *args, then=None):
             then(result)
         return result
     except Exception as e:  # noqa: BLE001 - e.g. an unreadable sources.yaml: reported, the rest of the night still runs
+        reraise_stop(e)  # but a run being stopped stops here
         get_run_logger().warning("%s: %s", what, e)
         return None if failed is None else {**failed, "errors": [str(e)]}
