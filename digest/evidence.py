@@ -166,14 +166,10 @@ def vanished_days(store: FactStore, settings: Settings, user: str, folder: Path,
     return sorted(out)
 
 
-def had_logs(settings: Settings, inp) -> bool:
+def had_logs(store: FactStore, settings: Settings, inp) -> bool:
     """Whether the folder's last digest of the day read logs (a day whose logs were all removed since is not a no-op:
     its facts of them are retracted and its cards emptied)."""
-    store = open_facts(settings)
-    try:
-        return left_the_day(store, settings, inp.user, inp.day, Path(inp.folder), {log.name for log in inp.logs})
-    finally:
-        store.close()
+    return left_the_day(store, settings, inp.user, inp.day, Path(inp.folder), {log.name for log in inp.logs})
 
 
 def retire_files(store: FactStore, settings: Settings, inp) -> int:

@@ -2,13 +2,20 @@
 tests and benchmarks call them directly.
 
 Stages: read the day's logs -> archive them in L3 -> extract candidate facts -> write L2 facts ->
-write L1 index cards and the daily summary -> report. Each works on the whole day (a batch).
+write L1 index cards and the daily summary -> user memories -> quarantine -> mark digested -> report. Each works
+on the whole day (a batch).
+
+Their order is written once, in ``DAY_STAGES``: steps over a ``DayRun`` (the day's inputs, its fact store opened
+once, what each stage hands the next). ``run_day`` calls the steps in that order; the flows call the task of each
+step in the same order (``tasks.digest.DAY_TASKS`` is built from ``DAY_STAGES``), so the two cannot differ.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import wraps
 from pathlib import Path
 
 from kernel.domain import Candidate, DayLog, Quarantined, Turn
@@ -18,7 +25,7 @@ from digest.logformat import day_files, display_name, list_days, read_log
 from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
 from storage.drift import is_statement
-from storage.facts import open_facts
+from storage.facts import FactStore, open_facts
 from safety.secrets import MARK, short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
@@ -57,8 +64,22 @@ def file_signature(path: Path, max_bytes: int) -> str:
     return _signature(path, max_bytes)
 
 
+@contextmanager
+def _facts(settings: Settings, store: FactStore | None):
+    """The day's fact store when the caller holds one (a ``DayRun``), else one opened for this call alone (a stage
+    function called by itself, as tests do)."""
+    if store is not None:
+        yield store
+        return
+    own = open_facts(settings)
+    try:
+        yield own
+    finally:
+        own.close()
+
+
 # -- stage 1 -------------------------------------------------------------------------------------
-def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput:
+def read_day(settings: Settings, user: str, day: date, folder: Path, store: FactStore | None = None) -> DayInput:
     """Read every log of ``day`` in ``folder``. A day with no files is an empty input, not an error."""
     inp = DayInput(user=user, day=day, folder=str(folder))
     for path in day_files(Path(folder), day):
@@ -72,11 +93,8 @@ def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput
             log.sha256 = file_signature(path, settings.max_log_bytes)
         inp.logs.append(log)
     if inp.logs:
-        store = open_facts(settings)
-        try:
-            inp.people = known_people(store.subjects(user, day))
-        finally:
-            store.close()
+        with _facts(settings, store) as facts:
+            inp.people = known_people(facts.subjects(user, day))
     return inp
 
 
@@ -128,7 +146,7 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
     return [c for c in out if MARK not in " ".join(strip_markers(c.subject).replace("[", " ").replace("]", " ").split()).casefold()]
 
 
-def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
+def extract_model(settings: Settings, inp: DayInput, store: FactStore | None = None) -> list[Candidate]:
     """The chat model's candidates, deciding against the user's current facts; its answers kept in (and read back
     from) the synced extraction cache, and what the day cost appended to ``logs/llm_usage.jsonl``."""
     from digest.model_extract import ExtractionCache, ModelStats, extract_with_model
@@ -140,14 +158,14 @@ def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
     cache = ExtractionCache(Workspace(settings.home).extraction_cache)
     stats = ModelStats()
     try:
-        return extract_with_model(inp.turns, inp.day, client, known=known_facts(settings, inp), cache=cache,
+        return extract_with_model(inp.turns, inp.day, client, known=known_facts(settings, inp, store), cache=cache,
                                   embed=sentence_embedder(settings), stats=stats)
     finally:
         log_model_usage(Workspace(settings.home).logs, {"user": inp.user, "day": inp.day.isoformat(), "model": settings.llm_model,
                                                          **stats.as_dict(), **client.usage.as_dict()})
 
 
-def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
+def extract_cached(settings: Settings, inp: DayInput, store: FactStore | None = None) -> list[Candidate] | None:
     """Without a chat model: the candidates a model gave for exactly these lines before (the synced extraction cache,
     e.g. on a machine restored from agent-sync), or None when any part of the day was never answered."""
     from digest.model_extract import ExtractionCache, extract_with_model
@@ -157,22 +175,19 @@ def extract_cached(settings: Settings, inp: DayInput) -> list[Candidate] | None:
     if not inp.turns or not folder.is_dir():
         return None
     try:
-        return extract_with_model(inp.turns, inp.day, None, known=known_facts(settings, inp), cache=ExtractionCache(folder),
+        return extract_with_model(inp.turns, inp.day, None, known=known_facts(settings, inp, store), cache=ExtractionCache(folder),
                                   embed=sentence_embedder(settings))
     except LLMError:
         return None
 
 
-def known_facts(settings: Settings, inp: DayInput) -> list[dict]:
+def known_facts(settings: Settings, inp: DayInput, store: FactStore | None = None) -> list[dict]:
     """The user's facts that held when the day began: what the chat model decides against (a new value for #k, #k
     ended). Histories and stops are not shown: they change nothing. Nor are the rules' statements (a sentence the
     user said, kept as said): they hold no value a model could update, and each one shown takes the place of a value
     it could (a part is shown at most ``MAX_KNOWN``)."""
-    store = open_facts(settings)
-    try:
-        rows = store.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
-    finally:
-        store.close()
+    with _facts(settings, store) as facts:
+        rows = facts.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
     return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped" and not is_statement(r)]
 
 
@@ -227,22 +242,20 @@ def sentence_embedder(settings: Settings):
     return embed
 
 
-def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
+def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str],
+                store: FactStore | None = None) -> dict:
     from digest.drift import flag_day
     from digest.evidence import gone_observations, observations
     from digest.slots import SubjectSlots
     from services.supersession import Supersession
 
     ws = Workspace(settings.home)
-    store = open_facts(settings)
     slots = SubjectSlots(embed=sentence_embedder(settings))
-    try:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
-        policy = Supersession(store, slots=slots)
+    with _facts(settings, store) as facts:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
+        policy = Supersession(facts, slots=slots)
         report = policy.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
-                              observations=observations(inp, candidates), retire=gone_observations(settings, store, inp))
-        flag_day(store, inp.user, inp.day, inp.turns, candidates, report.fact_ids, slots)  # what the rules could not read
-    finally:
-        store.close()
+                              observations=observations(inp, candidates), retire=gone_observations(settings, facts, inp))
+        flag_day(facts, inp.user, inp.day, inp.turns, candidates, report.fact_ids, slots)  # what the rules could not read
     log_conflicts(ws.logs, report.conflict_lines)
     return {**report.as_dict(), "fact_ids": report.fact_ids}
 
@@ -322,26 +335,24 @@ def build_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     return cards
 
 
-def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str]) -> dict:
+def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list[int | None], raw_refs: dict[str, str],
+                facts: FactStore | None = None) -> dict:
     from digest.evidence import had_logs
 
     ws = Workspace(settings.home)
     store = CardStore(ws.cards_dir, ws.summaries_dir)
     cards = build_cards(settings, inp, candidates, fact_ids, raw_refs)
-    emptied = not inp.logs and had_logs(settings, inp)  # every log of the day removed since: its cards go too
-    result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs or emptied else {"cards": 0, "written": 0, "removed": 0}
-    if inp.logs or emptied:
-        _write_summary(settings, store, inp, cards)
+    with _facts(settings, facts) as fact_store:
+        emptied = not inp.logs and had_logs(fact_store, settings, inp)  # every log of the day removed since: its cards go too
+        result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs or emptied else {"cards": 0, "written": 0, "removed": 0}
+        if inp.logs or emptied:
+            _write_summary(fact_store, store, inp, cards)
     return {**result, "card_ids": [c[0] for c in cards]}
 
 
-def _write_summary(settings: Settings, store: CardStore, inp: DayInput, cards: list[tuple[str, dict, str]]) -> None:
-    facts = open_facts(settings)
-    try:
-        rows = facts.facts_of_day(inp.user, inp.day)
-        conflicts = [c for c in facts.conflicts(inp.user, status=None) if c["source_day"] == inp.day.isoformat()]
-    finally:
-        facts.close()
+def _write_summary(facts: FactStore, store: CardStore, inp: DayInput, cards: list[tuple[str, dict, str]]) -> None:
+    rows = facts.facts_of_day(inp.user, inp.day)
+    conflicts = [c for c in facts.conflicts(inp.user, status=None) if c["source_day"] == inp.day.isoformat()]
     lines = [f"# 每日摘要 · Daily summary {inp.day.isoformat()}", "", "## Topics"]
     lines += [f"- [[{cid}]] {meta['summary']}" for cid, meta, _ in cards] or ["- (none)"]
     lines += ["", "## Facts"]
@@ -408,16 +419,13 @@ def refuse_folder(settings: Settings, user: str, folder: Path, error: UnsafePath
     return str(problem)
 
 
-def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
+def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str], store: FactStore | None = None) -> None:
     from digest.evidence import folder_key, retire_files
 
-    store = open_facts(settings)
-    try:
+    with _facts(settings, store) as facts:
         for log in inp.logs:
-            store.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(settings, inp.folder))
-        retire_files(store, settings, inp)  # a removed file, an earlier content: no longer the day's
-    finally:
-        store.close()
+            facts.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(settings, inp.folder))
+        retire_files(facts, settings, inp)  # a removed file, an earlier content: no longer the day's
 
 
 def pending_days(settings: Settings, user: str, folder: Path, until: date) -> list[date]:
@@ -444,30 +452,131 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
         store.close()
 
 
+# -- the day's stages, in their one order ------------------------------------------------------------
+@dataclass
+class DayRun:
+    """One day's digest on its way through ``DAY_STAGES``: what it reads, the fact store opened once for the whole
+    day (every stage that reads or writes facts uses it), and what each stage hands the next."""
+    settings: Settings
+    user: str
+    day: date
+    folder: Path  # as the caller gave it (a str too): the reports and the quarantine name it so
+    facts_store: FactStore
+    run: str = "digest"  # how errors.log names the run
+    with_memories: bool = True  # False (a restore): the memory records the logs gave are synced already
+    inp: DayInput | None = None
+    refs: dict[str, str] = field(default_factory=dict)
+    cands: list[Candidate] = field(default_factory=list)
+    extractor: str = ""
+    facts: dict = field(default_factory=dict)
+    cards: dict = field(default_factory=dict)
+    memories: dict = field(default_factory=lambda: dict(NO_MEMORIES))
+    quarantined: list[str] = field(default_factory=list)
+
+    def report(self) -> dict:
+        """The day's ``DayReport`` as a dict (what the flows, the CLI and ``run_day`` return)."""
+        return summarize(self.inp, self.cands, self.facts, self.cards, self.quarantined, self.extractor, self.memories).to_dict()
+
+
+@contextmanager
+def open_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest", memories: bool = True):
+    """A ``DayRun`` for ``day``, its fact store open until the block ends. The caller holds the workspace's lock."""
+    store = open_facts(settings)
+    try:
+        yield DayRun(settings, user, day, folder, store, run=run, with_memories=memories)
+    finally:
+        store.close()
+
+
+def step(fn):
+    """A stage on the day's shared fact store: what a failed attempt left uncommitted is rolled back (as closing a
+    store of its own did), so its retry starts clean."""
+    @wraps(fn)
+    def run(d: DayRun, *args, **kwargs) -> None:
+        try:
+            fn(d, *args, **kwargs)
+        except BaseException:
+            d.facts_store.rollback()
+            raise
+
+    return run
+
+
+# Each step calls its stage function by its module name at call time (a test that replaces ``write_cards`` here
+# reaches the plain run and the task alike) and keeps what it gave on the ``DayRun``.
+@step
+def read_step(d: DayRun) -> None:
+    d.inp = read_day(d.settings, d.user, d.day, d.folder, d.facts_store)
+
+
+@step
+def archive_step(d: DayRun) -> None:
+    d.refs = archive_day(d.settings, d.inp)
+
+
+@step
+def extract_step(d: DayRun, by_model=None, by_rules=None) -> None:
+    """``by_model`` / ``by_rules``: the two extractors as tasks (``tasks.digest.extract_step``); plain when None."""
+    d.cands, d.extractor = extract(d.settings, d.inp, extract_model if by_model is None else by_model,
+                                  extract_rules if by_rules is None else by_rules, d.facts_store)
+
+
+@step
+def facts_step(d: DayRun) -> None:
+    d.facts = write_facts(d.settings, d.inp, d.cands, d.refs, d.facts_store)
+
+
+@step
+def cards_step(d: DayRun) -> None:
+    d.cards = write_cards(d.settings, d.inp, d.cands, d.facts["fact_ids"], d.refs, d.facts_store)
+
+
+@step
+def memories_step(d: DayRun) -> None:
+    d.memories = extract_memories(d.settings, d.inp) if d.with_memories else dict(NO_MEMORIES)
+
+
+@step
+def problems_step(d: DayRun) -> None:
+    d.quarantined = record_problems(d.settings, d.inp, d.run)
+
+
+@step
+def mark_step(d: DayRun) -> None:
+    mark_digested(d.settings, d.inp, d.refs, d.facts_store)
+
+
+# The order of a day's stages: the one list ``run_day`` and every flow that digests a day (through
+# ``tasks.digest.DAY_TASKS``) follow.
+DAY_STAGES = (read_step, archive_step, extract_step, facts_step, cards_step, memories_step, problems_step, mark_step)
+
+
 def run_day(settings: Settings, user: str, day: date, folder: Path, *, run: str = "digest", memories: bool = True) -> dict:
-    """All stages of one day, in order, under the workspace lock, as plain calls (benchmarks, tests, and the
-    one-task-per-day runs of backfill and nightly). ``flows/daily.py`` lists the same stages as task runs; a
-    test keeps the two orders equal. A model failure after its retries falls back to the rules. ``memories=False``
-    (a restore): the memory records the logs gave are synced already, so none is extracted (a restore writes
-    nothing into agent-sync)."""
-    with workspace_lock(settings.home):
-        inp = read_day(settings, user, day, folder)
-        refs = archive_day(settings, inp)
-        cands, extractor = extract(settings, inp, extract_model, extract_rules)
-        facts = write_facts(settings, inp, cands, refs)
-        cards = write_cards(settings, inp, cands, facts["fact_ids"], refs)
-        memories = extract_memories(settings, inp) if memories else dict(NO_MEMORIES)
-        quarantined = record_problems(settings, inp, run)
-        mark_digested(settings, inp, refs)
-    return summarize(inp, cands, facts, cards, quarantined, extractor, memories).to_dict()
+    """All stages of one day, in ``DAY_STAGES`` order, under the workspace lock, as plain calls (benchmarks, tests,
+    the CLI's restore). A model failure after its retries falls back to the rules. ``memories=False`` (a restore):
+    the memory records the logs gave are synced already, so none is extracted (a restore writes nothing into
+    agent-sync)."""
+    with workspace_lock(settings.home), open_day(settings, user, day, folder, run=run, memories=memories) as d:
+        for stage in DAY_STAGES:
+            stage(d)
+    return d.report()
 
 
-def extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
+def failed_day(settings: Settings, user: str, day: date, folder: Path, run: str, error: BaseException) -> dict:
+    """The report (a ``DayReport`` dict) of a day whose digest failed after its retries: the error in errors.log and
+    quarantine.jsonl, nothing marked digested (the next night tries the day again)."""
+    reason = record_failure(settings, user, day, folder, run, error)
+    return DayReport(user=user, day=day.isoformat(), files=[], lines_read=0, turns=0, candidates=0, extractor="failed",
+                     facts_added=0, facts_reinforced=0, facts_superseded=0, conflicts=0, already_applied=0, cards=0,
+                     card_ids=[], quarantined=[reason]).to_dict()
+
+
+def extract(settings: Settings, inp: DayInput, by_model, by_rules, store: FactStore | None = None) -> tuple[list[Candidate], str]:
     """The chat model's candidates when one is configured (or its cached answers), with the rules' for the turns the
     model left without a fact (``beside_rules``); else, or when the model fails after its retries, the rules'.
     Returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain or as tasks.
     A candidate that tries to change the agent's rules or get secrets out of it is never a fact (``held_back``)."""
-    cands, extractor = _extract(settings, inp, by_model, by_rules)
+    cands, extractor = _extract(settings, inp, by_model, by_rules, store)
     return held_back(inp, cands), extractor
 
 
@@ -494,12 +603,12 @@ def held_back(inp: DayInput, cands: list[Candidate]) -> list[Candidate]:
     return kept
 
 
-def _extract(settings: Settings, inp: DayInput, by_model, by_rules) -> tuple[list[Candidate], str]:
+def _extract(settings: Settings, inp: DayInput, by_model, by_rules, store: FactStore | None) -> tuple[list[Candidate], str]:
     if not settings.llm_base_url:
-        cached = extract_cached(settings, inp)
+        cached = extract_cached(settings, inp, store)
         return (beside_rules(cached, by_rules(inp)), "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
     try:
-        cands = by_model(settings, inp)
+        cands = by_model(settings, inp, store)
     except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
         return by_rules(inp), "rules (model failed)"
     return beside_rules(cands, by_rules(inp)), f"llm:{settings.llm_model}"

@@ -8,36 +8,16 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 
 from kernel import clock, progress
-from digest.report import DayReport, RangeReport
-from digest.stages import extract, summarize
 from kernel.settings import Settings, load_settings
-from kernel.workspace import Workspace, workspace_lock
+from kernel.workspace import Workspace
 from flows.run_progress import watch
+from flows.stops import reraise_stop
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as t
 
 
 def yesterday(settings: Settings) -> date:
     return clock.yesterday(settings.timezone)
-
-
-def digest_one_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
-    """The stages of one day, each a task run, under the workspace's Prefect limit (writers on every host) and
-    its file lock (a CLI run on this host without a server), then the run's artifact. The flow holds the user's
-    limit around it."""
-    with workspace_writer(settings), workspace_lock(settings.home):
-        inp = t.read_day(settings, user, day, folder)
-        refs = t.archive_day(settings, inp)
-        cands, extractor = extract(settings, inp, t.extract_model, t.extract_rules)
-        facts = t.write_facts(settings, inp, cands, refs)
-        cards = t.write_cards(settings, inp, cands, facts["fact_ids"], refs)
-        memories = t.extract_memories(settings, inp)
-        quarantined = t.record_problems(settings, inp, run)
-        t.mark_digested(settings, inp, refs)
-    report = summarize(inp, cands, facts, cards, quarantined, extractor, memories)
-    t.publish_artifact(report.to_dict())
-    get_run_logger().info("digested %s", report.log_line())
-    return report.to_dict()
 
 
 def setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
@@ -63,7 +43,12 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
     settings, user, folder = setup(user, logs_dir)
     day = day or yesterday(settings)
     with watch("daily-digest"), user_writer(settings, user):
-        return digest_one_day(settings, user, day, folder, run=f"daily-digest {day}")
+        # the day's stage tasks (tasks.digest.DAY_TASKS), under the workspace's limit (writers on every host)
+        with workspace_writer(settings):
+            report = t.day_stages(settings, user, day, folder, run=f"daily-digest {day}")
+        t.publish_artifact(report)
+        get_run_logger().info("digested %s", t.day_log_line(report))
+        return report
 
 
 @flow(name="backfill", log_prints=False)
@@ -81,15 +66,14 @@ def backfill(start: date, end: date, user: str | None = None, logs_dir: str | No
     if end < start:
         raise ValueError(f"backfill: end {end} is before start {start}")
     settings, user, folder = setup(user, logs_dir)
-    from digest.logformat import list_days
-
-    days = [d for d in list_days(folder) if start <= d <= end]
+    days = t.days_in(folder, start, end)
     with watch("backfill"), user_writer(settings, user):  # the whole range in date order, no other run of the user in between
         return digest_days(settings, user, days, folder, kind="backfill")
 
 
 def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *, kind: str) -> dict:
-    """Many days in date order, one task run per day, and one artifact for the range. The caller holds the user's
+    """Many days in date order, each a ``digest-day`` task run holding the day's stage tasks, and one artifact for the
+    range. A day that fails after its stages' retries is recorded and the others go on. The caller holds the user's
     Prefect limit around it."""
     log = get_run_logger()
     reports = []
@@ -97,25 +81,15 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
         for i, day in enumerate(days, 1):
             try:
                 with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
-                    r = DayReport.from_dict(t.digest_whole_day(settings, user, day, folder, run=f"{kind} {day}"))
+                    r = t.whole_day(settings, user, day, folder, run=f"{kind} {day}")
             except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
-                r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
-                log.error("%s %d/%d: %s", kind, i, len(days), r.quarantined[0])
+                reraise_stop(e)  # but a run being stopped stops here
+                r = t.failed_day(settings, user, day, folder, f"{kind} {day}", e)
+                log.error("%s %d/%d: %s", kind, i, len(days), r["quarantined"][0])
             else:
-                log.info("%s %d/%d: %s", kind, i, len(days), r.log_line())
+                log.info("%s %d/%d: %s", kind, i, len(days), t.day_log_line(r))
             reports.append(r)
             st.advance()
-    total = RangeReport.combine(user, reports).to_dict()
+    total = t.combine_days(user, reports)
     t.publish_range_artifact(kind, total)
     return total
-
-
-def failed_day(settings: Settings, user: str, day: date, folder: Path, run: str, error: Exception) -> DayReport:
-    """The report of a day whose digest failed after its retries: the error in errors.log and quarantine.jsonl,
-    nothing marked digested (the next night tries the day again)."""
-    from digest.stages import record_failure
-
-    reason = record_failure(settings, user, day, folder, run, error)
-    return DayReport(user=user, day=day.isoformat(), files=[], lines_read=0, turns=0, candidates=0, extractor="failed",
-                     facts_added=0, facts_reinforced=0, facts_superseded=0, conflicts=0, already_applied=0, cards=0,
-                     card_ids=[], quarantined=[reason])

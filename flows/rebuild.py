@@ -7,8 +7,6 @@ import time
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from index.report import RebuildReport
-from index.stages import index_store, rebuilt_report, unchanged_report, units_to_embed
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from flows.run_progress import watch
@@ -22,23 +20,23 @@ def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
     (the index's Prefect limit on every host, the index folder's lock on this one); the snapshot is read under the
     workspace's limit, so no day is half-digested on any host while it is read."""
     t0 = time.perf_counter()
-    store = index_store(settings)
+    store = t.index_store(settings)
     with index_writer(settings), store.lock():
         with workspace_writer(settings):
             snap = t.collect_units(settings)
         plan = t.plan_rebuild(settings, snap, full=full)
         if plan.nothing_to_do:
-            result = unchanged_report(store, snap, plan, t0)
+            result = t.unchanged_report(store, snap, plan, t0)
         else:
             tok = t.tokenize_units(settings, snap.units())
-            pending = t.texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
+            pending = t.texts_to_embed(settings, t.units_to_embed(snap, plan), plan.embedder)
             with embedding_runner(settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
                 embedded = t.embed_all(settings, pending, runner=runner)
             build_path = t.write_generation(settings, snap, plan)
             pub = t.publish_generation(settings, build_path)
-            result = rebuilt_report(snap, plan, tok, embedded, pub, t0)
+            result = t.rebuilt_report(snap, plan, tok, embedded, pub, t0)
     t.publish_artifact(result)
-    get_run_logger().info("index rebuild: %s", RebuildReport.from_dict(result).log_line())
+    get_run_logger().info("index rebuild: %s", t.rebuild_log_line(result))
     for p in result["problems"]:
         get_run_logger().warning("left out of the index: %s", p)
     return result

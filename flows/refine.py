@@ -5,7 +5,6 @@ from __future__ import annotations
 from prefect import flow, get_run_logger
 
 from kernel.settings import load_settings
-from knowledge.report import RefineReport
 from kernel.workspace import Workspace
 from flows.run_progress import watch
 from flows.writers import workspace_writer
@@ -26,5 +25,5 @@ def inbox_refine(user: str | None = None) -> dict:
     with watch("inbox-refine"), workspace_writer(settings):  # the inbox and the knowledge base are every user's, on every host
         report = t.refine_inbox(settings, settings.user)
     t.publish_refine_artifact(settings.user, report)
-    get_run_logger().info("refined %s", RefineReport.from_dict(report).log_line())
+    get_run_logger().info("refined %s", t.refine_log_line(report))
     return report

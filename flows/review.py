@@ -16,7 +16,7 @@ from prefect.input import RunInput
 from pydantic import Field
 
 from kernel.settings import load_settings
-from knowledge.decisions import apply_review, open_conflicts, pending, waiting_markdown
+from tasks import knowledge as k
 
 
 class ReviewDecision(RunInput):
@@ -39,9 +39,9 @@ def review(user: str | None = None, timeout_minutes: int = 1440, poll_seconds: i
     """
     settings = load_settings(user=user)
     log = get_run_logger()
-    docs = pending(settings, viewer=settings.user)  # the reviewer's view: never another user's personal documents
-    conflicts = open_conflicts(settings, settings.user)
-    md = waiting_markdown(docs, conflicts)
+    docs = k.pending_documents(settings, viewer=settings.user)  # the reviewer's view: never another user's personal documents
+    conflicts = k.open_conflicts(settings, settings.user)
+    md = k.waiting_markdown(docs, conflicts)
     create_markdown_artifact(key="kb-review-waiting", markdown=md, description="what waits for review")
     if not docs and not conflicts:
         log.info("nothing to review")
@@ -49,6 +49,6 @@ def review(user: str | None = None, timeout_minutes: int = 1440, poll_seconds: i
     log.info("waiting for a decision on %d document(s) and %d conflict(s)", len(docs), len(conflicts))
     decision = pause_flow_run(wait_for_input=ReviewDecision.with_initial_data(description=md, reviewer=settings.user),
                               timeout=timeout_minutes * 60, poll_interval=poll_seconds)
-    outcome = apply_review(settings, decision.model_dump())
+    outcome = k.apply_review(settings, decision.model_dump())
     create_markdown_artifact(key="kb-review-applied", markdown=outcome.artifact_markdown(), description="the review's decisions")
     return {"pending": len(docs), "conflicts": len(conflicts), "decision": outcome.to_dict()}

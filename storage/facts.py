@@ -250,6 +250,12 @@ class FactStore:
     def close(self) -> None:
         self.db.close()
 
+    def rollback(self) -> None:
+        """Drop what this connection has written and not committed (a stage that failed part way: its retry, on the
+        same open store, starts from what was committed, as it would on a store of its own)."""
+        if self.db.conn.in_transaction:
+            self.db.conn.rollback()
+
     # -- digested files and decisions -------------------------------------------------------------------
     def observation_key(self, user: str, day: date, cand: Candidate, obs: tuple[str, int]) -> str:
         """An observation's identity: user, day, file, the content of its lines and which occurrence of it, and the

@@ -1,4 +1,5 @@
-"""The digest stages as Prefect tasks. Logic lives in ``digest.stages``; these add names and retries.
+"""The digest stages as Prefect tasks. Logic lives in ``digest.stages``; these add names and retries, and follow
+its one order of stages (``DAY_STAGES``).
 
 Caching is off: inputs are whole days of text, and re-running a day must re-check the stores.
 """
@@ -12,20 +13,24 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from digest import stages
+from digest.logformat import list_days
 from digest.report import DayReport, RangeReport
-from digest.stages import DayInput
+from digest.stages import DayInput, DayRun
 from kernel.domain import Candidate
 from kernel.settings import Settings
+from kernel.workspace import workspace_lock
 
 
+# -- the day's stages: one task per step of ``digest.stages.DAY_STAGES`` -------------------------------------------
+# Each takes the ``DayRun`` (its fact store open for the day) and leaves its result on it.
 @task(name="read-day-logs", cache_policy=NONE)
-def read_day(settings: Settings, user: str, day: date, folder: Path) -> DayInput:
-    return stages.read_day(settings, user, day, folder)
+def read_step(d: DayRun) -> None:
+    stages.read_step(d)
 
 
 @task(name="archive-raw-l3", cache_policy=NONE, retries=2, retry_delay_seconds=1)
-def archive_day(settings: Settings, inp: DayInput) -> dict[str, str]:
-    return stages.archive_day(settings, inp)
+def archive_step(d: DayRun) -> None:
+    stages.archive_step(d)
 
 
 @task(name="extract-facts-rules", cache_policy=NONE)
@@ -34,40 +39,87 @@ def extract_rules(inp: DayInput) -> list[Candidate]:
 
 
 @task(name="extract-facts-model", cache_policy=NONE, retries=2, retry_delay_seconds=2)
-def extract_model(settings: Settings, inp: DayInput) -> list[Candidate]:
-    return stages.extract_model(settings, inp)
+def extract_model(settings: Settings, inp: DayInput, store: stages.FactStore | None = None) -> list[Candidate]:
+    return stages.extract_model(settings, inp, store)
+
+
+def extract_step(d: DayRun) -> None:
+    """Not a task of its own: the model's task (retried, then the rules carry the day) and the rules' task, chosen
+    as ``digest.stages.extract`` chooses them."""
+    stages.extract_step(d, by_model=extract_model, by_rules=extract_rules)
 
 
 @task(name="write-facts-l2", cache_policy=NONE, retries=2, retry_delay_seconds=1)
-def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], raw_refs: dict[str, str]) -> dict:
-    return stages.write_facts(settings, inp, candidates, raw_refs)
+def facts_step(d: DayRun) -> None:
+    stages.facts_step(d)
 
 
 @task(name="write-cards-l1", cache_policy=NONE, retries=2, retry_delay_seconds=1)
-def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], fact_ids: list, raw_refs: dict[str, str]) -> dict:
-    return stages.write_cards(settings, inp, candidates, fact_ids, raw_refs)
+def cards_step(d: DayRun) -> None:
+    stages.cards_step(d)
 
 
 @task(name="extract-user-memories", cache_policy=NONE)
-def extract_memories(settings: Settings, inp: DayInput) -> dict:
-    return stages.extract_memories(settings, inp)
+def memories_step(d: DayRun) -> None:
+    stages.memories_step(d)
 
 
 @task(name="record-quarantine", cache_policy=NONE)
-def record_problems(settings: Settings, inp: DayInput, run: str) -> list[str]:
-    return stages.record_problems(settings, inp, run)
+def problems_step(d: DayRun) -> None:
+    stages.problems_step(d)
 
 
 @task(name="mark-digested", cache_policy=NONE)
-def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str]) -> None:
-    stages.mark_digested(settings, inp, raw_refs)
+def mark_step(d: DayRun) -> None:
+    stages.mark_step(d)
 
 
-@task(name="digest-day", cache_policy=NONE, retries=1, retry_delay_seconds=2)
-def digest_whole_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
-    """A whole day's stages in one task: for backfills and catch-ups over many days, where nine task
-    runs a day would make Prefect's per-task overhead the cost of the run."""
-    return stages.run_day(settings, user, day, folder, run=run)
+# The day's tasks in the digest's one order: a stage added to ``DAY_STAGES`` without its task here fails at import.
+DAY_TASKS = tuple({f.__name__: f for f in (read_step, archive_step, extract_step, facts_step, cards_step, memories_step,
+                                           problems_step, mark_step)}[s.__name__] for s in stages.DAY_STAGES)
+
+
+def day_stages(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+    """One day through ``DAY_TASKS`` in order, each task with its own retries, on one fact store, under the
+    workspace's file lock (a CLI run on this host without a server); the caller holds the workspace's Prefect limit.
+    Returns the day's ``DayReport`` dict. What ``daily-digest`` runs in its flow, and ``digest-day`` for each day of
+    ``backfill`` and ``nightly``."""
+    with workspace_lock(settings.home), stages.open_day(settings, user, day, folder, run=run) as d:
+        for stage in DAY_TASKS:
+            stage(d)
+    return d.report()
+
+
+@task(name="digest-day", cache_policy=NONE)
+def whole_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+    """A day of a backfill or a catch-up as one task run in the UI (a day's span, and the days of a range apart),
+    its stages' task runs inside it, each with its retries: a stage that still fails fails the day."""
+    return day_stages(settings, user, day, folder, run)
+
+
+# -- plain, not tasks: what the flows put around the tasks ----------------------------------------------------------
+def pending_days(settings: Settings, user: str, folder: Path, until: date) -> list[date]:
+    """Days up to ``until`` whose logs are new, changed or removed since they were last digested (``digest.stages``)."""
+    return stages.pending_days(settings, user, folder, until)
+
+
+def days_in(folder: Path, start: date, end: date) -> list[date]:
+    """The days from ``start`` to ``end`` (inclusive) with logs in ``folder``, in date order."""
+    return [d for d in list_days(folder) if start <= d <= end]
+
+
+def failed_day(settings: Settings, user: str, day: date, folder: Path, run: str, error: BaseException) -> dict:
+    """A day that failed after its retries, recorded (``digest.stages.failed_day``): its report."""
+    return stages.failed_day(settings, user, day, folder, run, error)
+
+
+def day_log_line(report: dict) -> str:
+    return DayReport.from_dict(report).log_line()
+
+
+def combine_days(user: str, reports: list[dict]) -> dict:
+    """The ``RangeReport`` dict of a range's day reports."""
+    return RangeReport.combine(user, [DayReport.from_dict(r) for r in reports]).to_dict()
 
 
 @task(name="publish-digest-artifact", cache_policy=NONE)

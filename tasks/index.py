@@ -124,3 +124,25 @@ def publish_artifact(result: dict) -> str:
 
     return str(create_markdown_artifact(key="index-rebuild", markdown=RebuildReport.from_dict(result).artifact_markdown(),
                                         description="Last index rebuild"))
+
+
+# -- plain, not tasks: what the rebuild flow puts around its tasks -------------------------------------------------
+def index_store(settings: Settings):
+    """The workspace's index store (``index.stages.index_store``): its lock keeps one rebuild at a time on this host."""
+    return stages.index_store(settings)
+
+
+def units_to_embed(snap: Snapshot, plan: Plan) -> list:
+    return stages.units_to_embed(snap, plan)
+
+
+def unchanged_report(store, snap: Snapshot, plan: Plan, t0: float) -> dict:
+    return stages.unchanged_report(store, snap, plan, t0)
+
+
+def rebuilt_report(snap: Snapshot, plan: Plan, tok: dict, embedded: int, pub: dict, t0: float) -> dict:
+    return stages.rebuilt_report(snap, plan, tok, embedded, pub, t0)
+
+
+def rebuild_log_line(result: dict) -> str:
+    return RebuildReport.from_dict(result).log_line()

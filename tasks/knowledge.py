@@ -9,6 +9,7 @@ from prefect import task
 from prefect.cache_policies import NONE
 
 from knowledge import collect as _collect
+from knowledge import decisions
 from knowledge.collect import Source
 from knowledge.report import CollectReport, SourceReport
 from kernel.settings import Settings
@@ -55,4 +56,43 @@ def publish_collect_artifact(result: dict) -> str:
                                         description=report.artifact_description()))
 
 
-# -- refine ----------------------------------------------------------------------------------------------------
+
+# -- plain, not tasks: what the collect flow puts around its tasks ------------------------------------------------
+def plan_sources(settings: Settings) -> tuple[list[Source], list[str]]:
+    """The configured sources, and what was wrong with the list (``knowledge.collect.plan_sources``)."""
+    return _collect.plan_sources(settings)
+
+
+def failed_source(settings: Settings, user: str, source: Source, error: str) -> SourceReport:
+    return _collect.failed_source(settings, user, source, error)
+
+
+def fetch_error(source: Source, e: Exception) -> str:
+    return _collect.fetch_error(source, e)
+
+
+def finish_collect(settings: Settings, user: str, reports: list[SourceReport], problems: list[str]) -> dict:
+    """The run's ``CollectReport`` as a dict; problems with the source list go to errors.log."""
+    return _collect.finish_collect(settings, user, reports, problems).to_dict()
+
+
+def collect_log_line(result: dict) -> str:
+    return CollectReport.from_dict(result).log_line()
+
+
+# -- plain, not tasks: what the review flow reads and applies (``knowledge.decisions``, the CLI's rules) -----------
+def pending_documents(settings: Settings, viewer: str) -> list[dict]:
+    """The pending knowledge documents ``viewer`` may decide (never another user's personal ones)."""
+    return decisions.pending(settings, viewer=viewer)
+
+
+def open_conflicts(settings: Settings, user: str) -> list[dict]:
+    return decisions.open_conflicts(settings, user)
+
+
+def waiting_markdown(docs: list[dict], conflicts: list[dict]) -> str:
+    return decisions.waiting_markdown(docs, conflicts)
+
+
+def apply_review(settings: Settings, decision: dict) -> decisions.ReviewOutcome:
+    return decisions.apply_review(settings, decision)

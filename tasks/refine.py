@@ -25,3 +25,8 @@ def publish_refine_artifact(user: str, report: dict) -> str | None:
 
     return str(create_markdown_artifact(key=artifact_key("inbox-refine", user, "latest"), markdown=RefineReport.from_dict(report).artifact_markdown(),
                                         description=RefineReport.artifact_description(user)))
+
+
+def refine_log_line(report: dict) -> str:
+    """Plain, not a task: the run's line in the flow's log."""
+    return RefineReport.from_dict(report).log_line()

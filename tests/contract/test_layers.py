@@ -225,9 +225,67 @@ def _calls(path: Path, function: str, prefix: str = "") -> list[str]:
     return [name for *_, name in sorted(out)]
 
 
+def test_flows_import_only_tasks_kernel_and_each_other():
+    """A flow reaches the pipelines (and what lies below them) only through tasks/: its body is the list of its
+    task calls, and what it puts around them (reports, plans) tasks/ hands it too."""
+    below = PIPELINES | {"services", "storage", "query"}
+    bad = edges_where(graph(), {"flows"}, lambda t: layer(t) in below)
+    assert not bad, sorted(bad)
+
+
+def test_the_days_stages_are_written_once_and_every_day_runner_follows_them():
+    """``digest.stages.DAY_STAGES`` is the one order: ``run_day`` loops over it, ``tasks.digest.DAY_TASKS`` is built
+    from it (one task, or the extract pair, per step, by name), and the flows digest a day only through
+    ``day_stages`` (daily-digest) and the ``digest-day`` task (backfill, nightly), which loop over ``DAY_TASKS``."""
+    from prefect import Task
+
+    from digest import stages
+    from tasks import digest as t
+
+    assert [f.__name__ for f in t.DAY_TASKS] == [s.__name__ for s in stages.DAY_STAGES]
+    assert [getattr(f, "fn", f).__module__ for f in t.DAY_TASKS] == ["tasks.digest"] * len(stages.DAY_STAGES)
+    # every step is a task but the extract step, which calls the model's and the rules' tasks
+    assert [f.__name__ for f in t.DAY_TASKS if not isinstance(f, Task)] == ["extract_step"]
+    assert isinstance(t.extract_model, Task) and isinstance(t.extract_rules, Task)
+    for runner, steps in ((ROOT / "digest/stages.py", "run_day"), (ROOT / "tasks/digest.py", "day_stages")):
+        calls = _calls(runner, steps)
+        assert not set(calls) & {s.__name__ for s in stages.DAY_STAGES}, f"{steps} calls a stage by name: {calls}"
+    assert "DAY_STAGES" in _names(ROOT / "digest/stages.py", "run_day") and "DAY_TASKS" in _names(ROOT / "tasks/digest.py", "day_stages")
+    assert "day_stages" in _attrs(ROOT / "tasks/digest.py", "whole_day", None)
+    # no flow calls a stage's task (or a stage) itself: a second list of the day could only start there
+    step_tasks = {f.__name__ for f in t.DAY_TASKS} | {"extract_model", "extract_rules", "run_day", "digest_day"}
+    for path in sorted((ROOT / "flows").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert not used & step_tasks, f"{path.name} calls {sorted(used & step_tasks)}"
+    assert "day_stages" in _attrs(ROOT / "flows/daily.py", "daily_digest", "t")
+    assert "whole_day" in _attrs(ROOT / "flows/daily.py", "digest_days", "t")
+
+
+def _names(path: Path, function: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function)
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+
+
+def _attrs(path: Path, function: str, prefix: str | None) -> set[str]:
+    """The names ``function`` calls: ``prefix.name(...)``, or bare ``name(...)`` when ``prefix`` is None."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function)
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if prefix is None and isinstance(f, ast.Name):
+                out.add(f.id)
+            elif prefix and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == prefix:
+                out.add(f.attr)
+    return out
+
+
 STAGE_PAIRS = [
-    # (flow module, flow-side function, plain module, plain function, the stage functions both must call in order)
-    ("flows/daily.py", "digest_one_day", "digest/stages.py", "run_day"),
+    # (flow module, flow-side function, plain module, plain function): stages still written twice, held equal here
+    # (the day's are written once: test_the_days_stages_are_written_once_and_every_day_runner_follows_them)
     ("flows/rebuild.py", "rebuild_indexes", "index/stages.py", "rebuild"),
     ("flows/collect.py", "collect_sources", "knowledge/collect.py", "collect"),
 ]
@@ -236,10 +294,13 @@ STAGE_PAIRS = [
 def test_each_flow_lists_its_stages_as_task_calls_in_the_plain_order():
     import importlib
 
+    from prefect import Task
+
     for flow_file, flow_fn, plain_file, plain_fn in STAGE_PAIRS:
-        tasks_module = importlib.import_module({"flows/daily.py": "tasks.digest", "flows/rebuild.py": "tasks.index",
-                                                "flows/collect.py": "tasks.knowledge"}[flow_file])
-        task_calls = [c for c in _calls(ROOT / flow_file, flow_fn, "t") if not c.startswith("publish")]
+        tasks_module = importlib.import_module({"flows/rebuild.py": "tasks.index", "flows/collect.py": "tasks.knowledge"}[flow_file])
+        # the task calls (not the plain helpers tasks/ hands the flow: reports, plans)
+        task_calls = [c for c in _calls(ROOT / flow_file, flow_fn, "t") if not c.startswith("publish")
+                      and (isinstance(getattr(tasks_module, c, None), Task) or c == "embed_all")]  # embed_all maps embed_batch
         assert task_calls, f"{flow_file}:{flow_fn} calls no task"
         assert all(hasattr(tasks_module, c) for c in task_calls)
         plain = [c for c in _calls(ROOT / plain_file, plain_fn) if c in set(task_calls)]

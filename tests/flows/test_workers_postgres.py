@@ -103,6 +103,18 @@ def stop_group(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def every_task_run(url: str, flow_runs: list[str]) -> list[dict]:
+    """Every task run of ``flow_runs``, page by page (the server answers at most 200 at a time; each day is a
+    ``digest-day`` run with its stages' task runs inside it)."""
+    out: list[dict] = []
+    while True:
+        page = api(url, "/task_runs/filter", {"flow_runs": {"id": {"any_": flow_runs}}, "limit": 200, "offset": len(out),
+                                               "sort": "ID_DESC"})
+        out += page
+        if len(page) < 200:
+            return out
+
+
 def when(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
@@ -160,7 +172,7 @@ def test_three_users_on_two_workers_against_postgres(tmp_path, server, postgres)
 
     assert [r["state"]["type"] for r in runs.values()] == ["COMPLETED"] * 6, [r["state"] for r in runs.values()]
 
-    tasks = api(server.url, "/task_runs/filter", {"flow_runs": {"id": {"any_": fired}}, "limit": 200})
+    tasks = every_task_run(server.url, fired)
     days = {i: [t for t in tasks if t["flow_run_id"] == i and t["name"].startswith("digest-day")] for i in fired}
     snapshots = [span([t]) for t in tasks if t["name"].startswith("collect-index-units")]
     rebuilds = [span([t for t in tasks if t["flow_run_id"] == i and t["name"].rsplit("-", 1)[0] in REBUILD]) for i in fired]

@@ -1,0 +1,30 @@
+"""A run being stopped (SIGTERM, Ctrl-C) is never a stage that failed.
+
+Inside a flow run Prefect turns SIGTERM into its ``TerminationSignal``. When the signal reaches a task while the task
+is still starting (its task run not created yet), Prefect's crash handling fails with a ``ValueError`` of its own
+("Task run is not set"), the signal kept only as that error's context. A flow that lets one day or one stage fail
+without stopping the others (``except Exception``) would take that for a failed day and go on with the night; it
+asks ``stopped_by`` first and lets the stop through.
+"""
+
+from __future__ import annotations
+
+
+def stopped_by(error: BaseException) -> BaseException | None:
+    """The signal behind ``error`` (anything not an ``Exception``: ``TerminationSignal``, ``KeyboardInterrupt``) when
+    ``error`` was raised while the signal was handled; None for an ordinary failure."""
+    seen: set[int] = set()
+    e: BaseException | None = error
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if not isinstance(e, Exception):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def reraise_stop(error: BaseException) -> None:
+    """Raise the signal behind ``error``, if any (see ``stopped_by``); otherwise return, and the failure is the caller's."""
+    stop = stopped_by(error)
+    if stop is not None:
+        raise stop.with_traceback(stop.__traceback__) from None
