@@ -17,6 +17,7 @@ no digest, no index rebuild, no refine, no embedder, no subprocess, no Prefect.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,36 @@ def pytest_collection_modifyitems(config, items):
     if wrong:
         raise pytest.UsageError("a test carries one tier marker, and no lower one than tests/kit/tiers.py gives it:\n"
                                 + "\n".join(wrong))
+
+
+# What the static rules cannot see, a unit test's own run shows: a process it starts (through the project, an MCP
+# client, anything: the interpreter's audit events) or Prefect it imports fails the test, naming what to mark.
+PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.spawn", "os.system")
+_unit_spent: list[str] | None = None  # what the running unit test started; None while no unit test runs
+
+
+def _audit(event: str, args) -> None:
+    if _unit_spent is not None and event in PROCESS_EVENTS:
+        _unit_spent.append(f"{event} {str(args[0] if args else '')[:120]}")
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture(autouse=True)
+def _unit_stays_cheap(request):
+    global _unit_spent
+    if not request.node.get_closest_marker("unit"):
+        yield
+        return
+    prefect_before = "prefect" in sys.modules
+    _unit_spent = []
+    try:
+        yield
+    finally:
+        spent, _unit_spent = _unit_spent, None
+    if not prefect_before and "prefect" in sys.modules:
+        spent.append("imported prefect")
+    if spent:
+        pytest.fail(f"a unit test that costs more than a unit ({'; '.join(spent[:3])}): name what it calls in "
+                    "tests/kit/tiers.py (HEAVY_CALLS) or mark it @pytest.mark.heavy", pytrace=False)

