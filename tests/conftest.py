@@ -173,7 +173,6 @@ def pytest_collection_modifyitems(config, items):
             wrong.append(f"{item.nodeid}: marked {sorted(explicit)}, its tier is {tier} ({heavy or 'folder and fixtures'})")
         elif not explicit:
             item.add_marker(tier)
-        item.user_properties.append(("tier", tier))
     if wrong:
         raise pytest.UsageError("a test carries one tier marker, and no lower one than tests/kit/tiers.py gives it:\n"
                                 + "\n".join(wrong))

@@ -107,15 +107,15 @@ HARMLESS_ATTRS = frozenset({"CompletedProcess", "CalledProcessError", "TimeoutEx
 def names_in(node: ast.AST) -> set[str]:
     """Every name ``node`` refers to: variables, attributes and what its imports bring in (a module named only for
     one of ``HARMLESS_ATTRS`` is left out)."""
-    out = set()
-    harmless = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in HARMLESS_ATTRS}
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and id(n) in harmless:
-            continue
+    out, harmless = set(), set()
+    for n in ast.walk(node):  # breadth first: an attribute comes before the name it is read from
         if isinstance(n, ast.Name):
-            out.add(n.id)
+            if id(n) not in harmless:
+                out.add(n.id)
         elif isinstance(n, ast.Attribute):
             out.add(n.attr)
+            if n.attr in HARMLESS_ATTRS:
+                harmless.add(id(n.value))
         elif isinstance(n, ast.Import):
             out |= {a.name.split(".")[0] for a in n.names}
         elif isinstance(n, ast.ImportFrom):
