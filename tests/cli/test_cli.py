@@ -101,8 +101,7 @@ def test_config_lists_described_settings(tmp_path):
     assert "sk-secret" not in shown and "***" in shown
 
 
-@pytest.mark.prefect  # `agentos digest` runs the daily flow
-@pytest.mark.e2e  # in a subprocess: Prefect's settings and its ephemeral server are process-wide
+@pytest.mark.e2e  # `agentos digest` runs the daily flow, in a subprocess: Prefect's settings and server are process-wide
 def test_stage_command_runs_the_flow(demo_home):
     p = agentos("digest", "--day", "2026-11-22", "--json", "--quiet", home=demo_home)
     r = json.loads(p.stdout)

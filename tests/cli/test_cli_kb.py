@@ -11,8 +11,7 @@ from tests.kit.cli import agentos, run_cli
 from tests.kit.knowledge import item
 
 
-@pytest.mark.prefect  # `agentos refine` runs the refine flow
-@pytest.mark.e2e  # in a subprocess: Prefect's settings and its ephemeral server are process-wide
+@pytest.mark.e2e  # `agentos refine` runs the refine flow, in a subprocess: Prefect's settings and server are process-wide
 def test_refine_then_review_from_the_command_line(tmp_path):
     home = tmp_path / "ws"
     run_cli("init", home=home)

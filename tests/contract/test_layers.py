@@ -32,6 +32,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from tests.kit.importgraph import (FLOOR, KERNEL_MODULES, PACKAGES, PIPELINES, PROJECT, ROOT, graph, imports_of, layer,
                                    modules)
 
@@ -291,6 +293,7 @@ STAGE_PAIRS = [
 ]
 
 
+@pytest.mark.heavy  # it imports the tasks modules, and Prefect with them (the static rules cannot see an import_module)
 def test_each_flow_lists_its_stages_as_task_calls_in_the_plain_order():
     import importlib
 

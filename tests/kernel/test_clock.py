@@ -153,8 +153,7 @@ def _log(folder: Path, day: date, lines: list[str]) -> None:
     (folder / f"{day.isoformat()}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.prefect  # `agentos nightly` runs the nightly flow
-@pytest.mark.e2e  # init, nightly, facts, rebuild and query, as a user runs them
+@pytest.mark.e2e  # init, nightly (the nightly flow: Prefect), facts, rebuild and query, as a user runs them
 def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_current(at, tmp_path):
     instant, today = at
     home = tmp_path / "h"

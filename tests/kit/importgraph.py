@@ -4,6 +4,7 @@ contract (tests/contract/test_layers.py) and the CLI package contract check."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +53,15 @@ def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
 
 
 def graph() -> dict[str, set[str]]:
+    """module -> the modules it imports; a fresh copy of one reading per test session (the source does not change
+    while the suite runs, and reading it costs a second or more a contract test)."""
+    return {name: set(targets) for name, targets in _read_graph().items()}
+
+
+@cache
+def _read_graph() -> dict[str, frozenset[str]]:
     mods = modules()
-    return {name: imports_of(path, name, set(mods)) for name, path in mods.items()}
+    return {name: frozenset(imports_of(path, name, set(mods))) for name, path in mods.items()}
 
 
 def layer(module: str) -> str:

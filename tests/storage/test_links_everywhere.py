@@ -107,6 +107,7 @@ def test_cli_a_record_file_linked_outside_is_refused_and_the_others_still_work(h
     assert OUTSIDE_WORD not in listed.stdout
 
 
+@pytest.mark.heavy  # `memory recall` through run_cli loads the embedder (a command in a string: the rules cannot see it)
 def test_cli_a_fifo_record_is_listed_as_refused_and_never_opened(home):
     mine = _records(home) / "erin"
     run_cli("memory", "save", "real", "-d", "a real memory about coffee", "-t", "user", "--user", "erin", home=home)
