@@ -117,7 +117,8 @@ class ChatClient:
                 content = data["choices"][0]["message"]["content"]
             except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as e:
                 raise LLMError(f"chat endpoint {self.url} failed: {e}") from e
-            _ACCEPTED[self.url] = form
+            if schema is not None:  # only an answer to a schema tells which schema form the server takes: a plain
+                _ACCEPTED[self.url] = form  # json_object request (memory, classify) must not drop the grammar of the next
             self.usage.forms[form] = self.usage.forms.get(form, 0) + 1
             used = data.get("usage") if isinstance(data, dict) else None
             if isinstance(used, dict):
