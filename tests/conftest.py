@@ -48,6 +48,29 @@ def _pinned_clock(monkeypatch):
     monkeypatch.setenv("AGENTOS_NOW", SUITE_NOW)
 
 
+def _closed(stream) -> bool:
+    return bool(getattr(stream, "closed", False))
+
+
+@pytest.fixture(autouse=True)
+def _log_handlers_on_live_streams():
+    """After each test: a log handler left holding a stream the test's output capture has closed (Prefect's console
+    handler keeps the stderr of the test that first ran a flow, in its own rich Console) writes to the live stderr
+    again. Otherwise the next library that logs through it (bm25s while a session fixture builds an index) prints
+    "--- Logging error ---" with a traceback into a later test's captured output, and a test that asserts its run
+    printed no traceback fails for a reason not its own."""
+    yield
+    import logging
+
+    for lg in [logging.getLogger(), *(x for x in logging.root.manager.loggerDict.values() if isinstance(x, logging.Logger))]:
+        for h in lg.handlers:
+            console = getattr(h, "console", None)
+            if console is not None and _closed(getattr(console, "file", None)):
+                console.file = sys.stderr
+            if isinstance(h, logging.StreamHandler) and _closed(h.stream):
+                h.stream = sys.stderr  # not setStream: it flushes the closed stream first
+
+
 @pytest.fixture
 def eval_dir() -> Path:
     path = eval_path()
