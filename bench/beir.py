@@ -44,7 +44,7 @@ from kernel.files import atomic_write
 from kernel.settings import load_settings
 from kernel.text import normalize_key
 from kernel.workspace import init_workspace
-from knowledge.refine import kb_paths
+from knowledge.refine import kb_paths, outline_of
 from query import fusion, kb
 from query.kb import KBQueryError, search_docs
 from storage.kb_cards import read_body, render_card

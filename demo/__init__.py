@@ -18,7 +18,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from kernel import clock
-from kernel.workspace import Workspace
+from kernel.workspace import Workspace, init_workspace
 
 DAYS = 8
 

@@ -34,7 +34,7 @@ from storage.facts import open_facts
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.index_units import Unit, collection_name
 from storage.kb_sections import ANN_COLLECTION
-from storage.keyword_index import KeywordIndex
+from storage.keyword_index import KeywordIndex, KeywordIndexError
 from storage.raw_archive import RawArchive
 
 EMBED_BATCH = 128
