@@ -38,7 +38,17 @@ from typing import Callable, Iterable, Sequence
 
 from bench.locomo import library_versions
 from bench.metrics import percentile
-from kernel import progress
+from index.vectors import embed_sections
+from kernel import clock, progress
+from kernel.files import atomic_write
+from kernel.settings import load_settings
+from kernel.text import normalize_key
+from kernel.workspace import init_workspace
+from knowledge.refine import kb_paths, outline_of
+from query import fusion, kb
+from query.kb import KBQueryError, search_docs
+from storage.kb_cards import read_body, render_card
+from storage.kb_store import KBStore
 
 MODES = ("hybrid", "bm25", "dense")
 K = 10
@@ -145,10 +155,6 @@ def doc_id_for(raw: str, taken: set[str], prefix: str = "bench") -> str:
 
 def bench_workspace(work: Path):
     """Settings of a bench workspace at ``work``/home with an empty knowledge registry (cache.db kept)."""
-    from knowledge.refine import kb_paths
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
-
     home = work / "home"
     init_workspace(home)
     settings = load_settings(home=home, llm_base_url=None, user=USER)
@@ -162,13 +168,6 @@ def bench_workspace(work: Path):
 def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[str, list[dict]]:
     """Write each {id, title, body, source} as a ready, system-scoped card with its registry row; returns
     doc id -> its stored outline (sections), parsed from the body exactly as the card gives it back."""
-    from kernel import clock
-    from kernel.files import atomic_write
-    from storage.kb_cards import read_body, render_card
-    from knowledge.refine import kb_paths, outline_of
-    from kernel.text import normalize_key
-    from storage.kb_store import KBStore
-
     paths = kb_paths(settings)
     store = KBStore(paths["db"])
     out = {}
@@ -202,10 +201,6 @@ def warm(settings, log: Callable[[str], None], chunk: int = 32) -> tuple[int, fl
     embedder identity)."""
     import numpy as np
 
-    from query import kb
-
-    from index.vectors import embed_sections
-
     t = time.perf_counter()
     dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its embedder and connection
     embed_sections(settings, embedder=dense.embedder, log=lambda m: log(f"{m} ({time.perf_counter() - t:.0f} s)"))
@@ -219,8 +214,6 @@ def search_all(settings, queries: list[tuple[str, str]], mode: str, log: Callabl
                k: int = K) -> tuple[dict[str, list[dict]], list[float], int]:
     """{query id: hits} of ``search_docs`` in one mode, per-call latencies (ms), and how many queries errored
     (KBQueryError: nothing searchable in the query; counted as not found)."""
-    from query.kb import KBQueryError, search_docs
-
     hits, ms, errors = {}, [], 0
     t0 = time.perf_counter()
     for i, (qid, text) in enumerate(progress.track(queries, f"beir queries ({mode})")):
@@ -289,7 +282,6 @@ def _run(work: Path, corpus, queries, qrels, k: int, log) -> dict:
             per_query.setdefault(qid, {})[mode] = first_rank(qrels[qid], ranked[:10])
         systems[mode] = {**score(rows), **latency(ms), "errors": errors}
     missed = {m: [qid for qid, r in per_query.items() if r[m] != 1][:20] for m in MODES}
-    from query import fusion, kb
 
     return {"queries": len(qs), "corpus": len(corpus), "documents": len(docs), "sections": sections, "k": k,
             "layout": "one document per passage: '# <title>' + text (text alone when untitled)",

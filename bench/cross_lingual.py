@@ -29,6 +29,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.beir import USER as KB_USER, bench_workspace, publish, warm
+from bench.links import doc_id_of, en_heading_queries, title_of, zh_link_queries
+from bench.locomo import library_versions
+from bench.madial import load, record_of
+from index.stages import make_settings_embedder
+from kernel.settings import load_settings
+from kernel.tokenize import default_tokenizer
+from kernel.workspace import init_workspace
+from knowledge.refine import outline_of
+from query.kb import KBQueryError
+from query.kb_answer import answer
+from query.recall import LexicalSelector, recall
+from storage.memory_records import open_book
+
 USER = "u1"
 CONTROL_QUESTIONS = 100
 
@@ -48,14 +62,6 @@ def _rate(xs: list[bool]) -> float | None:
 
 
 def recall_part(eval_dir: Path, work: Path, controls: list[str], limit: int | None, log) -> dict:
-    from bench.madial import load, record_of
-    from index.stages import make_settings_embedder
-    from kernel.settings import load_settings
-    from kernel.tokenize import default_tokenizer
-    from kernel.workspace import init_workspace
-    from query.recall import LexicalSelector, recall
-    from storage.memory_records import open_book
-
     folder = eval_dir / "madial"
     data = {lang: load(folder, lang) for lang in ("zh", "en")}
     out: dict = {}
@@ -96,13 +102,6 @@ def recall_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
 
 
 def answer_part(eval_dir: Path, work: Path, controls: list[str], limit: int | None, log) -> dict:
-    from bench.beir import USER as KB_USER
-    from bench.beir import bench_workspace, publish, warm
-    from bench.links import doc_id_of, title_of, en_heading_queries, zh_link_queries
-    from knowledge.refine import outline_of
-    from query.kb import KBQueryError
-    from query.kb_answer import answer
-
     folder = eval_dir / "vue_docs_zh_cn"
     settings = bench_workspace(work / "vue")
     src = folder / "src"
@@ -170,7 +169,6 @@ def run(path, *, work=None, limit: int | None = None, log: Callable[[str], None]
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    from bench.locomo import library_versions
 
     res.update(dataset=str(eval_dir), limit=limit, controls=len(controls), versions=library_versions(), seconds=round(time.perf_counter() - t0, 1))
     return res

@@ -21,13 +21,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from digest.importers import import_locomo, import_memorybank
+from digest.logformat import list_days
+from digest.stages import digest_day
+from kernel.prefect_env import DEFAULTS, let_ephemeral_server_drain
+from kernel.settings import Settings
+from kernel.text import configure_jieba, idf_table
+from kernel.workspace import Workspace
+
 
 def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> dict:
-    from digest.stages import digest_day
-    from digest.logformat import list_days
-    from kernel.settings import Settings
-    from kernel.workspace import Workspace
-
     Workspace(home).ensure()
     users = sorted(p for p in logs_root.iterdir() if p.is_dir())
     totals = {"users": len(users), "days": 0, "lines": 0, "turns": 0, "facts_added": 0, "superseded": 0, "reinforced": 0,
@@ -37,6 +40,7 @@ def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> di
         settings = Settings(home=home, user=folder.name, logs_dir=folder, hostname="bench")
         days = list_days(folder)
         if use_prefect:
+            # lazy: flows.daily pulls Prefect (~2 s): only when this runs
             from flows.daily import backfill
 
             os.environ["AGENTOS_HOME"] = str(home)
@@ -82,18 +86,14 @@ def main() -> int:
     ap.add_argument("--report", metavar="PATH", help="also write the table as Markdown (with the command and versions) to PATH")
     args = ap.parse_args()
     if args.prefect:
-        from kernel.prefect_env import DEFAULTS
-
         for k, v in DEFAULTS.items():
             os.environ.setdefault(k, v)
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    from digest.importers import import_locomo, import_memorybank
 
     eval_dir = Path(args.eval)
     if not eval_dir.is_dir():
         print(f"evaluation data not found at {eval_dir}", file=sys.stderr)
         return 2
-    from kernel.text import idf_table, configure_jieba
 
     t0 = time.perf_counter()
     configure_jieba()  # one-time per process: jieba's dictionary and IDF table, reported apart
@@ -113,8 +113,6 @@ def main() -> int:
         one_big_day(tmp / "locomo" / "logs", tmp / "locomo-one-day" / "logs")
         rows.append(run_dataset("locomo-one-day", tmp / "locomo-one-day" / "logs", tmp / "locomo-one-day" / "home", args.prefect))
     if args.prefect:
-        from kernel.prefect_env import let_ephemeral_server_drain
-
         let_ephemeral_server_drain()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if args.json:

@@ -39,6 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from digest.stages import run_day
+from kernel.settings import Settings
+from kernel.workspace import init_workspace
+
 DAY = date(2026, 11, 3)
 SHAPES = ("prose", "cue", "cue-unbroken", "cue-spaces", "han-run", "key-values", "secret-spaces")
 _PROSE = "我们今天讨论了服务器的部署方案，决定下周上线。The team reviewed the rollout plan and agreed on the schedule. "
@@ -70,9 +74,6 @@ def long_line(shape: str, size: int) -> str:
 
 
 def _digest(home: Path, logs: Path, line: str, day: date) -> tuple[float, dict]:
-    from digest.stages import run_day
-    from kernel.settings import Settings
-
     (logs / f"{day.isoformat()}.md").write_text("[09:00] 用户: 我叫林晓，数据库端口是 5432。\n" + line + "\n", encoding="utf-8")
     settings = Settings(home=home, hostname="bench", logs_dir=logs, llm_base_url=None)
     t0 = time.perf_counter()
@@ -82,8 +83,6 @@ def _digest(home: Path, logs: Path, line: str, day: date) -> tuple[float, dict]:
 
 def one(shape: str, size: int) -> dict:
     """Run in the child: a warm-up day, then the measured day."""
-    from kernel.workspace import init_workspace
-
     with tempfile.TemporaryDirectory() as tmp:
         home, logs = Path(tmp) / "home", Path(tmp) / "logs"
         init_workspace(home)

@@ -34,7 +34,16 @@ from datetime import date
 from pathlib import Path
 
 from bench.locomo import library_versions
+from digest.stages import digest_day
+from embedders import make_settings_embedder
+from index.stages import rebuild
 from kernel import progress
+from kernel.settings import load_settings
+from kernel.text import nfkc
+from kernel.workspace import Workspace, init_workspace
+from query.ask import ask
+from query.facts import facts_as_of
+from storage.facts import open_facts
 
 USER = "bench"
 KINDS = ("value_change", "correction", "stop", "additive", "third_party", "time_qualified", "non_fact", "repeat")
@@ -126,8 +135,6 @@ def _order(names: tuple, name: str) -> int:
 
 
 def norm(text: str) -> str:
-    from kernel.text import nfkc
-
     return nfkc(text or "").casefold()
 
 
@@ -408,15 +415,6 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
     """One case in a fresh workspace: logs, pinned clock, the digest day by day, the index, facts, questions.
     ``cache``: a folder of the chat model's answers kept across runs (copied into the case's synced extraction cache
     before, and what it gained copied back after)."""
-    from digest.stages import digest_day
-    from index.stages import rebuild
-    from embedders import make_settings_embedder
-    from kernel.settings import load_settings
-    from kernel.workspace import Workspace, init_workspace
-    from query.ask import ask
-    from query.facts import facts_as_of
-    from storage.facts import open_facts
-
     days = sorted(case["days"])
     with case_clock(case, home):
         init_workspace(home)

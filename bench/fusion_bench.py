@@ -29,6 +29,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from demo import init_demo_workspace
+from digest.importers import import_locomo
+from digest.logformat import list_days
+from digest.stages import digest_day, pending_days
+from index.stages import rebuild
+from kernel.settings import Settings, load_settings
+from kernel.workspace import Workspace, init_workspace
+from query.ask import CANDIDATES, convex, embedder, gate_cosines, rrf, script_lang, tokenizer, unit_lang
+from query.fusion import keyword_weight
+from query.index_reader import open_reader
+from storage.index_units import collection_name
+
 METHODS = ["bm25", "dense", "rrf", "convex-0.3", "convex-0.4", "convex-0.5", "convex-0.6", "convex-0.7", "agree-0.5", "agree-0.6"]
 
 
@@ -51,11 +63,6 @@ DEMO_NO = ["量子力学的薛定谔方程怎么解", "明天北京天气怎么�
 def build_demo(work: Path):
     import datetime as dt
 
-    from digest.stages import digest_day, pending_days
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from demo import init_demo_workspace
-
     home = work / "demo"
     init_demo_workspace(home, end_day=dt.date(2026, 11, 29))
     s = load_settings(home=home, user="bench", hostname="bench", llm_base_url=None, logs_dir=home / "agent-sync/04_memory/working/default")
@@ -66,12 +73,6 @@ def build_demo(work: Path):
 
 
 def build(conv: str, logs: Path, work: Path):
-    from digest.stages import digest_day
-    from index.stages import rebuild
-    from digest.logformat import list_days
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
-
     home = work / conv
     init_workspace(home)
     s = load_settings(home=home, user="bench", hostname="bench", llm_base_url=None)
@@ -87,11 +88,6 @@ def build(conv: str, logs: Path, work: Path):
 def signals(settings, questions: list[str]) -> list[dict]:
     """Per question: the BM25 and vector rankings (50 each) with scores, unit metadata, and the cosines the gate
     judges (``gate``: raised per language pair, as query.ask.hybrid_search does)."""
-    from storage.index_units import collection_name
-    from kernel.workspace import Workspace
-    from query.ask import CANDIDATES, embedder, tokenizer, gate_cosines, script_lang, unit_lang
-    from query.index_reader import open_reader
-
     reader = open_reader(Workspace(settings.home).index_dir, settings.chroma_url)
     coll = collection_name("local", "bench")
     tk, emb = tokenizer(settings), embedder(settings)
@@ -108,8 +104,6 @@ def signals(settings, questions: list[str]) -> list[dict]:
 
 
 def ranking(sig: dict, method: str) -> list[str]:
-    from query.ask import convex, rrf
-
     kw, vec = sig["kw"], sig["vec"]
     if method == "bm25":
         return [u for u, _ in kw]
@@ -118,8 +112,6 @@ def ranking(sig: dict, method: str) -> list[str]:
     if method == "rrf":
         f = rrf([[u for u, _ in kw], [u for u, _ in vec]])
     elif method.startswith("agree-"):  # convex with query.fusion's per-query weight (what query.ask uses)
-        from query.fusion import keyword_weight
-
         f = convex(dict(kw), dict(vec), keyword_weight(kw, vec[0][0] if vec else None, float(method.split("-")[1])))
     else:
         f = convex(dict(kw), dict(vec), float(method.split("-")[1]))
@@ -142,7 +134,6 @@ def main() -> int:
     ap.add_argument("--report")
     args = ap.parse_args()
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from digest.importers import import_locomo
 
     ev_dir = Path(args.eval) / "locomo"
     convs = args.conversations.split(",")
@@ -199,8 +190,6 @@ def main() -> int:
 
     def demo_acc(b, c, g):
         return (sum(matched(x, b, c, g) for x in demo_yes) + sum(not matched(x, b, c, g) for x in demo_no)) / (len(demo_yes) + len(demo_no))
-
-    from kernel.settings import Settings
 
     d = {k: Settings.model_fields[f"match_floor_{k}"].default for k in ("coverage", "cosine", "gap")}
     best = None

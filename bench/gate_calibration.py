@@ -58,6 +58,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.facts import USER, case_clock, load, run_case, split_of
+from bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
+from digest.importers import import_memorybank
+from digest.logformat import list_days
+from digest.stages import digest_day
+from embedders import make_embedder
+from index.stages import rebuild
+from kernel.settings import Settings, load_settings
+from kernel.workspace import Workspace, init_workspace
+from query.ask import (
+    CANDIDATES,
+    CROSS_LINGUAL_OFFSET,
+    bridge_matches,
+    gate_cosines,
+    script_lang,
+    tokenizer,
+    unit_lang,
+    vector_matches,
+)
+from query.index_reader import open_reader
+from storage.index_units import collection_name
+import query.ask as qa
+
 PAIRS = ("en>en", "en>zh", "zh>en", "zh>zh")
 VUE_SAMPLE = 300  # aligned sections (a fixed sample, by the SHA-256 of file#anchor)
 VUE_PROSE_CHARS = 500
@@ -186,16 +209,6 @@ GRID = [round(k * 0.005, 3) for k in range(-12, 17)]  # offsets tried: -0.06 .. 
 def memorybank(folder: Path, work: Path, emb, log=print) -> dict:
     """Both languages digested and indexed (reused from ``work`` when built there before), then every probing
     question of every user in both languages asked of every user's memory in both languages: the gate's signals."""
-    from digest.importers import import_memorybank
-    from digest.logformat import list_days
-    from digest.stages import digest_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from kernel.workspace import Workspace, init_workspace
-    from query.ask import CANDIDATES, tokenizer, bridge_matches, script_lang, unit_lang
-    from query.index_reader import open_reader
-    from storage.index_units import collection_name
-
     sources = {"zh": ("memory_bank_cn.json", "cn_probes.jsonl"), "en": ("memory_bank_en.json", "en_probes.jsonl")}
     users, readers, settings = {}, {}, {}
     for lang, (src, _) in sources.items():
@@ -243,8 +256,6 @@ def gate_decisions(rows: list[dict], offsets: dict, floors: dict, bridge: bool =
     offset >= 0 (every cosine rises alike, so the plain matches are among the raised ones); a negative offset shows
     where the measure would raise a floor, which gate_matches never does. With ``bridge``, the dictionary bridge
     (query.ask.bridge_matches) lets a row through too."""
-    from query.ask import gate_cosines, script_lang, vector_matches
-
     out = []
     for r in rows:
         ql = script_lang(r["q"])
@@ -292,8 +303,6 @@ MODES = ("off", "floors", "on")  # nothing across languages; the pairs' floors; 
 
 def _statuses(questions: list[str], settings, user: str) -> dict[str, dict[str, str]]:
     """Each question's status in each of ``MODES`` (the runs without patch the offsets empty, the bridge shut)."""
-    import query.ask as qa
-
     kept, cov = dict(qa.CROSS_LINGUAL_OFFSET), qa.BRIDGE_COVERAGE
     out = {}
     try:
@@ -306,8 +315,6 @@ def _statuses(questions: list[str], settings, user: str) -> dict[str, dict[str, 
 
 
 def check_demo(work: Path) -> dict:
-    from bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
-
     s = build_demo(work)
     no = list(dict.fromkeys(DEMO_NO + TEST_NO))
     st = _statuses(DEMO_MATCH + no, s, "bench")
@@ -321,9 +328,6 @@ def check_demo(work: Path) -> dict:
 
 
 def check_fact_updates(path: Path, work: Path, log=print) -> dict:
-    from bench.facts import USER, case_clock, load, run_case, split_of
-    from kernel.settings import load_settings
-
     cases = load(path)
     labels = split_of(cases)
     emb = None
@@ -371,9 +375,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report")
     args = ap.parse_args(argv)
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from embedders import make_embedder
-    from kernel.settings import Settings
-    from query.ask import CROSS_LINGUAL_OFFSET
 
     t0 = time.perf_counter()
     floors = {k: Settings.model_fields[f"match_floor_{k}"].default for k in ("coverage", "cosine", "gap")}

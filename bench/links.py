@@ -38,6 +38,8 @@ from typing import Callable
 
 from bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm)
 from bench.locomo import library_versions
+from knowledge.refine import outline_of
+from query import fusion, kb
 
 DISTRACTOR_FILES = 1
 HEADLINE = "zh_links"
@@ -201,8 +203,6 @@ def _run(work: Path, files: dict[str, Path], sets: dict[str, list[dict]], log) -
         file_of[doc_id] = rel
         docs.append({"id": doc_id, "title": rel, "body": p.read_text(encoding="utf-8"), "source": rel})
     # The title is the file's first level-1 heading: parse once to find it, then publish with it.
-    from knowledge.refine import outline_of
-
     for d in docs:
         d["title"] = title_of(outline_of(d["body"]), d["source"])
     t = time.perf_counter()
@@ -255,7 +255,6 @@ def _run(work: Path, files: dict[str, Path], sets: dict[str, list[dict]], log) -
             figures[name] = table(usable)
     head = figures[HEADLINE]
     met = head["hybrid"]["hit@5"] is not None and head["hybrid"]["hit@5"] > max(head["bm25"]["hit@5"], head["dense"]["hit@5"])
-    from query import fusion, kb
 
     nondesc = sorted({q["text"] for q in sets["zh_links"] if not q["descriptive"]})
     return {"files": len(docs), "sections": sections, "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "alpha_crowded": fusion.ALPHA_CROWDED, "clear_top": fusion.CLEAR_TOP, "agree_top": fusion.AGREE_TOP,

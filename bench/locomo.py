@@ -23,7 +23,15 @@ import time
 from pathlib import Path
 
 from bench.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
-from kernel import progress
+from digest.importers import import_locomo
+from index.stages import make_settings_embedder
+from kernel import prefect_env, progress
+from kernel.settings import load_settings
+from kernel.text import count_tokens
+from kernel.tokenize import default_tokenizer
+from kernel.workspace import init_workspace
+from query.ask import ask, convex
+from storage.keyword_index import KeywordIndex
 
 BUDGETS = (500, 1000, 2000)
 BUDGET_K = 50
@@ -72,12 +80,6 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
     """Per method, per question: the ranked raw turns as (source, tokens)."""
     import numpy as np
 
-    from index.stages import make_settings_embedder
-    from kernel.text import count_tokens
-    from kernel.tokenize import default_tokenizer
-    from query.ask import convex
-    from storage.keyword_index import KeywordIndex
-
     tk = default_tokenizer(settings.home)
     ids = [str(i) for i in range(len(turns))]
     kw = KeywordIndex.build(ids, [tk.tokens(t) for _, t in turns])
@@ -97,11 +99,6 @@ def baselines(settings, turns: list[tuple[dict, str]], questions: list[dict]) ->
 
 
 def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=print) -> dict:
-    from digest.importers import import_locomo
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
-    from query.ask import ask
-
     home = work / sid / "home"
     logs = work / sid / "logs"
     init_workspace(home)
@@ -110,6 +107,7 @@ def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=p
     dia = read_dia_map(folder / "dia_map.jsonl")
     os.environ["AGENTOS_HOME"] = str(home)
     settings = load_settings(home=home, user=sid, logs_dir=folder, llm_base_url=None)
+    # lazy: flows.nightly pulls Prefect (~2 s): only when this runs
     from flows.nightly import nightly
 
     t = time.perf_counter()
@@ -148,9 +146,6 @@ def cross_conversation(work: Path, sids: list[str], samples: list[dict], log=pri
     """Unrelated questions: each conversation's memory asked the next conversation's questions (categories 1-4, the
     first CROSS_QUESTIONS). Other people's lives: the layered query should stop at ``no_history`` (or at least
     serve no fact, ``no_memory``)."""
-    from kernel.settings import load_settings
-    from query.ask import ask
-
     if len(sids) < 2:
         return {"questions": 0, "no_history": None, "stopped": None}
     by_sid = {str(s.get("sample_id")): s for s in samples}
@@ -204,7 +199,6 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
     if limit:
         sids = sids[:limit]
     work = Path(tempfile.mkdtemp(prefix="agentos-bench-locomo-"))
-    from kernel import prefect_env
 
     # One Prefect state folder for the whole run, outside the workspaces removed at the end (the
     # ephemeral server still writes to it while it drains).
@@ -219,8 +213,6 @@ def run(path: str, *, limit: int | None = None, log=print) -> dict:
         cross = cross_conversation(work, sids, samples, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    from index.stages import make_settings_embedder
-    from kernel.settings import load_settings
 
     s = load_settings()
     res = summarise(convs)

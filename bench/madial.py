@@ -33,7 +33,13 @@ from collections import Counter
 from pathlib import Path
 
 from bench.locomo import library_versions
+from index.stages import make_settings_embedder
 from kernel import progress
+from kernel.settings import load_settings
+from kernel.tokenize import default_tokenizer
+from kernel.workspace import init_workspace
+from query.recall import ChatSelector, LexicalSelector, recall
+from storage.memory_records import open_book
 
 # Published figures (MADial-Bench paper, memory recall, zh): for the report's reference rows.
 REFERENCE = {
@@ -148,13 +154,6 @@ def run(path, lang: str = "zh", limit: int | None = None, llm: str | None = None
 def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
     import numpy as np
 
-    from index.stages import make_settings_embedder
-    from storage.memory_records import open_book
-    from kernel.settings import load_settings
-    from kernel.tokenize import default_tokenizer
-    from kernel.workspace import init_workspace
-    from query.recall import LexicalSelector, recall
-
     home = work / "home"
     init_workspace(home)
     settings = load_settings(home=home, llm_base_url=None, recall_selector="lexical", memory_backend="files")
@@ -215,8 +214,8 @@ def _bm25_order(tk, text: str, mine: list[int], events: dict[int, str]) -> list[
 def _chat_selector(llm: str | None):
     if not llm:
         return None
+    # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import ChatClient
-    from query.recall import ChatSelector
 
     url, _, model = llm.partition("#")
     return ChatSelector(ChatClient(url, model or "default"))

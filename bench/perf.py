@@ -31,7 +31,22 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
+from bench.locomo import library_versions
+from index.stages import collect_units, embed_key, make_settings_embedder, rebuild
 from kernel import progress
+from kernel.domain import Candidate
+from kernel.settings import load_settings
+from kernel.tokenize import default_tokenizer
+from kernel.workspace import Workspace, init_workspace
+from query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
+from services.supersession import Supersession
+from storage.cards import CardStore
+from storage.facts import open_facts
+from storage.index_store import IndexStore
+from storage.index_units import Unit, collection_name
+from storage.kb_sections import SectionUnit, embed_text
+from storage.keyword_index import KeywordIndex
+from storage.raw_archive import RawArchive
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,14 +95,6 @@ def sentence(rnd: random.Random, zh: list[str], en: list[str]) -> str:
 
 
 def generate(home: Path, n_cards: int, n_facts: int, seed: int = 7) -> dict:
-    from kernel.domain import Candidate
-    from kernel.settings import load_settings
-    from services.supersession import Supersession
-    from storage.facts import open_facts
-    from kernel.workspace import Workspace, init_workspace
-    from storage.cards import CardStore
-    from storage.raw_archive import RawArchive
-
     init_workspace(home)
     settings = load_settings(home=home, hostname="bench", user="bench")
     ws = Workspace(home)
@@ -140,10 +147,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
     """Edit 1% of the cards' summaries and supersede 1% of the facts with a new value."""
     import frontmatter
 
-    from kernel.domain import Candidate
-    from kernel.settings import load_settings
-    from services.supersession import Supersession
-    from storage.facts import open_facts
+    # local: the cards' render, not this module's own ``render`` of a report
     from storage.cards import render
 
     rnd = random.Random(seed)
@@ -296,11 +300,6 @@ def cli_latency(home: Path, queries: list[str], runs: int = 11) -> dict:
 
 
 def keyword_vs_rank_bm25(home: Path, queries: list[str]) -> dict:
-    from kernel.tokenize import default_tokenizer
-    from storage.index_units import collection_name
-    from storage.index_store import IndexStore
-    from storage.keyword_index import KeywordIndex
-
     gen = IndexStore(home / "agent-local/vector_db").current()
     name = collection_name("local", "bench")
     kw = KeywordIndex.load(gen.keyword_dir(name))
@@ -344,9 +343,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
 
     import numpy as np
 
-    from index.stages import embed_key
-    from storage.index_units import Unit, collection_name
-    from storage.index_store import IndexStore
+    # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
     from storage.vector_index import VectorIndex
 
     gen = IndexStore(home / "agent-local/vector_db").current()
@@ -355,9 +352,6 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     con = sqlite3.connect(home / "agent-local/vector_db/cache.db")
     vecs = {h: np.frombuffer(b, dtype=np.float32) for h, b in con.execute("select text_hash, vec from vectors where embedder=?", [man["embedder"]])}
     # unit id -> vector, via the unit's embed text hash (read back from the card/fact cache is costly; use the build's snapshot)
-    from index.stages import collect_units
-    from kernel.settings import load_settings
-
     snap = collect_units(load_settings(home=home, user="bench", hostname="bench"))
     units: list[Unit] = snap.collections[name]["units"]
     ids = [u.id for u in units]
@@ -404,8 +398,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
     sections against exact search."""
     import numpy as np
 
-    from query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
-    from storage.kb_sections import SectionUnit, embed_text
+    # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
     from storage.vector_index import VectorIndex
 
     rnd = random.Random(seed)
@@ -526,8 +519,6 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
     """Every measurement at one size, in a workspace generated at ``home`` (default: a temporary folder); with
     ``workers``, the embedding fan-out too (``fanout_only``: only that, after generating the workspace)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
-    from index.stages import make_settings_embedder, rebuild
-    from kernel.settings import load_settings
 
     home = home or Path(tempfile.mkdtemp(prefix="agentos-index-bench-")) / "home"
     os.environ["AGENTOS_HOME"] = str(home)
@@ -568,8 +559,6 @@ def run_size(cards: int, facts: int, *, queries: int = 200, home: Path | None = 
 def run(sizes: list[int], *, queries: int = 200, kb_sizes: list[int] | None = None, log=print, workers: int | None = None,
         fanout_only: bool = False) -> dict:
     """``agentos bench perf``: each size is split half cards, half facts; then the knowledge rows."""
-    from bench.locomo import library_versions
-
     runs = [run_size(n // 2, n - n // 2, queries=queries, log=log, workers=workers, fanout_only=fanout_only)
             for n in progress.track(sizes, "perf sizes")]
     if fanout_only:

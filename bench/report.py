@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from bench.locomo import BUDGETS
+from bench.perf import render, render_fanout, render_knowledge
 
 
 def locomo_markdown(res: dict, command: str, plot_name: str | None = None) -> str:
@@ -59,8 +60,6 @@ def locomo_plot(res: dict, path: Path) -> None:
 
 
 def perf_markdown(res: dict, command: str) -> str:
-    from bench.perf import render
-
     md = ["# Index and query performance by size", "", f"`{command}`", "",
           "| units | full build s | embedder overhead | no-change run s | 1% changed s | query p50 ms | query p95 ms | peak RSS MB "
           "| `agentos query` median ms, in-process / through the warm service | warm service peak RSS MB |",
@@ -74,16 +73,12 @@ def perf_markdown(res: dict, command: str) -> str:
         md = md[:4]
     md += [""]
     if res.get("knowledge"):
-        from bench.perf import render_knowledge
-
         md += ["## Knowledge search by size", "",
                "Generated sections (ten per document, bilingual sentences) with synthetic vectors in topic clusters; "
                "hybrid search warm, k=10. Recall@10: the ANN index's ten nearest sections against exact search's.", "",
                render_knowledge(res["knowledge"]), ""]
     fans = [r for r in res["runs"] if r.get("fanout")]
     if fans:
-        from bench.perf import render_fanout
-
         md += ["## Embedding fan-out (`--workers`)", "",
                "The full build's embedding through the index-rebuild flow with the Dask task runner (prefect-dask, a local "
                "cluster of single-threaded worker processes, each loading the embedder once and given an equal share of the "

@@ -19,14 +19,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from demo import init_demo_workspace
+from digest.importers import import_locomo
+from digest.stages import pending_days, run_day
+from index.stages import rebuild
+from kernel import clock
+from kernel.settings import load_settings
+from kernel.workspace import Workspace
+from knowledge.decisions import open_conflicts
+from query.ask import ask
+from restore.run import restore
+from services.decisions import forget_fact, resolve_conflict
+from storage.facts import open_facts
+
 DEMO_QUESTIONS = ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "which database did we pick, and why?",
                   "我的数据库密码是多少？", "what is the weather on Mars?"]
 MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}  # one machine's row ids; when it read the line
 
 
 def _facts(home: Path) -> list[str]:
-    from kernel.workspace import Workspace
-
     con = sqlite3.connect(Workspace(home).facts_db)
     con.row_factory = sqlite3.Row
     rows = {r["id"]: dict(r) for r in con.execute("select * from facts")}
@@ -43,15 +54,6 @@ def _said(answer) -> list:
 
 def _machine_a(home: Path, user: str, log) -> dict:
     """The nightly stages over every day of ``user``'s logs, then a person's decisions."""
-    from digest.stages import pending_days, run_day
-    from index.stages import rebuild
-    from kernel import clock
-    from kernel.settings import load_settings
-    from kernel.workspace import Workspace
-    from knowledge.decisions import open_conflicts
-    from services.decisions import forget_fact, resolve_conflict
-    from storage.facts import open_facts
-
     settings = load_settings(home=home, user=user, hostname="machine-a", llm_base_url=None)
     Workspace(home).ensure()
     t0 = time.perf_counter()
@@ -76,10 +78,6 @@ def _machine_a(home: Path, user: str, log) -> dict:
 
 
 def _restore_b(a: Path, b: Path, user: str, questions: list[str], log) -> dict:
-    from kernel.settings import load_settings
-    from query.ask import ask
-    from restore.run import restore
-
     shutil.copytree(a / "agent-sync", b / "agent-sync")
     settings_b = load_settings(home=b, user=user, hostname="machine-b", llm_base_url=None)
     t0 = time.perf_counter()
@@ -96,10 +94,6 @@ def _restore_b(a: Path, b: Path, user: str, questions: list[str], log) -> dict:
 
 
 def run(locomo: str | None = None, conversations: int = 1, log=print) -> dict:
-    from demo import init_demo_workspace
-    from digest.importers import import_locomo
-    from kernel import clock
-
     res: dict = {"rows": []}
     with tempfile.TemporaryDirectory(prefix="agentos-bench-restore-") as tmp:
         root = Path(tmp)

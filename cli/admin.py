@@ -8,15 +8,15 @@ import sys
 from pathlib import Path
 
 from cli.common import CliError, add_command, add_quiet, counted, emit, need_workspace, settings_from_args
+from demo import init_demo_workspace
 from kernel import clock
+from kernel.settings import Settings
+from kernel.workspace import init_workspace
 
 COMMANDS = ("init", "restore", "config", "import", "serve")
 
 
 def cmd_init(args) -> int:
-    from demo import init_demo_workspace
-    from kernel.workspace import init_workspace
-
     settings = settings_from_args(args)
     end = clock.yesterday(settings.timezone)
     out = (init_demo_workspace(settings.home, user=settings.user, end_day=end) if args.demo else init_workspace(settings.home))
@@ -25,6 +25,7 @@ def cmd_init(args) -> int:
 
 
 def cmd_restore(args) -> int:
+    # lazy: restore.run (27 modules) stays off `agentos` start-up
     from restore.run import RestoreError, RestoreFailed, restore
 
     settings = settings_from_args(args)
@@ -54,8 +55,6 @@ def cmd_restore(args) -> int:
 
 
 def cmd_config(args) -> int:
-    from kernel.settings import Settings
-
     settings = settings_from_args(args)
     def shown(name):  # secrets are never printed
         value = getattr(settings, name)
@@ -68,6 +67,7 @@ def cmd_config(args) -> int:
 
 
 def cmd_import(args) -> int:
+    # lazy: digest.importers (4 modules) stays off `agentos` start-up
     from digest import importers
 
     fn = {"memorybank": importers.import_memorybank, "locomo": importers.import_locomo}[args.dataset]
@@ -80,6 +80,7 @@ def cmd_import(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
     from mcp_server.local_service import QueryService
 
     settings = settings_from_args(args)
@@ -93,6 +94,7 @@ def cmd_serve(args) -> int:
         if args.query_only:
             import threading
 
+            # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
             from mcp_server.local_service import idle_for
 
             idle = args.idle_exit
@@ -102,6 +104,7 @@ def cmd_serve(args) -> int:
             while not (idle and idle_for(service) >= idle):
                 wake.wait(min(idle, 5) if idle else None)
             return 0
+        # lazy: deployments.serve (6 modules) stays off `agentos` start-up
         from deployments.serve import serve
 
         return serve(settings, port=args.port, host=args.host, project_dir=Path(__file__).resolve().parents[1])

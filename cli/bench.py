@@ -23,11 +23,13 @@ def cmd_bench(args) -> int:
     """Benchmarks over public data through the real flows and query path; readable table or --json."""
     import shlex
 
+    # lazy: the query stack (bench.report) stays off `agentos` start-up
     from bench import report
 
     log = lambda m: print(f"[bench] {m}", file=sys.stderr, flush=True)  # noqa: E731
     command = "agentos " + shlex.join(sys.argv[1:] if sys.argv[1:2] == ["bench"] else ["bench", args.runner])
     if args.runner == "locomo":
+        # lazy: the query stack (bench.locomo) stays off `agentos` start-up
         from bench import locomo
 
         if not Path(args.path).is_file():
@@ -41,6 +43,7 @@ def cmd_bench(args) -> int:
         finish_stage()
         emit(args, res, lambda o: print(locomo.render(o)))
     elif args.runner == "madial":
+        # lazy: the query stack (bench.madial) stays off `agentos` start-up
         from bench import madial
 
         if not (Path(args.path) / f"{args.lang}_memories.jsonl").is_file():
@@ -48,6 +51,7 @@ def cmd_bench(args) -> int:
         res = madial.run(args.path, lang=args.lang, limit=args.limit, llm=args.llm, log=log)
         _report_and_emit(args, res, madial, command)
     elif args.runner == "beir":
+        # lazy: the query stack (bench.beir) stays off `agentos` start-up
         from bench import beir
 
         if not (Path(args.path) / "corpus.jsonl").is_file():
@@ -55,6 +59,7 @@ def cmd_bench(args) -> int:
         res = beir.run(args.path, limit=args.limit, k=args.k, work=args.work, log=log)
         _report_and_emit(args, res, beir, command)
     elif args.runner == "links":
+        # lazy: the query stack (bench.links) stays off `agentos` start-up
         from bench import links
 
         if not (Path(args.path) / "derived" / "internal_anchor_links.jsonl").is_file():
@@ -64,6 +69,7 @@ def cmd_bench(args) -> int:
         res = links.run(args.path, en=args.en, limit=args.limit, work=args.work, log=log)
         _report_and_emit(args, res, links, command)
     elif args.runner == "crosslingual":
+        # lazy: the query stack (bench.cross_lingual) stays off `agentos` start-up
         from bench import cross_lingual
 
         if not (Path(args.path) / "madial").is_dir() or not (Path(args.path) / "vue_docs_zh_cn").is_dir():
@@ -71,6 +77,7 @@ def cmd_bench(args) -> int:
         res = cross_lingual.run(args.path, work=args.work, limit=args.limit, log=log)
         _report_and_emit(args, res, cross_lingual, command)
     elif args.runner == "restore":
+        # lazy: the query stack (bench.restore) stays off `agentos` start-up
         from bench import restore
 
         if args.locomo and not Path(args.locomo).is_file():
@@ -78,6 +85,7 @@ def cmd_bench(args) -> int:
         res = restore.run(args.locomo, conversations=args.conversations, log=log)
         _report_and_emit(args, res, restore, command)
     elif args.runner == "facts":
+        # lazy: the query stack (bench.facts) stays off `agentos` start-up
         from bench import facts
 
         folder = Path(args.path)
@@ -87,6 +95,7 @@ def cmd_bench(args) -> int:
                         rules=not args.no_rules)
         _report_and_emit(args, res, facts, command)
     else:
+        # lazy: the query stack (bench.perf) stays off `agentos` start-up
         from bench import perf
 
         res = perf.run([] if args.kb_only else (args.size or [1000, 10000]), queries=args.queries,

@@ -13,6 +13,10 @@ import time
 from contextlib import contextmanager
 from datetime import date
 
+from kernel.files import NotARegularFile, read_regular_file
+from kernel.settings import load_settings
+from kernel.workspace import Workspace
+
 
 class CliError(Exception):
     """A problem the user can fix, reported in one line."""
@@ -45,8 +49,6 @@ def read_given_text(path, what: str) -> str:
     """The UTF-8 text of a file the user named on the command line, or a CliError naming it. A named pipe, a
     device, a socket or a folder is refused without being opened for a blocking read (``kernel.files``): a FIFO
     given by mistake must not hang the command waiting for a writer."""
-    from kernel.files import NotARegularFile, read_regular_file
-
     try:
         return read_regular_file(path).decode("utf-8")
     except UnicodeDecodeError as e:
@@ -59,8 +61,6 @@ def read_given_text(path, what: str) -> str:
 
 def settings_from_args(args):
     """The settings in effect, with ``--user`` and ``--logs`` when the command has them."""
-    from kernel.settings import load_settings
-
     return load_settings(user=getattr(args, "user", None), logs_dir=getattr(args, "logs", None))
 
 
@@ -77,8 +77,6 @@ def emit(args, payload, render) -> None:
 
 def need_workspace(settings) -> None:
     """CliError unless the workspace exists."""
-    from kernel.workspace import Workspace
-
     if not Workspace(settings.home).exists():
         raise CliError(f"no workspace at {settings.home}: run `agentos init` (or set AGENTOS_HOME)")
 
@@ -93,6 +91,7 @@ def workspace_settings(args):
 def prepare_flows(settings, quiet: bool):
     """Point Prefect at this workspace's server (or the ephemeral one), say which on stderr, and return the
     ``flows`` package with its flow modules imported."""
+    # lazy: kernel.prefect_env (2 modules) stays off `agentos` start-up
     from kernel import prefect_env
 
     api = prefect_env.prepare(settings.home, quiet=quiet)
@@ -100,6 +99,8 @@ def prepare_flows(settings, quiet: bool):
     if problem:  # said now, not after Prefect's two-minute "Timed out ... ephemeral Prefect API server"
         raise CliError(problem)
     print(f"[agentos] running on Prefect {'server ' + api if api else 'ephemeral server (first run takes ~20 s)'}", file=sys.stderr)
+    # lazy: flows.collect, flows.daily, flows.rebuild, flows.nightly, flows.refine pull Prefect (~2 s): kept off
+    # `agentos` start-up
     import flows.collect
     import flows.daily
     import flows.rebuild
@@ -114,14 +115,13 @@ def space_folders(settings, *, ephemeral: bool = True) -> list:
     import os
     from pathlib import Path
 
-    from kernel.workspace import Workspace
-
     ws = Workspace(settings.home)
     return [ws.local] + ([Path(os.environ.get("PREFECT_HOME") or ws.runtime / "prefect")] if ephemeral else [])
 
 
 def finish_stage() -> None:
     """After a stage command's flow: let an ephemeral Prefect server drain its writes."""
+    # lazy: kernel.prefect_env (2 modules) stays off `agentos` start-up
     from kernel.prefect_env import let_ephemeral_server_drain
 
     let_ephemeral_server_drain()
@@ -280,6 +280,7 @@ class TerminalProgress:
 
 def stop_progress() -> None:
     """End the terminal bar of this context, if one is drawn (before a command prints its result)."""
+    # lazy: kernel.progress (2 modules) stays off `agentos` start-up
     from kernel import progress
 
     for sink in progress.sinks():
@@ -291,6 +292,7 @@ def stop_progress() -> None:
 def terminal_progress(args):
     """Around a command: its stages drawn on stderr when ``wants_progress``, else nothing at all (and nothing more
     for a command another runs through ``main``, as ``demo`` does: one bar per terminal)."""
+    # lazy: kernel.progress (2 modules) stays off `agentos` start-up
     from kernel import progress
 
     if not wants_progress(args) or any(isinstance(s, TerminalProgress) for s in progress.sinks()):

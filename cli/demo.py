@@ -9,6 +9,7 @@ from datetime import date, timedelta
 from functools import partial
 
 from cli.common import add_command, settings_from_args
+from demo import write_demo_materials, write_demo_memories
 
 COMMANDS = ("demo",)
 
@@ -16,8 +17,6 @@ COMMANDS = ("demo",)
 def cmd_demo(args, main) -> int:
     """init --demo, the nightly flow, then a few reads: what `make run` shows; ``main`` runs each step."""
     import shlex
-
-    from demo import write_demo_materials, write_demo_memories
 
     settings = settings_from_args(args)
     steps = [["init", "--demo"], ["nightly"], ["facts", "list"]]
@@ -29,6 +28,7 @@ def cmd_demo(args, main) -> int:
             print("(demo: a memory record written by hand, records/default/回答风格.md, and a memory card in the inbox)")
         if argv[0] == "init" and write_demo_materials(settings.home):
             print("(demo: knowledge material in agent-local/materials/: two web clippings, a personal note and a PDF)")
+    # lazy: storage.facts (8 modules) stays off `agentos` start-up
     from storage.facts import open_facts
 
     store = open_facts(settings)  # pick the most-revised values of the demo to show their history
@@ -49,6 +49,7 @@ def cmd_demo(args, main) -> int:
         print(f"\n$ agentos {shlex.join(argv)}", flush=True)
         if rc := main(argv):
             return rc
+    # lazy: knowledge.decisions (32 modules) stays off `agentos` start-up
     from knowledge.decisions import pending
 
     waiting = pending(settings, settings.user)  # the owner publishes the first pending document

@@ -37,6 +37,7 @@ def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
 
 
 def cmd_facts_list(args) -> int:
+    # lazy: the query stack (query.facts) stays off `agentos` start-up
     from query.facts import facts_as_of
 
     settings = settings_from_args(args)
@@ -56,6 +57,7 @@ def _upcoming(rows: list[dict]) -> None:
 
 
 def cmd_facts_history(args) -> int:
+    # lazy: the query stack (query.facts) stays off `agentos` start-up
     from query.facts import fact_history
 
     settings = settings_from_args(args)
@@ -70,6 +72,7 @@ def cmd_facts_history(args) -> int:
 
 
 def cmd_facts_conflicts(args) -> int:
+    # lazy: the query stack (query.facts) stays off `agentos` start-up
     from query.facts import conflicts
 
     settings = settings_from_args(args)
@@ -87,6 +90,7 @@ def cmd_facts_conflicts(args) -> int:
 
 
 def cmd_facts_resolve(args) -> int:
+    # lazy: services.decisions (18 modules) stays off `agentos` start-up
     from services.decisions import resolve_conflict
 
     settings = settings_from_args(args)
@@ -108,6 +112,7 @@ def cmd_facts_resolve(args) -> int:
 
 
 def cmd_facts_forget(args) -> int:
+    # lazy: services.decisions (18 modules) stays off `agentos` start-up
     from services.decisions import forget_fact
 
     settings = settings_from_args(args)

@@ -17,6 +17,7 @@ COMMANDS = ("kb",)
 
 
 def cmd_pending(args) -> int:
+    # lazy: knowledge.decisions (32 modules) stays off `agentos` start-up
     from knowledge.decisions import pending
 
     settings = workspace_settings(args)
@@ -41,6 +42,7 @@ def cmd_pending(args) -> int:
 
 
 def _decide(args, decision: str) -> int:
+    # lazy: knowledge.decisions (32 modules); storage.kb_store (4 modules) stay off `agentos` start-up
     from knowledge.decisions import NotAllowed, decide
     from storage.kb_store import DocumentNotFound
 
@@ -62,6 +64,7 @@ def cmd_reject(args) -> int:
 
 
 def cmd_show(args) -> int:
+    # lazy: knowledge.decisions (32 modules); storage.kb_store (4 modules) stay off `agentos` start-up
     from knowledge.decisions import show
     from storage.kb_store import DocumentNotFound
 
@@ -102,6 +105,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_list(args) -> int:
+    # lazy: knowledge.decisions (32 modules) stays off `agentos` start-up
     from knowledge.decisions import visible
 
     settings = workspace_settings(args)
@@ -111,6 +115,7 @@ def cmd_list(args) -> int:
 
 
 def _kb_call(fn):
+    # lazy: the query stack (query.kb) stays off `agentos` start-up
     from query.kb import KBQueryError
 
     try:
@@ -120,6 +125,7 @@ def _kb_call(fn):
 
 
 def cmd_map(args) -> int:
+    # lazy: the query stack (query.kb) stays off `agentos` start-up
     from query.kb import doc_map
 
     settings = workspace_settings(args)
@@ -138,6 +144,7 @@ def cmd_map(args) -> int:
 
 
 def cmd_search(args) -> int:
+    # lazy: the query stack (query.kb) stays off `agentos` start-up
     from query.kb import search_docs
 
     settings = workspace_settings(args)
@@ -155,6 +162,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_outline(args) -> int:
+    # lazy: the query stack (query.kb) stays off `agentos` start-up
     from query.kb import read_doc
 
     settings = workspace_settings(args)
@@ -164,6 +172,7 @@ def cmd_outline(args) -> int:
 
 
 def cmd_read(args) -> int:
+    # lazy: the query stack (query.kb) stays off `agentos` start-up
     from query.kb import read_section
 
     settings = workspace_settings(args)
@@ -183,6 +192,7 @@ def cmd_read(args) -> int:
 
 
 def cmd_ask(args) -> int:
+    # lazy: the query stack (query.kb_answer) stays off `agentos` start-up
     from query.kb_answer import answer
 
     settings = workspace_settings(args)

@@ -14,6 +14,7 @@ def _print_collect(r: dict) -> None:
 
 def cmd_collect(args) -> int:
     """Run the collect-to-inbox flow; exit 0 even when files were refused (they are listed), 1 when a source failed."""
+    # lazy: knowledge.collect (8 modules) stays off `agentos` start-up
     from knowledge.collect import SourcesError, load_sources
 
     settings = settings_from_args(args)
@@ -23,6 +24,7 @@ def cmd_collect(args) -> int:
     except SourcesError as e:
         raise CliError(str(e)) from None
     prepare_flows(settings, getattr(args, "quiet", False))
+    # lazy: flows.collect pulls Prefect (~2 s): kept off `agentos` start-up
     import flows.collect
 
     r = flows.collect.collect_to_inbox(user=settings.user)
@@ -34,6 +36,7 @@ def cmd_collect(args) -> int:
 def cmd_refine(args) -> int:
     settings = workspace_settings(args)
     prepare_flows(settings, args.quiet)  # points Prefect at this workspace's server (or the ephemeral one)
+    # lazy: flows.refine pulls Prefect (~2 s): kept off `agentos` start-up
     from flows.refine import inbox_refine
 
     out = inbox_refine(user=settings.user)

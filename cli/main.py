@@ -16,7 +16,7 @@ import sys
 import threading
 
 from cli import admin, bench, demo, facts, kb, knowledge, memory, query, stages
-from cli.common import CliError, terminal_progress
+from cli.common import CliError, space_folders, terminal_progress
 from kernel.files import UnsafePath
 from kernel.settings import SettingsError, load_settings, warn_unknown_variables
 from kernel.workspace import RestoreInProgress, check_no_restore
@@ -68,6 +68,7 @@ def _damaged_stores(e: BaseException) -> list[str]:
     else:
         return []
     try:
+        # lazy: storage.health (2 modules) stays off `agentos` start-up
         from storage.health import damaged
 
         home = load_settings().home
@@ -96,9 +97,8 @@ def _full_disk(e: BaseException) -> str | None:
     if not hint:
         return None
     try:
-        from cli.common import space_folders
+        # lazy: kernel.prefect_env (2 modules) stays off `agentos` start-up
         from kernel.prefect_env import space_problem
-        from kernel.settings import load_settings
 
         return space_problem(space_folders(load_settings()))
     except Exception:  # noqa: BLE001 - the settings themselves may be what fails: then the plain message
@@ -175,6 +175,7 @@ def _end_now(code: int) -> None:
     run stopped by SIGTERM or Ctrl-C would look as if it ignored the signal. What the run wrote is committed already
     (each day and store write is its own transaction); the ephemeral server it started is stopped, then the process
     exits without the drains."""
+    # lazy: kernel.prefect_env (2 modules) stays off `agentos` start-up
     from kernel.prefect_env import stop_own_servers
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM while stopping ends it at once

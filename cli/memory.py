@@ -20,6 +20,7 @@ COMMANDS = ("memory",)
 
 
 def _book(args):
+    # lazy: storage.memory_records (9 modules) stays off `agentos` start-up
     from storage.memory_records import open_book
 
     settings = settings_from_args(args)
@@ -40,6 +41,7 @@ def _wrap(fn):
     """Turn the record errors a user can fix into one-line CLI errors (exit 2)."""
 
     def run(args) -> int:
+        # lazy: storage.memory_records (9 modules); storage.memory_proposals (2 modules) stay off `agentos` start-up
         from storage.memory_records import InvalidName, RecordError, RecordNotFound
         from storage.memory_proposals import ProposalNotFound
 
@@ -113,6 +115,7 @@ def cmd_delete(args) -> int:
 
 
 def cmd_recall(args) -> int:
+    # lazy: the query stack (query.recall) stays off `agentos` start-up
     from query.recall import recall
 
     settings, book = _book(args)
@@ -176,6 +179,7 @@ def _messages(path: Path) -> list[dict]:
 
 
 def cmd_extract(args) -> int:
+    # lazy: memory.extract pulls httpx: kept off `agentos` start-up
     from memory.extract import extract
 
     settings, book = _book(args)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import sys
 
 from cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
+from kernel.settings import load_settings
+from kernel.workspace import Workspace
 
 COMMANDS = ("query", "raw", "mcp")
 
 
 def cmd_query(args) -> int:
     if not args.in_process:
+        # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
         from mcp_server.local_service import Refused, Unavailable, ask_service
 
         try:
@@ -29,6 +32,7 @@ def cmd_query(args) -> int:
         else:
             emit(args, reply["answer"], lambda o: print(reply["text"]))
             return 0
+    # lazy: the query stack (query.ask) stays off `agentos` start-up
     from query.ask import QueryError, ask, format_answer
 
     settings = settings_from_args(args)
@@ -44,8 +48,7 @@ def cmd_query(args) -> int:
 def _start_service_if_asked() -> None:
     """No service at all for this workspace (never a second one beside one for other settings): start one in the
     background when ``AGENTOS_QUERY_SERVICE_IDLE`` > 0."""
-    from kernel.settings import load_settings
-    from kernel.workspace import Workspace
+    # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
     from mcp_server.local_service import spawn, workspace_home
 
     settings = load_settings()
@@ -54,6 +57,7 @@ def _start_service_if_asked() -> None:
 
 
 def cmd_raw(args) -> int:
+    # lazy: the query stack (query.facts); storage.raw_archive (4 modules) stay off `agentos` start-up
     from query.facts import raw_lines
     from storage.raw_archive import ArchiveError
 
@@ -69,6 +73,7 @@ def cmd_raw(args) -> int:
 
 
 def cmd_mcp(args) -> int:
+    # lazy: mcp_server.server pulls the MCP SDK: kept off `agentos` start-up
     from mcp_server.server import run_stdio
 
     settings = settings_from_args(args)

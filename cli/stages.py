@@ -84,6 +84,7 @@ def cmd_rebuild(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
     if args.direct:
+        # lazy: index.stages (30 modules) stays off `agentos` start-up
         from index.stages import rebuild
 
         r = rebuild(settings, full=args.full)
@@ -96,6 +97,7 @@ def cmd_rebuild(args) -> int:
 
 
 def cmd_doctor(args) -> int:
+    # lazy: index.stages (30 modules); storage.health (2 modules) stay off `agentos` start-up
     from index.stages import doctor
     from storage.health import damaged
 
@@ -107,6 +109,7 @@ def cmd_doctor(args) -> int:
     else:
         r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
         r["damaged"] = []
+        # lazy: restore.replay (10 modules) stays off `agentos` start-up
         from restore.replay import pending, refusal, workspace_users
 
         waiting, problems = pending(settings)  # the journal: decisions synced from another machine, damaged lines

@@ -17,6 +17,9 @@ import json
 from datetime import date, timedelta
 from pathlib import Path
 
+from kernel import clock
+from kernel.workspace import Workspace, init_workspace
+
 DAYS = 8
 
 # One template per day, oldest first. Placeholders: {d0}..{d7} (ISO dates), {launch_cn}.
@@ -291,8 +294,6 @@ description: 以后所有周报都用简洁格式，先写结论再列风险
 
 def write_demo_memories(home: Path, user: str = "default") -> list[str]:
     """The demo's hand-written memory record and inbox memory card (only when absent: never overwritten)."""
-    from kernel.workspace import Workspace
-
     ws = Workspace(Path(home))
     out = []
     for path, text in ((ws.memory_records_dir / user / "回答风格.md", _DEMO_MANUAL_RECORD),
@@ -353,8 +354,6 @@ The HorizontalPodAutoscaler scales a Deployment to match demand.
 
 def write_demo_materials(home: Path) -> list[str]:
     """The demo's knowledge material in agent-local/materials/ (only files that are absent)."""
-    from kernel.workspace import Workspace
-
     root = Workspace(Path(home)).local / "materials"
     out = []
     for rel, content in _DEMO_MATERIALS.items():
@@ -369,9 +368,6 @@ def write_demo_materials(home: Path) -> list[str]:
 def init_demo_workspace(home: Path, *, user: str = "default", end_day: date | None = None, timezone: str = "Asia/Shanghai") -> dict:
     """``agentos init --demo``: the workspace tree and identity files, and, when the user's working-memory
     folder is empty, the demo logs ending ``end_day`` (default: yesterday in ``timezone``, the workspace's zone)."""
-    from kernel import clock
-    from kernel.workspace import Workspace, init_workspace
-
     out = init_workspace(home)
     target = Workspace(Path(home)).working_dir(user)
     target.mkdir(parents=True, exist_ok=True)

@@ -19,18 +19,22 @@ from pathlib import Path
 
 import numpy as np
 
-from kernel import progress
 from embedders import make_settings_embedder
+from index.report import RebuildReport
+from index.section_ann import ann_store
+from index.units import TurnReader, card_unit, fact_unit
+from kernel import progress
 from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
-from storage.facts import open_facts
 from kernel.tokenize import default_tokenizer
-from index.report import RebuildReport
-from index.units import TurnReader, card_unit, fact_unit
-from storage.index_units import Unit, collection_name
 from kernel.workspace import Workspace, workspace_lock
+from retrieval import bilingual
 from storage.embed_cache import open_cache
+from storage.facts import open_facts
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
+from storage.index_units import Unit, collection_name
+from storage.kb_sections import ANN_COLLECTION
+from storage.keyword_index import KeywordIndex, KeywordIndexError
 from storage.raw_archive import RawArchive
 
 EMBED_BATCH = 128
@@ -47,8 +51,6 @@ def index_store(settings: Settings) -> IndexStore:
 def server_orphans(settings: Settings) -> dict[str, int]:
     """Collections of this workspace on the Chroma server that no kept generation names (both stores: the memory
     indexes and the knowledge sections'); {} without a server. Raises VectorIndexError when it is unreachable."""
-    from index.section_ann import ann_store
-
     if not settings.chroma_url:
         return {}
     return {**index_store(settings).orphans(), **ann_store(settings).orphans()}
@@ -195,6 +197,7 @@ def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embe
         plan.deleted[name] = [uid for uid in have if uid not in now]
     plan.dropped_collections = [name for name in old if name not in snap.collections]
     if settings.chroma_url and not full:
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import VectorIndexError
 
         try:  # publishing a generation sweeps them, so a run that would change nothing else still runs
@@ -286,8 +289,6 @@ def batches(items: list, size: int = EMBED_BATCH) -> list[list]:
 
 def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
     """Build the complete new generation in a temporary folder; returns its build path."""
-    from storage.keyword_index import KeywordIndex
-
     store = index_store(settings)
     build = store.new_build()
     cache = open_cache(settings)
@@ -361,8 +362,6 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
     gen = store.publish(build)
     removed = store.prune(keep=2)  # with their server collections, and this store's orphans
     if settings.chroma_url:
-        from index.section_ann import ann_store
-
         ann = ann_store(settings)
         try:
             with ann.lock(wait_s=60):  # not while a section index is being published (its build is not an orphan)
@@ -371,8 +370,6 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
             pass  # doctor keeps listing them
     # The dictionary the read path bridges languages with (retrieval.bilingual) is built here once, so a query
     # process only opens it: building it costs ~3 s and ~120 MB that a warm query process would keep.
-    from retrieval import bilingual
-
     bilingual.prepare(Workspace(settings.home).runtime)
     return {"generation": gen.name, "pruned": removed}
 
@@ -434,7 +431,7 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
     ``viewer`` (the CLI passes the caller), drift lines name unit ids (card ids carry a card's keywords) only for
     the viewer's own collection and the shared ones: another user's drift is counted, never itemised.
     """
-    from storage.keyword_index import KeywordIndex, KeywordIndexError
+    # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
     from storage.vector_index import VectorIndexError
 
     drift: list[str] = []
@@ -504,6 +501,7 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
 def server_checks(settings: Settings) -> tuple[list[str], list[str]]:
     """With a Chroma server: (drift, warnings). Drift: the server does not answer its heartbeat. Warnings: collections
     of this workspace that no kept generation names (they take space, nothing reads them)."""
+    # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
     from storage.vector_index import VectorIndexError, server_client
 
     if not settings.chroma_url:
@@ -530,8 +528,7 @@ def server_checks(settings: Settings) -> tuple[list[str], list[str]]:
 def section_ann_drift(settings: Settings, embedder_identity: str, counts: dict) -> list[str]:
     """The knowledge sections' ANN index (index/section_ann.py), when there is one: complete, readable, of the
     settings' embedder. Sections approved since it was published are not drift: search scores them exactly."""
-    from index.section_ann import ann_store
-    from storage.kb_sections import ANN_COLLECTION
+    # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
     from storage.vector_index import VectorIndexError
 
     store = ann_store(settings)

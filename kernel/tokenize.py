@@ -56,6 +56,7 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+from kernel.settings import load_settings
 from kernel.text import CJK, STOPWORDS, jieba_pieces, shared_jieba
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
@@ -248,8 +249,6 @@ def default_tokenizer(workspace_home: Path | None = None) -> Tokenizer:
     modification time), so an edited dictionary gives a new tokenizer, with a new ``identity``.
     """
     if workspace_home is None:
-        from kernel.settings import load_settings
-
         workspace_home = load_settings().home
     home = Path(workspace_home).expanduser().resolve()
     ud_path = home / USER_DICT_RELPATH

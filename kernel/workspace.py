@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel import clock
 from kernel.files import Below, open_lock
 from kernel.templates import core_templates
 
@@ -288,8 +289,6 @@ class restore_marker:
     def __enter__(self):
         import fcntl
         import json
-
-        from kernel import clock
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f = open(self.path, "a+", encoding="utf-8")

@@ -328,6 +328,7 @@ def _llm_user(title: str, text: str, taxonomy: list[Category]) -> str:
 
 def classify_with_model(title: str, text: str, taxonomy: list[Category], client) -> dict:
     """Raises ``LLMError`` when the answer is unusable (not JSON, unknown category, bad confidence)."""
+    # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import LLMError
 
     data = client.complete_json(LLM_SYSTEM, _llm_user(title, text, taxonomy))
@@ -353,6 +354,7 @@ def classify(title: str, text: str, *, taxonomy: list[Category], embedder=None, 
     known = {c.path for c in taxonomy}
     front, _ = split_frontmatter(text)
     if client is not None and not _explicit_category({**front, **(meta or {})}, known):
+        # lazy: kernel.llm pulls httpx: only when this runs
         from kernel.llm import LLMError
 
         try:

@@ -41,7 +41,10 @@ from kernel.files import NotARegularFile, read_regular_file
 from kernel.settings import Settings
 from kernel.text import slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
+from knowledge import feeds
+from knowledge.feeds import FeedError
 from knowledge.report import CollectReport, SourceReport
+from safety.secrets import mask_text
 from storage.eventlog import append_lines, record_quarantine
 
 SOURCE_TYPES = ("folder", "clipping", "feed", "tools", "personal", "memory")
@@ -439,7 +442,6 @@ def write_item(settings: Settings, partition: str, meta: dict, body: str, when: 
     """``{YYYYMMDD}_{slug}.md`` in the partition (``_2``, ``_3`` ... when taken); never replaces a file."""
     folder = inbox_dir(settings) / partition
     folder.mkdir(parents=True, exist_ok=True)
-    from safety.secrets import mask_text
 
     # Secrets stay at the source: the inbox copy (and all that is refined from it) holds the marker instead.
     body = mask_text(body, str(meta.get("source_file") or meta.get("source") or "") or None)
@@ -563,8 +565,6 @@ def _file_items(source: Source, report: SourceReport, cfg: CollectConfig) -> lis
 
 
 def _feed_items(settings: Settings, source: Source, data: bytes, report: SourceReport) -> list[Item]:
-    from knowledge import feeds
-
     parsed = feeds.parse(data, location=source.location, tz=settings.timezone)
     report.warnings += parsed.warnings
     if parsed.title:
@@ -579,8 +579,6 @@ def _feed_items(settings: Settings, source: Source, data: bytes, report: SourceR
 
 def fetch_feed(settings: Settings, source: Source) -> bytes:
     """The feed's bytes (downloaded, or read from its local file); raises FeedError with a one-line reason."""
-    from knowledge import feeds
-
     cfg = load_config(settings)
     if source.url:
         return feeds.download(source.url, timeout_s=cfg.feed_timeout_s, max_bytes=cfg.max_feed_bytes)
@@ -592,8 +590,6 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
 
     For a feed, ``data`` is what ``fetch_feed`` returned (fetched here when not given).
     """
-    from knowledge.feeds import FeedError
-
     user = user or settings.user
     ws = Workspace(settings.home)
     report = _empty_report(source)
@@ -722,8 +718,6 @@ def finish_collect(settings: Settings, user: str, reports: list[SourceReport], p
 
 
 def _is_feed_error(e: Exception) -> bool:
-    from knowledge.feeds import FeedError
-
     return isinstance(e, FeedError)
 
 

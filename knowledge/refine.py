@@ -27,7 +27,7 @@ from kernel.domain import Candidate, Turn
 from kernel.files import UnsafePath, atomic_write, guard
 from kernel.settings import Settings
 from safety.secrets import mask_text
-from kernel.text import normalize_key, slugify, truncate
+from kernel.text import normalize_key, sentences, slugify, subject_key, truncate
 from kernel.workspace import Workspace, kb_paths
 from knowledge.review import (
     changed_values,
@@ -36,9 +36,17 @@ from knowledge.review import (
     validity,
     version_rule,
 )
+from digest.extract import extract_candidates
+from documents.outline import parse_outline
+from index.stages import make_settings_embedder, open_cache
+from kernel.tokenize import default_tokenizer
+from knowledge.classify import classify
 from knowledge.report import RefineReport
-from storage.eventlog import append_lines, record_quarantine
-from storage.kb_cards import read_body, render_card
+from knowledge.taxonomy import load_taxonomy
+from services.supersession import OPPOSITES, Supersession
+from storage.eventlog import append_lines, log_conflicts, record_quarantine
+from storage.facts import open_facts
+from storage.kb_cards import read_body, render_card, restamp
 from storage.kb_store import KBStore, title_key
 
 log = logging.getLogger(__name__)
@@ -124,8 +132,6 @@ def _title(meta: dict, body: str, path: Path) -> str:
 
 # -- the stages ---------------------------------------------------------------------------------------------
 def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: dict) -> dict:
-    from knowledge.classify import classify
-
     return classify(title, body, taxonomy=kit["taxonomy"], embedder=kit.get("embedder"), cache=kit.get("cache"),
                     tokenizer=kit.get("tokenizer"), client=kit.get("client"), meta=meta)
 
@@ -133,8 +139,6 @@ def classify_item(settings: Settings, title: str, body: str, meta: dict, kit: di
 def _statements(doc_id: str, rel_path: str, body: str, rel: float, day: date) -> list[Candidate]:
     """The facts the document states (the digest's rule extractor over its prose lines), as inferences weighted by
     how reliable the source is; the card (``rel_path``) is their source file, ``kb:{doc_id}`` their extractor."""
-    from digest.extract import extract_candidates
-
     turns, lines = [], body.splitlines()
     for i, line in enumerate(lines, 1):
         if line.strip() and not line.lstrip().startswith(("#", "```", "|", ">")):
@@ -150,8 +154,6 @@ def _held(held: list[dict], aliases: dict, c: Candidate) -> tuple[str, dict | No
     """What the owner's current facts (``held``) say to a candidate, read only (Supersession.apply's rules with
     contradictions as conflicts): ``identical`` (would reinforce), ``conflict`` (a different value is held), ``new``,
     or ``skip`` (nothing to key it by)."""
-    from kernel.text import subject_key
-
     skey, okey = subject_key(c.subject, aliases), normalize_key(c.object)
     if not skey or not okey:
         return "skip", None
@@ -159,7 +161,6 @@ def _held(held: list[dict], aliases: dict, c: Candidate) -> tuple[str, dict | No
     if c.multi_valued:
         if any(r["predicate"] == c.predicate and r["object_key"] == okey for r in rows):
             return "identical", None
-        from services.supersession import OPPOSITES
 
         opp = next((r for r in rows if r["predicate"] == OPPOSITES.get(c.predicate) and r["object_key"] == okey), None)
         return ("conflict", opp) if opp else ("new", None)
@@ -183,8 +184,6 @@ def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body
     Returns (the review's consistency: what approval would do today, {statements, candidates, identical, added,
     conflicts, source_sha}; the fact candidates to stage with the pending document, as ``Candidate.to_dict()``).
     Approving the document applies them (``apply_fact_candidates``); rejecting drops them."""
-    from storage.facts import open_facts
-
     cands = _statements(doc_id, rel_path, body, rel, day)
     store = open_facts(settings)
     try:
@@ -203,10 +202,6 @@ def apply_fact_candidates(settings: Settings, doc: dict) -> dict:
     overwritten); the reliability rule is checked again against the facts as they are now. Idempotent: each
     observation is keyed by the document's bytes and line, so approving again after a failure applies nothing twice.
     Returns {applied, identical, added, conflicts, fact_ids}."""
-    from services.supersession import Supersession
-    from storage.eventlog import log_conflicts
-    from storage.facts import open_facts
-
     staged = [Candidate(**c) for c in doc.get("fact_candidates") or []]
     if not staged:
         return {"applied": 0, "identical": 0, "added": 0, "conflicts": 0, "fact_ids": []}
@@ -242,9 +237,6 @@ def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
     step is not undone). Its observations are found by recomputing their keys from the card (the same extractor,
     bytes and lines), and, for a first version (no earlier version shares its card), also as the card's evidence of
     the facts its review lists. Returns {retired, retracted}."""
-    from services.supersession import Supersession
-    from storage.facts import open_facts
-
     path = kb_paths(settings)["knowledge"] / doc["path"]
     body = read_body(path) if path.exists() else ""
     sha = hashlib.sha256(body.encode()).hexdigest()
@@ -297,8 +289,6 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
         return truncate(mask_text(s.strip()), SUMMARY_CHARS)
     import re
 
-    from kernel.text import sentences
-
     prose = [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith(("#", "```", "|", "-", "*", ">"))
              and not re.match(r"\s*\d+[.、)]\s", line)]  # list items are not the document's own summary
     text = "\n".join(prose)
@@ -312,8 +302,6 @@ def summarize(settings: Settings, title: str, body: str, client=None) -> str:
 
 
 def outline_of(body: str) -> list[dict]:
-    from documents.outline import parse_outline
-
     return parse_outline(body).to_dict()["sections"]
 
 
@@ -423,8 +411,6 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
 
 
 def _restamp(root: Path, doc: dict) -> None:
-    from storage.kb_cards import restamp
-
     if (root / doc["path"]).exists():
         restamp(root / doc["path"], doc)
 
@@ -432,10 +418,6 @@ def _restamp(root: Path, doc: dict) -> None:
 # -- the run --------------------------------------------------------------------------------------------------
 def make_kit(settings: Settings) -> dict:
     """What every item needs, loaded once per run: taxonomy, source lists, tokenizer, embedder, chat model."""
-    from index.stages import make_settings_embedder, open_cache
-    from kernel.tokenize import default_tokenizer
-    from knowledge.taxonomy import load_taxonomy
-
     client = _chat(settings)
     return {"taxonomy": load_taxonomy(settings), "lists": load_reliability(kb_paths(settings)["reliability"]),
             "tokenizer": default_tokenizer(settings.home), "embedder": make_settings_embedder(settings), "cache": open_cache(settings),
@@ -445,6 +427,7 @@ def make_kit(settings: Settings) -> dict:
 def _chat(settings: Settings):
     if not settings.llm_base_url:
         return None
+    # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import ChatClient
 
     return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from kernel.files import atomic_write, guard
+from kernel.settings import config_file, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +165,6 @@ class QueryService:
         return self._sock.getsockname()[1] if self._sock else 0
 
     def _config_stamp(self):
-        from kernel.settings import config_file
-
         try:
             return config_file().stat().st_mtime_ns
         except OSError:
@@ -174,8 +173,6 @@ class QueryService:
     def _current_settings(self):
         stamp = self._config_stamp()
         if stamp != self._config_mtime:  # the user edited agentos.toml: answer with what it says now
-            from kernel.settings import load_settings
-
             self.settings = load_settings(user=self.settings.user, home=self.home)
             self._config_mtime = stamp
         return self.settings
@@ -187,6 +184,7 @@ class QueryService:
         if payload.get("env") != self.env:
             return {"unavailable": "the client's AGENTOS_* settings differ from the service's"}
         req = payload.get("ask") or {}
+        # lazy: the query stack only where the service answers, not in the `agentos query` client
         from query.ask import QueryError, ask, format_answer
 
         try:
@@ -283,6 +281,7 @@ def spawn(home: Path, idle_s: int, environ=None) -> None:
 def warm_up(settings) -> None:
     """Load the tokenizer and the embedding model now, so the first query does not wait for them."""
     try:
+        # lazy: the query stack only where the service answers, not in the `agentos query` client
         from query.ask import embedder, tokenizer
 
         tokenizer(settings).tokens("预热 warm up")

@@ -30,7 +30,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
-from kernel.settings import Settings
+from kernel.settings import Settings, warn_unknown_variables
+from kernel.workspace import restore_state
+from mcp_server.local_service import start_unless_running, warm_up
 from mcp_server.tools import ask, facts, kb, memory, register
 
 log = logging.getLogger(__name__)
@@ -75,8 +77,6 @@ class AgentosServer(MCPServer):
         self.warm_models = warm
 
     async def call_tool(self, name, arguments, context=None):
-        from kernel.workspace import restore_state
-
         during = restore_state(self.workspace_settings.home)
         if during is not None:
             raise ToolError(during)
@@ -93,8 +93,6 @@ class AgentosServer(MCPServer):
 async def warm_on_start(server: AgentosServer) -> AsyncIterator[dict]:
     """With ``warm``, load the tokenizer and embedder in the background once the server starts. This runs once the
     transport holds stdin/stdout, so nothing the models print can reach the wire."""
-    from mcp_server.local_service import warm_up
-
     if server.warm_models:
         threading.Thread(target=warm_up, args=(server.workspace_settings,), name="agentos-mcp-warm-up", daemon=True).start()
     yield {}
@@ -121,9 +119,6 @@ def build_server(settings: Settings, *, warm: bool = False) -> AgentosServer:
 
 def run_stdio(settings: Settings) -> None:
     """Serve the tools over stdin/stdout until the client closes stdin (blocking)."""
-    from kernel.settings import warn_unknown_variables
-    from mcp_server.local_service import start_unless_running
-
     warn_unknown_variables()  # on stderr: the agent host's log shows a misspelt setting
     server = build_server(settings, warm=True)
     sys.stdout.flush()  # nothing may reach the wire but the protocol

@@ -14,6 +14,7 @@ import logging
 
 from kernel.settings import Settings
 from memory.report import MemoryReport
+from storage.memory_records import open_book
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ def tasks_of(turns: list) -> list[list]:
 def extract_day(settings: Settings, user: str, day, turns: list) -> dict:
     """Run the extraction over every task of a day; one ``MemoryReport`` (memory/report.py) for the digest's
     report and artifact, as a dict (the day's report holds it in that form under ``memories``)."""
-    from storage.memory_records import open_book
+    # lazy: memory.extract pulls httpx: only when this runs
     from memory.extract import extract, messages_from_turns
 
     out = MemoryReport(extractor="rules")

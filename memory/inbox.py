@@ -19,13 +19,13 @@ from pathlib import Path
 import frontmatter
 
 from kernel import clock
-from storage.memory_records import TYPES, check_fields
+from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from kernel.text import truncate
 from kernel.workspace import Workspace
 from storage.eventlog import append_lines, record_quarantine
+from storage.memory_records import TYPES, check_fields, open_book
 from storage.memory_store import name_problem
-from kernel.files import UnsafePath, guard
 
 MAX_CARD_BYTES = 256 * 1024
 
@@ -83,7 +83,7 @@ def read_card(path: Path, default_user: str) -> dict:
 
 def ingest_cards(settings: Settings, user: str) -> dict:
     """Take the new cards of ``user`` from the inbox into their memory records; report what happened."""
-    from storage.memory_records import open_book
+    # lazy: memory.extract pulls httpx: only when this runs
     from memory.extract import write
 
     ws = Workspace(settings.home)

@@ -23,19 +23,22 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
+from embedders import make_settings_embedder
 from kernel import clock
-from retrieval import bilingual
-from retrieval.bilingual import script_lang
-from safety.secrets import mask_lines, mask_value
 from kernel.settings import Settings, load_settings
 from kernel.text import count_tokens
-from storage.drift import MAY_HAVE_CHANGED, SAID, as_served, flag_text
-from storage.facts import mark_stale
-from storage.index_units import collection_name
+from kernel.tokenize import default_tokenizer
 from kernel.workspace import Workspace, check_no_restore
 from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
+from retrieval import bilingual
+from retrieval.bilingual import script_lang
+from safety.secrets import mask_lines, mask_value
+from storage.drift import MAY_HAVE_CHANGED, SAID, as_served, flag_text
+from storage.facts import mark_stale, open_facts
 from storage.index_store import IndexCorrupt, IndexMissing
+from storage.index_units import collection_name
+from storage.raw_archive import ArchiveError, RawArchive
 
 RRF_K = 60
 CANDIDATES = 50
@@ -87,15 +90,11 @@ def embedder(settings: Settings):
     with _models_lock:
         key = f"emb:{settings.embedder}"
         if key not in _models:
-            from embedders import make_settings_embedder
-
             _models[key] = make_settings_embedder(settings)
         return _models[key]
 
 
 def tokenizer(settings: Settings):
-    from kernel.tokenize import default_tokenizer
-
     return default_tokenizer(settings.home)
 
 
@@ -392,7 +391,6 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     # the facts it points to (at most CARD_FACTS, best-ranked first: a card's other facts may be off-topic).
     # The token budget then cuts this one list, so a small budget keeps the best of both kinds.
     fused = {u: s for u, s, *_ in matches}
-    from storage.facts import open_facts
 
     store = open_facts(settings)
     ordered: list[Item] = []
@@ -452,7 +450,6 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     # L3, only on request
     if raw:
         ans.layer = "L3"
-        from storage.raw_archive import ArchiveError, RawArchive
 
         archive = RawArchive(ws.raw_dir)
         for u, _ in cards:

@@ -45,6 +45,7 @@ class IndexReader:
 
     def vectors(self):
         if self._vi is None:
+            # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
             from storage.vector_index import VectorIndexError
 
             try:

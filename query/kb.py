@@ -62,13 +62,21 @@ from pathlib import Path
 
 import numpy as np
 
+from documents.outline import Outline, outline_markdown
+from embedders import make_settings_embedder
 from kernel import clock
 from kernel.files import guard
 from kernel.settings import Settings
 from kernel.text import CJK, STOPWORDS, count_tokens, sentences
+from kernel.workspace import Workspace, kb_paths
 from query.fusion import AGREE_TOP, keyword_weight
+from query.index_reader import open_reader
+from query.rules import check_request
+from storage.embed_cache import open_cache
+from storage.index_store import IndexCorrupt, IndexMissing
 from storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, published_docs, section_key, section_units, text_hash
 from storage.kb_sections import SectionUnit as Unit
+from storage.kb_store import KBStore
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +109,6 @@ class KBBlocked(KBQueryError):
 
 def check_l0(settings: Settings, request: str) -> None:
     """Raise ``KBBlocked`` when the workspace's L0 rules forbid ``request`` (every knowledge read that takes words)."""
-    from query.rules import check_request
-
     refusal = check_request(settings.home, request)
     if refusal is not None:
         raise KBBlocked(refusal)
@@ -170,8 +176,6 @@ _SELECTION_NAME = re.compile(r"[^\W_][\w.\-]{0,99}", re.UNICODE)
 
 
 def selections_dir(settings: Settings) -> Path:
-    from kernel.workspace import kb_paths
-
     return kb_paths(settings)["knowledge"] / "99_system" / "selections"
 
 
@@ -241,9 +245,6 @@ def _today(settings: Settings):
 
 def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
     """Every document meeting the three conditions, in registry order (created, id)."""
-    from kernel.workspace import kb_paths
-    from storage.kb_store import KBStore
-
     if not isinstance(user, str) or not user.strip():
         raise KBQueryError("a user id is required: knowledge visibility depends on who asks")
     sel = load_selection(settings, selection)  # an unknown selection errors even on an empty base
@@ -280,8 +281,6 @@ def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = 
 def read_doc(settings: Settings, user: str, doc_id: str, *, selection: str | Mapping | None = None) -> dict:
     """{id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines: [start, end]}],
     outline_text} (outline_text: ``outline.outline_markdown``, an indented list with anchors and sizes)."""
-    from documents.outline import Outline, outline_markdown
-
     doc = _doc(settings, user, doc_id, selection)
     outline = [{"anchor": s["anchor"], "title": s["title"], "level": s["level"], "tokens": s.get("tokens", 0),
                 "lines": [s["line_start"], s["line_end"]]} for s in doc.sections]
@@ -415,9 +414,6 @@ _denses: dict[tuple[str, str], Dense] = {}
 def settings_dense(settings: Settings) -> Dense:
     """The settings' embedder with the workspace's vector cache, built once per process and workspace: one
     cache connection and one query-vector memo for every call (an MCP server answers many)."""
-    from embedders import make_settings_embedder
-    from storage.embed_cache import open_cache
-
     spec = f"{settings.embedder}|{settings.embedder_api_key or ''}"
     with _lock:
         dense = _denses.get((spec, str(settings.home)))
@@ -447,10 +443,6 @@ _anns: dict[tuple[str, str], SectionANN] = {}
 def section_ann(settings: Settings) -> SectionANN | None:
     """The live ANN generation of this workspace's sections, or None when there is none (a small base) or it
     cannot be read (then search is exact, and says nothing: exact is never wrong, only slower)."""
-    from kernel.workspace import Workspace
-    from query.index_reader import open_reader
-    from storage.index_store import IndexCorrupt, IndexMissing
-
     root = Workspace(settings.home).index_dir / ANN_COLLECTION
     if not (root / "CURRENT").is_file():
         return None

@@ -46,10 +46,12 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
-from retrieval import bilingual
 from kernel.settings import Settings
-from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences
+from kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences, shared_jieba
+from kernel.workspace import Workspace
 from query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search_docs
+from query.kb import section_index, selected_docs
+from retrieval import bilingual
 
 BUDGET = (50, 8000)  # tokens of section text an answer may read (and the most its answer text may hold)
 SEARCH_K = 20  # sections ranked for the question
@@ -91,8 +93,6 @@ Return only JSON: {"answer": "...", "citations": ["S1", ...], "missing": "..." o
 def key_terms(question: str) -> list[str]:
     """What the question asks about, in question order: quoted phrases whole, non-CJK words (compounds like
     wal_level kept), Chinese words (jieba); stop words, question words and lone Chinese characters dropped."""
-    from kernel.text import shared_jieba  # on a run of Chinese it cuts as jieba's global dictionary does
-
     q = unicodedata.normalize("NFKC", question)
     out: list[str] = []
     for m in _PHRASE.finditer(q):
@@ -103,6 +103,7 @@ def key_terms(question: str) -> list[str]:
         if not piece:
             continue
         if _CJK_RUN.fullmatch(piece):
+            # shared_jieba: on a run of Chinese it cuts as jieba's global dictionary does
             out.extend(w for w in shared_jieba().lcut(piece)
                        if w.strip() and w not in STOPWORDS and w not in QUESTION_WORDS and (len(w) > 1 or len(piece) == 1))
             continue
@@ -241,6 +242,7 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
     method = "extractive"
     model = client if client is not None else _settings_client(settings)
     if model is not None:
+        # lazy: kernel.llm pulls httpx: only when this runs
         from kernel.llm import LLMError
 
         try:
@@ -289,6 +291,7 @@ def _fallback_terms(q: Query) -> list[str]:
 def _settings_client(settings: Settings):
     if not getattr(settings, "llm_base_url", None):
         return None
+    # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import ChatClient
 
     return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
@@ -302,10 +305,6 @@ def _short(text: str, limit: int = 160) -> str:
 def _candidates(settings, user, question, q: Query, keys: list[str], *, selection, mode: str) -> list[dict]:
     """Search hits worth reading, best first: sharing terms with the question and holding a key term; each with
     its section text prepared for matching."""
-    from query.kb import section_index, selected_docs
-
-    from kernel.workspace import Workspace
-
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a term needs it
     hits = search_docs(settings, user, question, selection=selection, k=SEARCH_K, mode=mode)
     docs = selected_docs(settings, user, selection)
@@ -505,6 +504,7 @@ def _compose(items: list[tuple], read: list[dict], zh: bool, gaps) -> tuple[str,
 # -- with a chat model --------------------------------------------------------------------------------------------
 def _llm_answer(client, question: str, read: list[dict], zh: bool, budget: int, gaps) -> dict:
     """The model's answer from the read sections; LLMError when it cannot be used as it is."""
+    # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import LLMError
 
     ids = {f"S{i + 1}": r for i, r in enumerate(read)}

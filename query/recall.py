@@ -36,8 +36,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from embedders import make_settings_embedder
 from kernel.domain import ASSISTANT_LABELS
-from storage.memory_records import EMBED_CHARS, record_text
+from kernel.settings import load_settings
+from kernel.tokenize import default_tokenizer
+from kernel.workspace import Workspace
+from query.rules import check_request
+from retrieval import bilingual
+from storage.embed_cache import open_cache
+from storage.memory_records import EMBED_CHARS, open_book, record_text
 
 HARD_MAX = 5  # most records one recall returns, whatever the settings say
 ALPHA = 0.2  # weight of the max-scaled BM25 score in the convex fusion (measured on MADial zh and en)
@@ -185,8 +192,6 @@ class LexicalSelector:
         the query's content words (a short question); and, among the BRIDGE_TOP records closest by meaning
         (``scored``' cosines), those whose own rare words the query meets for at least BRIDGE_RECORD_SHARE of their
         idf mass (a dialogue). A dialogue context is read as its latest turns (what the user is on about now)."""
-        from retrieval import bilingual
-
         views = query_views(query[-MAX_QUERY_CHARS:])
         focus = views[1] if len(views) > 1 else query
         texts = {r.name: record_text(r)[:EMBED_CHARS] for r in records}
@@ -312,6 +317,7 @@ class ChatSelector:
 
     def choose(self, query: str, manifest: list[dict], limit: int) -> list[tuple[str, None]]:
         """Names the model selected; raises ``LLMError`` on any unusable answer."""
+        # lazy: kernel.llm pulls httpx: only when this runs
         from kernel.llm import LLMError
 
         lines = "\n".join(f"{m['type']} | {m['name']} | {m.get('updated') or ''} | {m['description']}" for m in manifest)
@@ -336,10 +342,6 @@ def lexical_selector(settings) -> LexicalSelector:
     with _selectors_lock:
         sel = _selectors.get(key)
         if sel is None:
-            from embedders import make_settings_embedder
-            from storage.embed_cache import open_cache
-            from kernel.tokenize import default_tokenizer
-
             if settings.embedder not in _embedders:
                 _embedders[settings.embedder] = make_settings_embedder(settings)
             sel = LexicalSelector(default_tokenizer(settings.home), _embedders[settings.embedder], open_cache(settings))
@@ -350,6 +352,7 @@ def lexical_selector(settings) -> LexicalSelector:
 def make_selector(settings):
     """The chat selector when ``recall_selector`` is auto and a chat endpoint is set, else the lexical one."""
     if settings.recall_selector == "auto" and settings.llm_base_url:
+        # lazy: kernel.llm pulls httpx: only when this runs
         from kernel.llm import ChatClient
 
         return ChatSelector(ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s))
@@ -380,13 +383,7 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         res.notices.append("empty query: give some words to look for (punctuation and spaces alone match nothing)")
         return
     if settings is None:
-        from kernel.settings import load_settings
-
         settings = load_settings()
-    from query.rules import check_request
-
-    from retrieval import bilingual
-    from kernel.workspace import Workspace
 
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a query needs it
     refusal = check_request(settings.home, text)  # L0 first, as on every read path: nothing is read for a forbidden request
@@ -395,8 +392,6 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
         res.notices.append(refusal.notice)
         return
     if book is None:
-        from storage.memory_records import open_book
-
         book = open_book(settings)
     limit = max(1, min(int(limit or settings.recall_limit), HARD_MAX))
     t = time.perf_counter()

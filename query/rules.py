@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernel.files import UnsafePath, guard
-from safety.secrets import asks_for_secret
 from kernel.text import CJK, fold_request, nfkc
+from kernel.workspace import Workspace
+from safety.secrets import asks_for_secret
 
 log = logging.getLogger(__name__)
 
@@ -331,8 +332,6 @@ class Refusal:
 
 def check_request(home: Path, request: str) -> Refusal | None:
     """The L0 check of a read path: the workspace's SOUL.md rules (``home`` is AGENTOS_HOME) against ``request``."""
-    from kernel.workspace import Workspace
-
     if not isinstance(request, str) or not request.strip():
         return None
     hit = check(load_rules(Workspace(home).core / "SOUL.md"), request)

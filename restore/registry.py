@@ -19,6 +19,7 @@ from kernel import clock
 from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
 from kernel.text import normalize_key
+from knowledge.decisions import decide
 from knowledge.refine import consistency, kb_paths, open_kb, outline_of
 from storage.kb_cards import CARD_KEYS
 
@@ -107,8 +108,6 @@ def register_documents(settings: Settings) -> dict:
 def settle_from_cards(settings: Settings, card_status: dict[str, str]) -> list[str]:
     """Documents still pending after the replay whose card says they were decided (before the journal existed):
     decided as the card says, their facts applied on approval, the card left as it is. Returns the ids settled."""
-    from knowledge.decisions import decide
-
     out = []
     store = open_kb(settings)
     try:

@@ -24,8 +24,13 @@ from dataclasses import asdict, dataclass, field
 from kernel import clock
 from kernel.settings import Settings
 from kernel.workspace import Workspace
+from knowledge.decisions import NotAllowed, decide
+from knowledge.refine import open_kb
+from restore import registry
+from services.decisions import CONFLICT_KEY, forget_fact, resolve_conflict
 from storage import journal
 from storage.facts import open_facts
+from storage.memory_proposals import ProposalStore
 
 
 @dataclass
@@ -146,8 +151,6 @@ def _label(ev: dict) -> str:
 
 
 def _forget(settings: Settings, ev: dict) -> str | None:
-    from services.decisions import forget_fact
-
     facts = open_facts(settings)
     try:
         ids = facts.forget_targets(ev["user"], ev["subject_key"], ev["predicate"], ev["object_key"], list(ev.get("sources") or []))
@@ -161,8 +164,6 @@ def _forget(settings: Settings, ev: dict) -> str | None:
 
 
 def _resolve(settings: Settings, ev: dict) -> str | None:
-    from services.decisions import CONFLICT_KEY, resolve_conflict
-
     facts = open_facts(settings)
     try:
         c = facts.find_conflict(ev["user"], {k: ev.get(k) for k in CONFLICT_KEY})
@@ -175,9 +176,6 @@ def _resolve(settings: Settings, ev: dict) -> str | None:
 
 
 def _decide(settings: Settings, ev: dict) -> str | None:
-    from knowledge.decisions import NotAllowed, decide
-    from knowledge.refine import open_kb
-
     store = open_kb(settings)
     try:
         doc = store.find(ev["doc_id"])
@@ -196,8 +194,6 @@ def _decide(settings: Settings, ev: dict) -> str | None:
 def _memory_delete(settings: Settings, ev: dict) -> str:
     """A memory record deleted (here before a restore, or on another machine): the lines it was made from never make
     it again here. The record's file itself is synced (gone from agent-sync); nothing here deletes a file."""
-    from storage.memory_proposals import ProposalStore
-
     keys = list(ev["keys"])
     if keys:
         store = ProposalStore(Workspace(settings.home).memory_proposals_db)
@@ -216,8 +212,6 @@ def take_in(settings: Settings) -> dict:
     last stage): knowledge documents refined there (registered from their cards, pending), then the decisions made
     there whose point in the history this machine has reached; a document whose card says it was decided and that no
     journal line decides (decided before the journal existed) is settled as its card says."""
-    from restore import registry
-
     regs = registry.register_documents(settings)
     read = journal.read(Workspace(settings.home).journal_dir)
     report = replay(settings, reached=True, read=read)

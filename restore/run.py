@@ -28,6 +28,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
 
+from digest.logformat import list_days
+from index.stages import rebuild
+from index.vectors import embed_records, embed_sections
 from kernel import clock, progress
 from kernel.files import UnsafePath, guard
 from kernel.settings import Settings
@@ -157,7 +160,7 @@ def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, pres
 
 
 def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> None:
-    from digest.logformat import list_days
+    # at call time: a test replaces digest.stages.run_day to fail a restore part way (tests/cli/test_cli_journal.py)
     from digest.stages import run_day
 
     ws.ensure()
@@ -203,9 +206,6 @@ def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> N
 
 
 def _rebuild_indexes(settings: Settings, users: list[str]) -> dict:
-    from index.stages import rebuild
-    from index.vectors import embed_records, embed_sections
-
     out = rebuild(settings)
     out["sections"] = embed_sections(settings)
     out["records_embedded"] = {u: embed_records(settings.model_copy(update={"user": u}), u)["embedded"] for u in users}

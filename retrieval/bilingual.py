@@ -39,7 +39,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
-from kernel.text import CJK, STOPWORDS, idf_table
+from kernel.text import CJK, STOPWORDS, idf_table, words
 
 SENSE_WORDS = 3
 PER_WORD = 12
@@ -304,8 +304,6 @@ def english_words(text: str) -> list[str]:
 
 def chinese_words(text: str) -> list[str]:
     """The content words of a Chinese question: jieba words of two characters or more, not stop words."""
-    from kernel.text import words
-
     return list(dict.fromkeys(w for w in words(text) if len(w) >= MIN_HAN and _ONLY_HAN.match(w) and w not in STOPWORDS
                               and w not in _ZH_QUESTION_FILLER))
 

@@ -60,6 +60,8 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 
+from kernel.text import fold_request
+
 MARK = "secret masked"
 
 
@@ -815,7 +817,6 @@ def asks_for_secret(request: str) -> str | None:
     handling secrets asks for no value: "如何重置密码", "password policy", "密码复杂度要求是什么" pass."""
     if not isinstance(request, str) or not request.strip():
         return None
-    from kernel.text import fold_request
 
     text = fold_request(request)  # "pass\u200bword", "p a s s w o r d", "ｐａｓｓｗｏｒｄ" are "password" to a reader
     text = re.sub(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])", "", text)  # "密 码" -> "密码"

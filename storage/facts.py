@@ -24,10 +24,12 @@ import sqlite_utils
 
 from kernel import clock
 from kernel.domain import Candidate, check_row_id
-from kernel.text import normalize_key, subject_key
+from kernel.files import database_file
+from kernel.text import load_aliases, normalize_key, subject_key
+from kernel.workspace import Workspace
+from safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
 from storage import drift
 from storage.migrations import Migrations
-from kernel.files import database_file
 
 # A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing (a retracted
 # stop gives them all back).
@@ -129,8 +131,6 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
     """``cand`` with any secret in its subject, object or evidence masked (the store never holds one in clear,
     whichever extractor proposed it); the marker names the raw reference (or file) and line of the original."""
-    from safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
-
     where, line = raw_ref or cand.source_file, cand.line_start
     subject = mask_lines(cand.subject, where, line, last_line=cand.line_end)[0]
     obj = mask_value(subject, cand.object, where, line)[0]
@@ -146,8 +146,6 @@ def masked_candidate(cand: Candidate, raw_ref: str | None) -> Candidate:
 def m002_mask_secrets(db: sqlite_utils.Database) -> None:
     """Facts and conflicts stored before secrets were masked at write time: their secrets masked now, once (the
     marker names the raw reference and line of the original; ``object_key`` follows the masked object)."""
-    from safety.secrets import mask_lines, mask_value
-
     if "facts" not in db.table_names():
         return
     for row in list(db.query("select id, subject, object, evidence, raw_ref, source_file, line_start from facts")):
@@ -470,8 +468,6 @@ class FactStore:
     @staticmethod
     def forget_reason(reason: str | None) -> str:
         """The reason as ``forget`` keeps it: one line, secrets masked."""
-        from safety.secrets import mask_lines
-
         return mask_lines(" ".join((reason or "").split()) or "forgotten at the user's request")[0]
 
     def open_conflict(self, user: str, conflict_id: int) -> dict:
@@ -678,9 +674,6 @@ class FactStore:
 
 def open_facts(settings) -> FactStore:
     """The workspace's fact store with the settings in effect (one place, for the digest and the read path)."""
-    from kernel.text import load_aliases
-    from kernel.workspace import Workspace
-
     ws = Workspace(settings.home)
     return FactStore(ws.facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step,
                      aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"), timezone=settings.timezone)

@@ -133,6 +133,7 @@ class Generation:
         return {"url": self.chroma_url, "key": self.key, "prefix": self.server_prefix} if self.chroma_url else None
 
     def open_vectors(self):
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import VectorIndex
 
         vs = self.vector_store()
@@ -171,6 +172,7 @@ class Generation:
     def verify_server(self) -> None:
         """Raise IndexCorrupt unless every server collection the manifest names is there with its count and
         embedder (one deleted or emptied behind our back is never served)."""
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import VectorIndexError
 
         if self.key and self.manifest["vector_store"].get("key") != self.key:
@@ -228,6 +230,7 @@ class IndexStore:
     def start_vectors(self, build: Generation, previous: Generation | None, embedder_spec: str):
         """The build's vector store, opened, holding a copy of ``previous``'s collections when there is one:
         its Chroma folder copied, or on a server its collections copied into the build's own."""
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import VectorIndex
 
         if build.vector_store() is None:
@@ -311,6 +314,7 @@ class IndexStore:
         return removed
 
     def _drop_server_collections(self, gen: Generation) -> None:
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import delete_server_collections
 
         try:  # only this workspace's: a copied workspace's manifests name the original's collections
@@ -324,6 +328,7 @@ class IndexStore:
         """Server collections with this store's key that no generation kept here names (a pruned generation's whose
         delete failed, a killed build's, one of a generation folder deleted by hand): name -> count. A build in
         progress is not finished yet, so its collections are not orphans."""
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import server_collections
 
         # builds first: one published meanwhile (.build-X renamed gen-X) is then seen as a generation
@@ -338,6 +343,7 @@ class IndexStore:
                 if n not in named and not any(n.startswith(b) for b in building)}
 
     def delete_orphans(self) -> list[str]:
+        # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import delete_server_collections
 
         return delete_server_collections(self.chroma_url, sorted(self.orphans()))

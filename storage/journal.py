@@ -35,6 +35,7 @@ import uuid
 from datetime import date, datetime
 from pathlib import Path
 
+from kernel import clock
 from kernel.files import UnsafePath, guard
 
 VERSION = 1
@@ -164,6 +165,7 @@ def problem(ev: dict, file: str) -> str | None:
     """Why the decision ``ev``, read from the journal file named ``file``, is damaged (None: it is well-formed): the
     fields every decision has (``id``, ``kind``, ``at`` an ISO instant, ``user`` a user id, ``host`` the host whose
     file it is in, ``seq`` a count, ``through`` a day or null), each of its type. Those of its kind: ``kind_problem``."""
+    # lazy: storage.memory_store (3 modules) stays off `agentos` start-up
     from storage.memory_store import name_problem
 
     if not isinstance(ev["id"], str) or not ev["id"].strip() or len(ev["id"]) > 200:
@@ -232,8 +234,6 @@ def record(facts, journal_dir: Path, host: str, kind: str, user: str, fields: di
     machine's journal, then ``apply()`` makes the decision here, then the line is marked as held by this machine's fact
     store so the replay never applies it twice. Raises JournalUnwritable, with nothing changed, when the line cannot be
     written. Returns the line; ``event["applied"]`` is what ``apply`` returned."""
-    from kernel import clock
-
     event = append(journal_dir, host, {"kind": kind, "user": user, "at": clock.now("UTC").isoformat(timespec="microseconds"),
                                        "through": facts.last_digested_day(user), **fields})
     result = apply() if apply is not None else None

@@ -16,8 +16,9 @@ from pathlib import Path
 import sqlite_utils
 
 from kernel import clock
-from storage.migrations import Migrations
 from kernel.files import database_file
+from kernel.text import normalize_key
+from storage.migrations import Migrations
 
 STATUSES = ("pending", "ready", "rejected")
 SCOPES = ("system", "personal")
@@ -153,8 +154,6 @@ class KBStore:
 
 
 def _title_key(title: str) -> str:
-    from kernel.text import normalize_key
-
     return normalize_key(title)
 
 

@@ -45,6 +45,11 @@ from storage.memory_store import (
     name_problem,
 )
 
+from kernel.workspace import Workspace
+from safety.secrets import mask_lines, mask_value
+from storage import journal
+from storage.facts import open_facts
+
 TYPES = ("user", "feedback", "project", "reference")
 SOURCES = ("manual", "auto")
 WINDOW = 200  # records the recall manifest scans, most recently modified first
@@ -195,8 +200,6 @@ def parse(name: str, text: str) -> Record:
 
 def _masked_extra(extra: dict) -> dict:
     """Keys a user added by hand, their text values masked (``api_key: sk-...`` in the frontmatter too)."""
-    from safety.secrets import mask_value
-
     return {k: mask_value(str(k), v)[0] if isinstance(v, str) else v for k, v in extra.items()}
 
 
@@ -220,8 +223,6 @@ def check_fields(description: str | None, rtype: str | None, body: str | None) -
 def mask_secrets(description: str | None, body: str | None) -> tuple[str | None, str | None, list[str]]:
     """Description and body with their secrets masked (``[secret masked]``: a record written by hand has no other
     original; one extracted from a log keeps the marker naming its raw line), and the notice a save returns."""
-    from safety.secrets import mask_lines
-
     d, n1 = mask_lines(description) if description else (description, 0)
     b, n2 = mask_lines(body) if body else (body, 0)
     n = n1 + n2
@@ -466,8 +467,6 @@ class MemoryBook:
 
 def open_book(settings) -> MemoryBook:
     """The memory book of a workspace, on the backend ``settings.memory_backend`` names."""
-    from kernel.workspace import Workspace
-
     ws = Workspace(settings.home)
     if settings.memory_backend == "sqlite":
         store: RecordStore = SqliteRecordStore(ws.memory_records_db)
@@ -479,10 +478,6 @@ def open_book(settings) -> MemoryBook:
 
 def _journal(settings):
     """The workspace's journal, as ``MemoryBook.journal`` calls it."""
-    from kernel.workspace import Workspace
-    from storage import journal
-    from storage.facts import open_facts
-
     def record(kind: str, user: str, fields: dict, apply):
         facts = open_facts(settings)
         try:

@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from embedders import make_embedder
+
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 HNSW = {"space": "cosine", "ef_search": 200, "ef_construction": 200, "max_neighbors": 32}
@@ -46,8 +48,6 @@ class AgentOSEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def _get(self):
         if self._embedder is None:
-            from embedders import make_embedder
-
             self._embedder = make_embedder(self.spec)
         return self._embedder
 

@@ -19,6 +19,7 @@ from digest.stages import DayInput, DayRun
 from kernel.domain import Candidate
 from kernel.settings import Settings
 from kernel.workspace import workspace_lock
+from restore.replay import take_in
 
 
 # -- the day's stages: one task per step of ``digest.stages.DAY_STAGES`` -------------------------------------------
@@ -164,6 +165,4 @@ def digest_markdown(r: dict) -> str:
 def take_in_synced(settings: Settings) -> dict:
     """What another machine synced: its knowledge documents, and the decisions made there that this one does not hold
     yet (``restore.replay.take_in``)."""
-    from restore.replay import take_in
-
     return take_in(settings)

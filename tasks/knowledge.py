@@ -8,11 +8,13 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
+from kernel.settings import Settings
 from knowledge import collect as _collect
 from knowledge import decisions
 from knowledge.collect import Source
+from knowledge.feeds import FeedError
 from knowledge.report import CollectReport, SourceReport
-from kernel.settings import Settings
+from tasks.digest import artifact_key
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
 # One task run per source, never per document (``flows/collect.py`` lists them).
@@ -20,8 +22,6 @@ from kernel.settings import Settings
 
 def _worth_retrying(task, task_run, state) -> bool:
     """Retry a download that may work in a moment (timeout, connection, 429/5xx), not a 404 or a non-feed."""
-    from knowledge.feeds import FeedError
-
     try:
         state.result()
     except FeedError as e:
@@ -48,8 +48,6 @@ def collect_source(settings: Settings, source: Source, user: str | None = None, 
 def publish_collect_artifact(result: dict) -> str:
     """The run's report (``CollectReport.to_dict()``, what the flow returns) as the artifact ``collect-USER-latest``."""
     from prefect.artifacts import create_markdown_artifact
-
-    from tasks.digest import artifact_key
 
     report = CollectReport.from_dict(result)
     return str(create_markdown_artifact(key=artifact_key("collect", report.user, "latest"), markdown=report.artifact_markdown(),

@@ -5,9 +5,10 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
+from kernel.settings import Settings
 from memory import inbox
 from memory.report import InboxReport
-from kernel.settings import Settings
+from tasks.digest import artifact_key
 
 
 @task(name="ingest-memory-cards", cache_policy=NONE, retries=1, retry_delay_seconds=2)
@@ -19,8 +20,6 @@ def ingest_cards(settings: Settings, user: str) -> dict:
 @task(name="publish-memory-inbox-artifact", cache_policy=NONE)
 def publish_inbox_artifact(user: str, report: dict) -> str | None:
     from prefect.artifacts import create_markdown_artifact
-
-    from tasks.digest import artifact_key
 
     r = InboxReport.from_dict(report)
     if not r.worth_publishing:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
+from kernel.settings import Settings
 from knowledge import refine as r
 from knowledge.report import RefineReport
-from kernel.settings import Settings
+from tasks.digest import artifact_key
 
 
 @task(name="refine-inbox", cache_policy=NONE, retries=1, retry_delay_seconds=2)
@@ -20,8 +21,6 @@ def refine_inbox(settings: Settings, user: str) -> dict:
 @task(name="publish-refine-artifact", cache_policy=NONE)
 def publish_refine_artifact(user: str, report: dict) -> str | None:
     from prefect.artifacts import create_markdown_artifact
-
-    from tasks.digest import artifact_key
 
     return str(create_markdown_artifact(key=artifact_key("inbox-refine", user, "latest"), markdown=RefineReport.from_dict(report).artifact_markdown(),
                                         description=RefineReport.artifact_description(user)))

@@ -12,8 +12,12 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from embedders import EmbedderError
 from kernel.settings import Settings
 from mcp_server.tools import READ_ONLY, error, tool
+from query.ask import QueryError, ask
+from query.facts import raw_lines
+from storage.raw_archive import ArchiveError
 
 RAW_READ_MAX_LINES = 200
 
@@ -36,9 +40,6 @@ def memory_query(
     file, lines [start, end] and raw_ref (pass raw_ref and lines to raw_read), constraints (hard rules
     to obey in any answer), tokens, tokens_raw, notices, timings_ms.
     """
-    from embedders import EmbedderError
-    from query.ask import QueryError, ask
-
     try:
         answer = ask(text, user=settings.user, raw=raw, k=k, budget=budget, history=history, settings=settings)
     except QueryError as e:
@@ -60,9 +61,6 @@ def raw_read(
     Returns {ref, lines: [start, end] as read, text: [line, ...]}, and `notice` when the range was cut
     (at most 200 lines per call; read the rest with another call) or the file ends before `end`.
     """
-    from query.facts import raw_lines
-    from storage.raw_archive import ArchiveError
-
     if start < 1 or end < start:
         return error(f"bad line range {start}-{end}: lines are 1-based and end must not be before start")
     # another user's reference is refused by raw_lines exactly as an unknown one (nothing said about it)

@@ -15,7 +15,13 @@ from pydantic import Field
 
 from kernel.domain import ROW_ID_MAX
 from kernel.settings import Settings
+from kernel.text import load_aliases, subject_key
+from kernel.workspace import Workspace
 from mcp_server.tools import READ_ONLY, error, tool
+from query.facts import fact_history, facts_as_of, masked
+from query.rules import check_request
+from services.decisions import forget_fact
+from storage.journal import JournalUnwritable
 
 FORGET = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": False, "open_world_hint": False}
 
@@ -49,11 +55,6 @@ def fact_lookup(
     With history=true: {user, subject, versions}, every version with status `active` or `superseded`
     and how they link (previous_version, superseded_by).
     """
-    from kernel.text import load_aliases, subject_key
-    from kernel.workspace import Workspace
-    from query.facts import fact_history, facts_as_of
-    from query.rules import check_request
-
     if not subject or not subject.strip():
         return error("give a subject to look up, e.g. 'database port'")
     refusal = check_request(settings.home, subject)  # L0 first, as memory_query does
@@ -87,10 +88,6 @@ def fact_forget(
     still state it anew. Returns {fact: {id, subject, predicate, object, status: forgotten, closed_reason},
     cards_changed}. An unknown id (or one of another user) is an error.
     """
-    from query.facts import masked
-    from services.decisions import forget_fact
-    from storage.journal import JournalUnwritable
-
     try:
         out = forget_fact(settings, settings.user, int(fact_id), reason)
     except (KeyError, ValueError) as e:

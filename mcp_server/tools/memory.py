@@ -16,8 +16,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from kernel.files import UnsafePath
 from kernel.settings import Settings
 from mcp_server.tools import error, tool
+from query.recall import recall
+from storage.journal import JournalUnwritable
+from storage.memory_records import InvalidName, RecordError, RecordNotFound, open_book
 
 _NAME = Field(description="The record's name (its file name): short, Chinese allowed, no '/', '..' or control characters, "
                           "e.g. '周报格式' or 'preferred-editor'.")
@@ -40,8 +44,6 @@ class BookOnDemand:
         self.opened = None
 
     def get(self):
-        from storage.memory_records import open_book
-
         if self.opened is None:
             self.opened = open_book(self.settings)
         return self.opened
@@ -50,17 +52,11 @@ class BookOnDemand:
 def caller_errors() -> tuple[type[Exception], ...]:
     """What a record tool answers as a tool error the caller can act on: a bad name or record, an unknown one, an
     unsafe path, a journal that cannot be written (a deletion is journaled or not made: the record is still there)."""
-    from kernel.files import UnsafePath
-    from storage.journal import JournalUnwritable
-    from storage.memory_records import InvalidName, RecordError, RecordNotFound
-
     return (RecordError, InvalidName, RecordNotFound, UnsafePath, JournalUnwritable)
 
 
 def refused(e: Exception):
     """The tool error for one of ``caller_errors``."""
-    from storage.journal import JournalUnwritable
-
     return error(e.strerror if isinstance(e, JournalUnwritable) else str(e))
 
 
@@ -118,8 +114,6 @@ def memory_recall(
     source, recallCount, score}], compact: {count, status, names}, notices}. Keep only `compact` in later
     steps; the hits are for this one. Never fails: a problem gives an empty result with the reason in notices.
     """
-    from query.recall import recall
-
     res = recall(query, user=settings.user, settings=settings, book=book.get(), limit=limit)
     book.get().mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
     return {**res.as_dict(), "compact": res.compact()}
