@@ -15,8 +15,6 @@ from pydantic import Field
 from embedders import EmbedderError
 from kernel.settings import Settings
 from mcp_server.tools import READ_ONLY, error, tool
-from query.ask import QueryError, ask
-from query.facts import raw_lines
 from storage.raw_archive import ArchiveError
 
 RAW_READ_MAX_LINES = 200
@@ -40,6 +38,7 @@ def memory_query(
     file, lines [start, end] and raw_ref (pass raw_ref and lines to raw_read), constraints (hard rules
     to obey in any answer), tokens, tokens_raw, notices, timings_ms.
     """
+    from query.ask import QueryError, ask  # lazy: the query stack, not before `initialize`
     try:
         answer = ask(text, user=settings.user, raw=raw, k=k, budget=budget, history=history, settings=settings)
     except QueryError as e:
@@ -61,6 +60,7 @@ def raw_read(
     Returns {ref, lines: [start, end] as read, text: [line, ...]}, and `notice` when the range was cut
     (at most 200 lines per call; read the rest with another call) or the file ends before `end`.
     """
+    from query.facts import raw_lines  # lazy: the query stack, not before `initialize`
     if start < 1 or end < start:
         return error(f"bad line range {start}-{end}: lines are 1-based and end must not be before start")
     # another user's reference is refused by raw_lines exactly as an unknown one (nothing said about it)

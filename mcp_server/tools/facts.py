@@ -18,8 +18,6 @@ from kernel.settings import Settings
 from kernel.text import load_aliases, subject_key
 from kernel.workspace import Workspace
 from mcp_server.tools import READ_ONLY, error, tool
-from query.facts import fact_history, facts_as_of, masked
-from query.rules import check_request
 from services.decisions import forget_fact
 from storage.journal import JournalUnwritable
 
@@ -55,6 +53,8 @@ def fact_lookup(
     With history=true: {user, subject, versions}, every version with status `active` or `superseded`
     and how they link (previous_version, superseded_by).
     """
+    from query.facts import fact_history, facts_as_of  # lazy: the query stack, not before `initialize`
+    from query.rules import check_request
     if not subject or not subject.strip():
         return error("give a subject to look up, e.g. 'database port'")
     refusal = check_request(settings.home, subject)  # L0 first, as memory_query does
@@ -88,6 +88,7 @@ def fact_forget(
     still state it anew. Returns {fact: {id, subject, predicate, object, status: forgotten, closed_reason},
     cards_changed}. An unknown id (or one of another user) is an error.
     """
+    from query.facts import masked  # lazy: the query stack, not before `initialize`
     try:
         out = forget_fact(settings, settings.user, int(fact_id), reason)
     except (KeyError, ValueError) as e:

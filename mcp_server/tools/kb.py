@@ -20,8 +20,6 @@ from pydantic import Field
 from embedders import EmbedderError
 from kernel.settings import Settings
 from mcp_server.tools import READ_ONLY, error, tool
-from query.kb import KBQueryError, doc_map, read_doc, read_section, search_docs
-from query.kb_answer import answer
 
 _SELECTION = Field(description="The task's selected knowledge set: the name of a selection file "
                                "(agent-sync/03_knowledge/99_system/selections/<name>.yaml, listing documents, categories "
@@ -32,6 +30,7 @@ _DOC_ID = Field(description="A document id, as kb_map or kb_search give it, e.g.
 def caller_errors() -> tuple[type[Exception], ...]:
     """What a knowledge tool answers as a tool error: a request the read path refuses, or an embedding model that
     cannot load or be reached (a setting the user can fix)."""
+    from query.kb import KBQueryError  # lazy: the query stack, not before `initialize`
     return (KBQueryError, EmbedderError)
 
 
@@ -50,6 +49,7 @@ def kb_map(settings: Settings, selection: Annotated[str | None, _SELECTION] = No
     personal), category, summary, sections, tokens}], count}, by category then title. Then kb_search
     for sections, or kb_outline for one document's sections.
     """
+    from query.kb import doc_map  # lazy: the query stack, not before `initialize`
     try:
         docs = doc_map(settings, settings.user, selection=selection)
     except caller_errors() as e:
@@ -71,6 +71,7 @@ def kb_search(
     tokens, coverage}]}, best first: one short snippet per section; coverage is the share of the query's
     terms found in the section (0: found by meaning only). Read a hit with kb_read(doc_id, anchor).
     """
+    from query.kb import search_docs  # lazy: the query stack, not before `initialize`
     try:
         return {"query": query, "hits": search_docs(settings, settings.user, query, selection=selection, k=k)}
     except caller_errors() as e:
@@ -84,6 +85,7 @@ def kb_outline(settings: Settings, doc_id: Annotated[str, _DOC_ID], selection: A
     Returns {id, title, scope, category, summary, outline: [{anchor, title, level, tokens, lines}],
     outline_text (an indented list)}. Read a section with kb_read(doc_id, anchor).
     """
+    from query.kb import read_doc  # lazy: the query stack, not before `initialize`
     try:
         return read_doc(settings, settings.user, doc_id, selection=selection)
     except caller_errors() as e:
@@ -106,6 +108,7 @@ def kb_read(
     lines: [start, end] of this page, section_lines, tokens, subsections: [{anchor, title}]}. Pass
     next_cursor back to read the following page; a cursor from before the document changed is refused.
     """
+    from query.kb import read_section  # lazy: the query stack, not before `initialize`
     try:
         return read_section(settings, settings.user, doc_id, anchor, cursor=cursor, page_tokens=page_tokens, selection=selection)
     except caller_errors() as e:
@@ -128,6 +131,7 @@ def kb_answer(
     method}. not_covered means the knowledge base has nothing on the question: say so rather than
     answering from general knowledge; partial: say which part is not covered.
     """
+    from query.kb_answer import answer  # lazy: the query stack, not before `initialize`
     try:
         return answer(settings, settings.user, question, selection=selection, budget=budget)
     except caller_errors() as e:

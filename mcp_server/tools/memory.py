@@ -19,7 +19,6 @@ from pydantic import Field
 from kernel.files import UnsafePath
 from kernel.settings import Settings
 from mcp_server.tools import error, tool
-from query.recall import recall
 from storage.journal import JournalUnwritable
 from storage.memory_records import InvalidName, RecordError, RecordNotFound, open_book
 
@@ -114,6 +113,7 @@ def memory_recall(
     source, recallCount, score}], compact: {count, status, names}, notices}. Keep only `compact` in later
     steps; the hits are for this one. Never fails: a problem gives an empty result with the reason in notices.
     """
+    from query.recall import recall  # lazy: the query stack, not before `initialize`
     res = recall(query, user=settings.user, settings=settings, book=book.get(), limit=limit)
     book.get().mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
     return {**res.as_dict(), "compact": res.compact()}
