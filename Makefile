@@ -12,8 +12,13 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 run: $(VENV)/.run
 	AGENTOS_HOME=$(DEMO) $(BIN)/agentos demo
 
+# Every tier on TEST_WORKERS processes (0: in this one). A test file stays on one worker (the fixtures it shares are
+# built once), and the files go out in the order tests/conftest.py gives them, the dearest first
+# (--no-loadscope-reorder: xdist would otherwise send the files with the most tests first, the cheap ones, and end on
+# one worker running the long ones alone). The slowest tests and the suite's time are printed at the end.
+TEST_WORKERS ?= 2
 test: $(VENV)/.test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The inner loop: the unit tier only (tests/kit/tiers.py), about a minute; `make test` still runs every tier.
 test-unit: $(VENV)/.test

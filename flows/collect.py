@@ -5,33 +5,11 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from kernel import progress
-from kernel.settings import Settings, load_settings
+from kernel.settings import load_settings
 from kernel.workspace import Workspace
 from flows.run_progress import watch
-from flows.stops import reraise_stop
 from flows.writers import workspace_writer
 from tasks import knowledge as t
-
-
-def collect_sources(settings: Settings, user: str) -> dict:
-    """Every source, each a task run (feeds are fetched in a task of their own, with retries); a source that
-    fails is reported and the rest go on. Returns the run's ``CollectReport`` as a dict."""
-    sources, problems = t.plan_sources(settings)
-    reports = []
-    for source in progress.track(sources, "collecting sources"):
-        try:
-            data = t.fetch_feed(settings, source) if source.type == "feed" else None
-        except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
-            reraise_stop(e)  # but a run being stopped stops here
-            reports.append(t.failed_source(settings, user, source, t.fetch_error(source, e)))
-            continue
-        try:
-            reports.append(t.collect_source(settings, source, user, data=data))
-        except Exception as e:  # noqa: BLE001 - one broken source never costs the others
-            reraise_stop(e)
-            reports.append(t.failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
-    return t.finish_collect(settings, user, reports, problems)
 
 
 @flow(name="collect-to-inbox", log_prints=False)
@@ -51,7 +29,7 @@ def collect_to_inbox(user: str | None = None) -> dict:
     settings = load_settings(user=user)
     Workspace(settings.home).ensure()
     with watch("collect-to-inbox"), workspace_writer(settings):  # the inbox is every user's, on every host
-        result = collect_sources(settings, settings.user)
+        result = t.collect_all(settings, settings.user)
     t.publish_collect_artifact(result)
     get_run_logger().info("collected %s", t.collect_log_line(result))
     return result

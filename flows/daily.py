@@ -11,7 +11,7 @@ from kernel import clock, progress
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace
 from flows.run_progress import watch
-from flows.stops import reraise_stop
+from tasks.stops import reraise_stop
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as t
 

@@ -7,11 +7,10 @@ from functools import partial
 from prefect import flow, get_run_logger
 
 from kernel import clock
-from flows.collect import collect_sources
 from flows.daily import setup, digest_days, yesterday
 from flows.rebuild import rebuild_indexes
 from flows.run_progress import watch
-from flows.stops import reraise_stop
+from tasks.stops import reraise_stop
 from flows.writers import user_writer, workspace_writer
 from tasks import digest as d
 from tasks import index as ix
@@ -53,7 +52,7 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         journal = both_takes(before, after)
         # From here on a stage that fails (after its retries) is logged and reported; the rest of the night still runs.
         with workspace_writer(settings):  # the inbox and the knowledge base are every user's
-            collected = or_failed("collect skipped", {"collected": []}, collect_sources, settings, user,
+            collected = or_failed("collect skipped", {"collected": []}, k.collect_all, settings, user,
                                   then=k.publish_collect_artifact)
             refined = or_failed("refine skipped", {"refined": []}, r.refine_inbox, settings, user,
                                 then=partial(r.publish_refine_artifact, user))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from functools import partial
 
 from prefect import flow, get_run_logger
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -12,29 +12,14 @@ from kernel.workspace import Workspace
 from flows.run_progress import watch
 from flows.writers import index_writer, workspace_writer
 from tasks import index as t
-from tasks.index import embedding_runner  # not a stage: what runs the embedding stage's batches
 
 
 def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
     """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact. One rebuild at a time
-    (the index's Prefect limit on every host, the index folder's lock on this one); the snapshot is read under the
-    workspace's limit, so no day is half-digested on any host while it is read."""
-    t0 = time.perf_counter()
-    store = t.index_store(settings)
-    with index_writer(settings), store.lock():
-        with workspace_writer(settings):
-            snap = t.collect_units(settings)
-        plan = t.plan_rebuild(settings, snap, full=full)
-        if plan.nothing_to_do:
-            result = t.unchanged_report(store, snap, plan, t0)
-        else:
-            tok = t.tokenize_units(settings, snap.units())
-            pending = t.texts_to_embed(settings, t.units_to_embed(snap, plan), plan.embedder)
-            with embedding_runner(settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
-                embedded = t.embed_all(settings, pending, runner=runner)
-            build_path = t.write_generation(settings, snap, plan)
-            pub = t.publish_generation(settings, build_path)
-            result = t.rebuilt_report(snap, plan, tok, embedded, pub, t0)
+    (the index's Prefect limit on every host, the index folder's lock on this one); the stores are read under the
+    workspace's limit, so no day is half-digested on any host while they are read."""
+    with index_writer(settings):
+        result = t.rebuild_stages(settings, full=full, reading=partial(workspace_writer, settings))
     t.publish_artifact(result)
     get_run_logger().info("index rebuild: %s", t.rebuild_log_line(result))
     for p in result["problems"]:

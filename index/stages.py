@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -374,25 +375,85 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
     return {"generation": gen.name, "pruned": removed}
 
 
-# -- all stages, without Prefect ----------------------------------------------------------------------------
+# -- the rebuild's stages, in their one order ---------------------------------------------------------------
+
+
+class RebuildRun:
+    """One rebuild on its way through ``REBUILD_STAGES``: what each stage hands the next. ``reading``: what the collect
+    stage holds while it reads the stores (the flow: the workspace's Prefect limit, so no day is half-digested on any
+    host while they are read); ``embedder``: the model to embed with (None: the settings' own, built once a process).
+
+    A plain class, not a dataclass: Prefect walks a task's dataclass arguments field by field, and a snapshot holds
+    every unit of the corpus."""
+
+    def __init__(self, settings: Settings, *, full: bool = False, embedder=None, reading=nullcontext):
+        self.settings, self.full, self.embedder, self.reading = settings, full, embedder, reading
+        self.t0 = time.perf_counter()
+        self.store = index_store(settings)
+        self.snap: Snapshot | None = None
+        self.plan: Plan | None = None
+        self.tok: dict = {}
+        self.pending: list[tuple[str, str]] = []
+        self.embedded = 0
+        self.build_path: str | None = None
+        self.pub: dict = {}
+
+    @property
+    def unchanged(self) -> bool:
+        """The plan found nothing to do: the stages after it do not run, and nothing is written."""
+        return self.plan is not None and self.plan.nothing_to_do
+
+    def report(self) -> dict:
+        """The run's ``RebuildReport`` as a dict (what ``rebuild``, the flow and the CLI return)."""
+        if self.unchanged:
+            return unchanged_report(self.store, self.snap, self.plan, self.t0)
+        return rebuilt_report(self.snap, self.plan, self.tok, self.embedded, self.pub, self.t0)
+
+
+def collect_step(r: RebuildRun) -> None:
+    with r.reading():
+        r.snap = collect_units(r.settings)
+
+
+def plan_step(r: RebuildRun) -> None:
+    r.plan = plan_rebuild(r.settings, r.snap, full=r.full, embedder=r.embedder)
+
+
+def tokenize_step(r: RebuildRun) -> None:
+    r.tok = tokenize_units(r.settings, r.snap.units())
+
+
+def find_step(r: RebuildRun) -> None:
+    r.pending = texts_to_embed(r.settings, units_to_embed(r.snap, r.plan), r.plan.embedder)
+
+
+def embed_step(r: RebuildRun) -> None:
+    r.embedded = embed_all(r.settings, r.pending, r.embedder)
+
+
+def write_step(r: RebuildRun) -> None:
+    r.build_path = write_generation(r.settings, r.snap, r.plan)
+
+
+def publish_step(r: RebuildRun) -> None:
+    r.pub = publish_generation(r.settings, r.build_path)
+
+
+# The order of the rebuild's stages: the one list ``rebuild`` and the index-rebuild flow (through
+# ``tasks.index.REBUILD_TASKS``) follow. A run whose plan finds nothing to do stops after the plan.
+REBUILD_STAGES = (collect_step, plan_step, tokenize_step, find_step, embed_step, write_step, publish_step)
 
 
 def rebuild(settings: Settings, *, full: bool = False, embedder=None) -> dict:
-    """Bring the indexes in step with the stores, as plain calls (``flows/rebuild.py`` lists the same stages
-    as task runs; a test keeps the two orders equal)."""
-    t0 = time.perf_counter()
-    store = index_store(settings)
-    with store.lock():
-        snap = collect_units(settings)
-        plan = plan_rebuild(settings, snap, full=full, embedder=embedder)
-        if plan.nothing_to_do:
-            return unchanged_report(store, snap, plan, t0)
-        tok = tokenize_units(settings, snap.units())
-        pending = texts_to_embed(settings, units_to_embed(snap, plan), plan.embedder)
-        embedded = embed_all(settings, pending, embedder)
-        build_path = write_generation(settings, snap, plan)
-        pub = publish_generation(settings, build_path)
-    return rebuilt_report(snap, plan, tok, embedded, pub, t0)
+    """Bring the indexes in step with the stores: ``REBUILD_STAGES`` in order as plain calls, under the index
+    folder's lock (one rebuild at a time on this host). Returns the ``RebuildReport`` dict."""
+    r = RebuildRun(settings, full=full, embedder=embedder)
+    with r.store.lock():
+        for stage in REBUILD_STAGES:
+            if r.unchanged:
+                break
+            stage(r)
+    return r.report()
 
 
 def units_to_embed(snap: Snapshot, plan: Plan) -> list[Unit]:

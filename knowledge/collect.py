@@ -664,28 +664,34 @@ def _finish(settings: Settings, ws: Workspace, user: str, report: SourceReport) 
 
 
 # -- all sources ---------------------------------------------------------------------------------------------------
-def collect(settings: Settings, user: str | None = None) -> dict:
-    """Collect every configured source into the inbox, as plain calls (``flows/collect.py`` lists the same
-    stages as task runs, one per source, never per document; a test keeps the two orders equal). Returns the
-    run's ``CollectReport`` (knowledge/report.py) as a dict::
+def collect(settings: Settings, user: str | None = None, *, fetch=fetch_feed, take=collect_source, stop=None) -> dict:
+    """Collect every configured source into the inbox: the sources planned, each fetched (a feed) and collected, the
+    run's report. Returns the ``CollectReport`` (knowledge/report.py) as a dict::
 
         {user, collected: [{partition, file, source, title, source_type, from}], duplicates: n,
          refused: [{file, reason, severity, sha256}], warnings: [...], errors: [...], per_source: {name: {...}}}
 
     A source that fails (a feed that cannot be downloaded, an unexpected error) is reported; the rest go on.
+    ``fetch`` and ``take``: the fetch and collect stages, plain or as tasks (``tasks.knowledge.collect_all``: one task
+    run per source, never per document); ``stop(error)``: raises when a failure is a run being stopped (a flow's
+    SIGTERM), so it is never taken for a failed source.
     """
     user = user or settings.user
     sources, problems = plan_sources(settings)
     reports = []
     for source in progress.track(sources, "collecting sources"):
         try:
-            data = fetch_feed(settings, source) if source.type == "feed" else None
+            data = fetch(settings, source) if source.type == "feed" else None
         except Exception as e:  # noqa: BLE001 - a feed that cannot be fetched (after retries) is skipped
+            if stop is not None:
+                stop(e)
             reports.append(failed_source(settings, user, source, fetch_error(source, e)))
             continue
         try:
-            reports.append(collect_source(settings, source, user, data=data))
+            reports.append(take(settings, source, user, data=data))
         except Exception as e:  # noqa: BLE001 - one broken source never costs the others
+            if stop is not None:
+                stop(e)
             reports.append(failed_source(settings, user, source, f"source {source.name}: {type(e).__name__}: {e}"))
     return finish_collect(settings, user, reports, problems).to_dict()
 

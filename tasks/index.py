@@ -6,6 +6,8 @@ corpus), submitted together so a parallel task runner (threads here, Dask on a c
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from prefect import task, unmapped
 from prefect.cache_policies import NONE
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -13,29 +15,36 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from index import stages
 from index import vectors
 from index.report import RebuildReport
-from index.stages import Plan, Snapshot
+from index.stages import RebuildRun
 from kernel import progress
 from kernel.settings import Settings
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)
-def collect_units(settings: Settings) -> Snapshot:
-    return stages.collect_units(settings)
+def collect_step(r: RebuildRun) -> None:
+    stages.collect_step(r)
 
 
 @task(name="plan-index-rebuild", cache_policy=NONE)
-def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embedder=None) -> Plan:
-    return stages.plan_rebuild(settings, snap, full=full, embedder=embedder)
+def plan_step(r: RebuildRun) -> None:
+    stages.plan_step(r)
 
 
 @task(name="tokenize-units", cache_policy=NONE)
-def tokenize_units(settings: Settings, units: list) -> dict:
-    return stages.tokenize_units(settings, units)
+def tokenize_step(r: RebuildRun) -> None:
+    stages.tokenize_step(r)
 
 
 @task(name="find-units-to-embed", cache_policy=NONE)
-def texts_to_embed(settings: Settings, units: list, embedder_identity: str) -> list[tuple[str, str]]:
-    return stages.texts_to_embed(settings, units, embedder_identity)
+def find_step(r: RebuildRun) -> None:
+    stages.find_step(r)
+
+
+def embed_step(r: RebuildRun) -> None:
+    """Not a task of its own: the batches as ``embed-batch`` task runs (each with its retries), on the task runner the
+    settings choose (``embedding_runner``)."""
+    with embedding_runner(r.settings) as runner:  # threads, or Dask worker processes (AGENTOS_INDEX_TASK_RUNNER)
+        r.embedded = embed_all(r.settings, r.pending, r.embedder, runner=runner)
 
 
 @task(name="embed-batch", cache_policy=NONE, retries=2, retry_delay_seconds=2)
@@ -99,13 +108,32 @@ def embedding_runner(settings: Settings):
 
 
 @task(name="write-index-generation", cache_policy=NONE, retries=1, retry_delay_seconds=2)
-def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
-    return stages.write_generation(settings, snap, plan)
+def write_step(r: RebuildRun) -> None:
+    stages.write_step(r)
 
 
 @task(name="publish-index-generation", cache_policy=NONE)
-def publish_generation(settings: Settings, build_path: str) -> dict:
-    return stages.publish_generation(settings, build_path)
+def publish_step(r: RebuildRun) -> None:
+    stages.publish_step(r)
+
+
+# The rebuild's stages as tasks, in ``index.stages.REBUILD_STAGES`` order (by name: that list is the one order).
+REBUILD_TASKS = tuple({f.__name__: f for f in (collect_step, plan_step, tokenize_step, find_step, embed_step, write_step,
+                                               publish_step)}[s.__name__] for s in stages.REBUILD_STAGES)
+
+
+def rebuild_stages(settings: Settings, *, full: bool = False, reading=nullcontext) -> dict:
+    """One rebuild through ``REBUILD_TASKS`` in order, each task with its own retries, under the index folder's lock
+    (one rebuild at a time on this host); the caller holds the index's Prefect limit, ``reading`` is what the collect
+    stage holds while it reads the stores. Returns the ``RebuildReport`` dict. What the index-rebuild flow runs, and
+    ``nightly`` as its last stage."""
+    r = stages.RebuildRun(settings, full=full, reading=reading)
+    with r.store.lock():
+        for stage in REBUILD_TASKS:
+            if r.unchanged:
+                break
+            stage(r)
+    return r.report()
 
 
 @task(name="embed-knowledge-sections", cache_policy=NONE, retries=1, retry_delay_seconds=2)
@@ -126,23 +154,6 @@ def publish_artifact(result: dict) -> str:
                                         description="Last index rebuild"))
 
 
-# -- plain, not tasks: what the rebuild flow puts around its tasks -------------------------------------------------
-def index_store(settings: Settings):
-    """The workspace's index store (``index.stages.index_store``): its lock keeps one rebuild at a time on this host."""
-    return stages.index_store(settings)
-
-
-def units_to_embed(snap: Snapshot, plan: Plan) -> list:
-    return stages.units_to_embed(snap, plan)
-
-
-def unchanged_report(store, snap: Snapshot, plan: Plan, t0: float) -> dict:
-    return stages.unchanged_report(store, snap, plan, t0)
-
-
-def rebuilt_report(snap: Snapshot, plan: Plan, tok: dict, embedded: int, pub: dict, t0: float) -> dict:
-    return stages.rebuilt_report(snap, plan, tok, embedded, pub, t0)
-
-
+# -- plain, not tasks: what the rebuild flow reports --------------------------------------------------------------
 def rebuild_log_line(result: dict) -> str:
     return RebuildReport.from_dict(result).log_line()

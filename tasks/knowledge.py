@@ -15,6 +15,7 @@ from knowledge.collect import Source
 from knowledge.feeds import FeedError
 from knowledge.report import CollectReport, SourceReport
 from tasks.digest import artifact_key
+from tasks.stops import reraise_stop
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
 # One task run per source, never per document (``flows/collect.py`` lists them).
@@ -55,25 +56,14 @@ def publish_collect_artifact(result: dict) -> str:
 
 
 
-# -- plain, not tasks: what the collect flow puts around its tasks ------------------------------------------------
-def plan_sources(settings: Settings) -> tuple[list[Source], list[str]]:
-    """The configured sources, and what was wrong with the list (``knowledge.collect.plan_sources``)."""
-    return _collect.plan_sources(settings)
+def collect_all(settings: Settings, user: str) -> dict:
+    """Every source through ``knowledge.collect.collect``'s stages, each source's fetch and collect a task run (feeds
+    retried); a run being stopped stops it. Returns the run's ``CollectReport`` as a dict. What the collect-to-inbox
+    flow runs, and ``nightly`` as one of its stages."""
+    return _collect.collect(settings, user, fetch=fetch_feed, take=collect_source, stop=reraise_stop)
 
 
-def failed_source(settings: Settings, user: str, source: Source, error: str) -> SourceReport:
-    return _collect.failed_source(settings, user, source, error)
-
-
-def fetch_error(source: Source, e: Exception) -> str:
-    return _collect.fetch_error(source, e)
-
-
-def finish_collect(settings: Settings, user: str, reports: list[SourceReport], problems: list[str]) -> dict:
-    """The run's ``CollectReport`` as a dict; problems with the source list go to errors.log."""
-    return _collect.finish_collect(settings, user, reports, problems).to_dict()
-
-
+# -- plain, not tasks: what the collect flow reports ----------------------------------------------------------------
 def collect_log_line(result: dict) -> str:
     return CollectReport.from_dict(result).log_line()
 

