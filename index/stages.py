@@ -410,9 +410,11 @@ class RebuildRun:
         return rebuilt_report(self.snap, self.plan, self.tok, self.embedded, self.pub, self.t0)
 
 
-def collect_step(r: RebuildRun) -> None:
+def collect_step(r: RebuildRun, read=collect_units) -> None:
+    """``read``: the collect stage, plain or as a task; it runs once ``r.reading`` is held (a task run that is the read
+    alone, never the wait for the limit)."""
     with r.reading():
-        r.snap = collect_units(r.settings)
+        r.snap = read(r.settings)
 
 
 def plan_step(r: RebuildRun) -> None:

@@ -15,14 +15,20 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from index import stages
 from index import vectors
 from index.report import RebuildReport
-from index.stages import RebuildRun
+from index.stages import RebuildRun, Snapshot
 from kernel import progress
 from kernel.settings import Settings
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)
+def collect_units(settings: Settings) -> Snapshot:
+    return stages.collect_units(settings)
+
+
 def collect_step(r: RebuildRun) -> None:
-    stages.collect_step(r)
+    """Not a task of its own: what the stores are read under (the workspace's limit) is taken first, then the
+    ``collect-index-units`` task reads them; its run spans the read alone, so no day is written inside it."""
+    stages.collect_step(r, read=collect_units)
 
 
 @task(name="plan-index-rebuild", cache_policy=NONE)
