@@ -25,7 +25,7 @@ from digest.logformat import day_files, display_name, list_days, read_log
 from digest.logformat import file_signature as _signature
 from kernel.settings import Settings
 from storage.drift import is_statement
-from storage.facts import FactStore, open_facts
+from storage.facts import FactStore, facts_for, open_facts
 from safety.secrets import MARK, mask_lines, short_markers, strip_markers
 from kernel.text import configure_jieba, keywords, sentences, slugify, truncate
 from kernel.workspace import Workspace, workspace_lock
@@ -83,20 +83,6 @@ def file_signature(path: Path, max_bytes: int) -> str:
     return _signature(path, max_bytes)
 
 
-@contextmanager
-def _facts(settings: Settings, store: FactStore | None):
-    """The day's fact store when the caller holds one (a ``DayRun``), else one opened for this call alone (a stage
-    function called by itself, as tests do)."""
-    if store is not None:
-        yield store
-        return
-    own = open_facts(settings)
-    try:
-        yield own
-    finally:
-        own.close()
-
-
 # -- stage 1 -------------------------------------------------------------------------------------
 def read_day(settings: Settings, user: str, day: date, folder: Path, store: FactStore | None = None) -> DayInput:
     """Read every log of ``day`` in ``folder``. A day with no files is an empty input, not an error."""
@@ -112,7 +98,7 @@ def read_day(settings: Settings, user: str, day: date, folder: Path, store: Fact
             log.sha256 = file_signature(path, settings.max_log_bytes)
         inp.logs.append(log)
     if inp.logs:
-        with _facts(settings, store) as facts:
+        with facts_for(settings, store) as facts:
             inp.people = known_people(facts.subjects(user, day))
     return inp
 
@@ -202,7 +188,7 @@ def known_facts(settings: Settings, inp: DayInput, store: FactStore | None = Non
     ended). Histories and stops are not shown: they change nothing. Nor are the rules' statements (a sentence the
     user said, kept as said): they hold no value a model could update, and each one shown takes the place of a value
     it could (a part is shown at most ``MAX_KNOWN``)."""
-    with _facts(settings, store) as facts:
+    with facts_for(settings, store) as facts:
         rows = facts.as_of(inp.user, inp.day - timedelta(days=1), stale=True)
     return [r for r in rows if r["status"] == "active" and r["predicate"] != "stopped" and not is_statement(r)]
 
@@ -258,7 +244,7 @@ def write_facts(settings: Settings, inp: DayInput, candidates: list[Candidate], 
                 store: FactStore | None = None) -> dict:
     ws = Workspace(settings.home)
     slots = SubjectSlots(embed=sentence_embedder(settings))
-    with _facts(settings, store) as facts:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
+    with facts_for(settings, store) as facts:  # observations keyed by their lines' content; the day's earlier ones its logs no longer hold are retired
         policy = Supersession(facts, slots=slots)
         report = policy.apply(inp.user, inp.day, candidates, file_sha={log.name: log.sha256 for log in inp.logs}, raw_refs=raw_refs,
                               observations=observations(inp, candidates), retire=gone_observations(settings, facts, inp))
@@ -347,7 +333,7 @@ def write_cards(settings: Settings, inp: DayInput, candidates: list[Candidate], 
     ws = Workspace(settings.home)
     store = CardStore(ws.cards_dir, ws.summaries_dir)
     cards = build_cards(settings, inp, candidates, fact_ids, raw_refs)
-    with _facts(settings, facts) as fact_store:
+    with facts_for(settings, facts) as fact_store:
         emptied = not inp.logs and had_logs(fact_store, settings, inp)  # every log of the day removed since: its cards go too
         result = store.replace_day(inp.user, settings.hostname, inp.day, cards) if inp.logs or emptied else {"cards": 0, "written": 0, "removed": 0}
         if inp.logs or emptied:
@@ -421,7 +407,7 @@ def refuse_folder(settings: Settings, user: str, folder: Path, error: UnsafePath
 
 
 def mark_digested(settings: Settings, inp: DayInput, raw_refs: dict[str, str], store: FactStore | None = None) -> None:
-    with _facts(settings, store) as facts:
+    with facts_for(settings, store) as facts:
         for log in inp.logs:
             facts.record_digested(inp.user, inp.day, log.name, log.sha256, raw_refs.get(log.name), folder_key(settings, inp.folder))
         retire_files(facts, settings, inp)  # a removed file, an earlier content: no longer the day's

@@ -29,7 +29,7 @@ from knowledge.refine import open_kb
 from restore import registry
 from services.decisions import CONFLICT_KEY, forget_fact, resolve_conflict
 from storage import journal
-from storage.facts import open_facts
+from storage.facts import FactStore, facts_for
 from storage.memory_proposals import ProposalStore
 
 
@@ -48,15 +48,14 @@ class ReplayReport:
         self.waiting = other.waiting
 
 
-def pending(settings: Settings, read: tuple[list[dict], list[str]] | None = None) -> tuple[list[dict], list[str]]:
+def pending(settings: Settings, read: tuple[list[dict], list[str]] | None = None,
+            store: FactStore | None = None) -> tuple[list[dict], list[str]]:
     """The journal's decisions this machine's fact store does not hold, in order, and the journal's problems
-    (``read``: the journal as ``storage.journal.read`` gave it, when the caller has read it already)."""
+    (``read``: the journal as ``storage.journal.read`` gave it, when the caller has read it already; ``store``: the
+    caller's fact store)."""
     events, problems = read or journal.read(Workspace(settings.home).journal_dir)
-    facts = open_facts(settings)
-    try:
+    with facts_for(settings, store) as facts:
         done = facts.journal_applied()
-    finally:
-        facts.close()
     return [e for e in events if e["id"] not in done], problems
 
 
@@ -65,16 +64,19 @@ def replay(settings: Settings, *, user: str | None = None, through: str | None =
     """Apply the pending decisions (of ``user`` only, when given): all of them, or only those made when the user's
     history reached ``through`` (an ISO day) or earlier, or (``only_undated``) those made before any day was digested,
     or (``reached``) those whose point in the history this machine has reached (the nightly run's rule: a decision
-    made after a day is applied after that day is digested here)."""
-    events, problems = pending(settings, read)
+    made after a day is applied after that day is digested here). The fact store is opened once for the whole replay:
+    each decision reads and writes it through the same connection."""
+    with facts_for(settings) as facts:
+        return _replay(settings, facts, user=user, through=through, only_undated=only_undated, reached=reached, read=read)
+
+
+def _replay(settings: Settings, facts: FactStore, *, user: str | None, through: str | None, only_undated: bool,
+            reached: bool, read: tuple[list[dict], list[str]] | None) -> ReplayReport:
+    events, problems = pending(settings, read, facts)
     report = ReplayReport(problems=problems)
     here: dict[str, str] = {}
     if reached:
-        facts = open_facts(settings)
-        try:
-            here = {u: facts.last_digested_day(u) or "" for u in {ev["user"] for ev in events}}
-        finally:
-            facts.close()
+        here = {u: facts.last_digested_day(u) or "" for u in {ev["user"] for ev in events}}
     users = workspace_users(settings)
     for ev in events:
         if user is not None and ev["user"] != user:
@@ -93,18 +95,14 @@ def replay(settings: Settings, *, user: str | None = None, through: str | None =
         what = f"{ev['kind']} {_label(ev)} ({ev.get('host')}, {str(ev['at'])[:19]})"
         try:
             with clock.replaying(ev["at"]):  # what the decision stamps is what it stamped where it was made
-                outcome = APPLY[ev["kind"]](settings, ev) if ev["kind"] in APPLY else f"unknown kind {ev['kind']!r}: not applied"
+                outcome = APPLY[ev["kind"]](settings, ev, facts) if ev["kind"] in APPLY else f"unknown kind {ev['kind']!r}: not applied"
         except Exception as e:  # noqa: BLE001 - one decision never stops the replay; it stays pending and is reported
             report.problems.append(f"{what}: {type(e).__name__}: {e}")
             continue
         if outcome is None:
             report.waiting.append(what)
             continue
-        facts = open_facts(settings)
-        try:
-            facts.mark_journal_applied(ev, outcome)
-        finally:
-            facts.close()
+        facts.mark_journal_applied(ev, outcome)
         report.applied.append(f"{what}: {outcome}")
     return report
 
@@ -150,32 +148,24 @@ def _label(ev: dict) -> str:
     return f"{ev.get('subject')} · {ev.get('predicate')} · {ev.get('object')}"
 
 
-def _forget(settings: Settings, ev: dict) -> str | None:
-    facts = open_facts(settings)
-    try:
-        ids = facts.forget_targets(ev["user"], ev["subject_key"], ev["predicate"], ev["object_key"], list(ev.get("sources") or []))
-    finally:
-        facts.close()
+def _forget(settings: Settings, ev: dict, facts: FactStore) -> str | None:
+    ids = facts.forget_targets(ev["user"], ev["subject_key"], ev["predicate"], ev["object_key"], list(ev.get("sources") or []))
     if not ids:
         return None
     for fid in ids:
-        forget_fact(settings, ev["user"], fid, ev.get("reason") or "", replayed=True)
+        forget_fact(settings, ev["user"], fid, ev.get("reason") or "", replayed=True, store=facts)
     return f"forgot fact {', '.join(f'#{i}' for i in ids)}"
 
 
-def _resolve(settings: Settings, ev: dict) -> str | None:
-    facts = open_facts(settings)
-    try:
-        c = facts.find_conflict(ev["user"], {k: ev.get(k) for k in CONFLICT_KEY})
-    finally:
-        facts.close()
+def _resolve(settings: Settings, ev: dict, facts: FactStore) -> str | None:
+    c = facts.find_conflict(ev["user"], {k: ev.get(k) for k in CONFLICT_KEY})
     if c is None:
         return None
-    out = resolve_conflict(settings, ev["user"], c["id"], accept=bool(ev.get("accept")), replayed=True)
+    out = resolve_conflict(settings, ev["user"], c["id"], accept=bool(ev.get("accept")), replayed=True, store=facts)
     return f"conflict #{out['id']} {out['status']}"
 
 
-def _decide(settings: Settings, ev: dict) -> str | None:
+def _decide(settings: Settings, ev: dict, facts: FactStore) -> str | None:  # noqa: ARG001 - decide applies the facts itself
     store = open_kb(settings)
     try:
         doc = store.find(ev["doc_id"])
@@ -191,7 +181,7 @@ def _decide(settings: Settings, ev: dict) -> str | None:
     return "approved" if ev["decision"] == "approve" else "rejected"
 
 
-def _memory_delete(settings: Settings, ev: dict) -> str:
+def _memory_delete(settings: Settings, ev: dict, facts: FactStore) -> str:  # noqa: ARG001 - no fact changes
     """A memory record deleted (here before a restore, or on another machine): the lines it was made from never make
     it again here. The record's file itself is synced (gone from agent-sync); nothing here deletes a file."""
     keys = list(ev["keys"])
@@ -204,6 +194,7 @@ def _memory_delete(settings: Settings, ev: dict) -> str:
     return f"{len(keys)} line(s) of a deleted memory never make it again"
 
 
+# Each kind's apply function: (settings, the journal line, the replay's fact store) -> what it did, or None: waits.
 APPLY = {"fact.forget": _forget, "fact.resolve": _resolve, "kb.decide": _decide, "memory.delete": _memory_delete}
 
 

@@ -19,9 +19,11 @@ from kernel.workspace import Workspace, workspace_lock
 from services.supersession import Supersession
 from storage import journal
 from storage.cards import CardStore
-from storage.facts import open_facts
+from storage.facts import FactStore, facts_for
 
-def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, replayed: bool = False) -> dict:
+
+def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, replayed: bool = False,
+                store: FactStore | None = None) -> dict:
     """A person forgets a fact (``agentos facts forget``, MCP ``fact_forget``): closed in the fact store with the
     reason, and dropped from the cards and daily summaries that list it. The indexes drop it at their next rebuild;
     until then no read serves it (reads re-check the store). Raises KeyError for an unknown fact (another user's
@@ -29,10 +31,10 @@ def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, rep
 
     The decision goes to this machine's journal in agent-sync (``storage.journal``), by content (subject, predicate,
     value, the days and files that said it), so another machine, or a restore, forgets the same fact; ``replayed``:
-    this is that replay (``restore.replay``), already in a journal."""
+    this is that replay (``restore.replay``), already in a journal. ``store``: the caller's fact store (a replay's),
+    else one opened for this decision."""
     with workspace_lock(settings.home):
-        store = open_facts(settings)
-        try:
+        with facts_for(settings, store) as store:
             f = store.forgettable(user, fact_id)  # checked before the journal is written: a refused forget writes no line
             evidence = store.evidence_of(fact_id)
             days = sorted({e["source_day"] for e in evidence} | {f["source_day"]})
@@ -45,19 +47,18 @@ def forget_fact(settings: Settings, user: str, fact_id: int, reason: str, *, rep
                                       "object": f["object"], "object_key": f["object_key"], "sources": sources,
                                       "reason": store.forget_reason(reason)},
                                      apply=lambda: store.forget(user, fact_id, reason))["applied"]
-        finally:
-            store.close()
         ws = Workspace(settings.home)
         changed = CardStore(ws.cards_dir, ws.summaries_dir).drop_fact(user, [date.fromisoformat(d) for d in days], fact_id)
     return {"fact": row, "cards_changed": changed}
 
 
-def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool, replayed: bool = False) -> dict:
+def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept: bool, replayed: bool = False,
+                     store: FactStore | None = None) -> dict:
     """Settle one of the user's fact conflicts: ``accept`` makes the contested value current, otherwise the store
     keeps what it holds. Raises KeyError (no such open conflict) or ValueError. The decision goes to the journal by
-    the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay."""
-    facts = open_facts(settings)
-    try:
+    the conflict's content (its subject, both values, the lines that raised it); ``replayed``: this is its replay.
+    ``store``: the caller's fact store (a replay's), else one opened for this decision."""
+    with facts_for(settings, store) as facts:
         if replayed:
             return Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept)
         c = facts.open_conflict(user, int(conflict_id))  # checked first: a refused decision writes no journal line
@@ -65,8 +66,6 @@ def resolve_conflict(settings: Settings, user: str, conflict_id: int, *, accept:
         return journal.record(facts, Workspace(settings.home).journal_dir, settings.hostname, "fact.resolve", user,
                               {"accept": bool(accept), **{k: c[k] for k in CONFLICT_KEY}},
                               apply=lambda: Supersession(facts).resolve_conflict(user, int(conflict_id), accept=accept))["applied"]
-    finally:
-        facts.close()
 
 
 # What names a conflict on every machine (its row id is one machine's).

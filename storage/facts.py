@@ -677,3 +677,17 @@ def open_facts(settings) -> FactStore:
     ws = Workspace(settings.home)
     return FactStore(ws.facts_db, expiry_days=settings.expiry_days, reinforce_step=settings.reinforce_step,
                      aliases=load_aliases(ws.knowledge / "99_system" / "subject_aliases.txt"), timezone=settings.timezone)
+
+
+@contextmanager
+def facts_for(settings, store: FactStore | None = None) -> Iterator[FactStore]:
+    """``store`` when the caller holds the run's fact store (a day, a replay: opened once for all its stages), else
+    one opened for this call alone and closed after it (a stage or a decision called by itself)."""
+    if store is not None:
+        yield store
+        return
+    own = open_facts(settings)
+    try:
+        yield own
+    finally:
+        own.close()
