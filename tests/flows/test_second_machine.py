@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from tests.kit.cli import agentos
+from tests.kit.cli import agentos, run_cli
 from tests.kit.machines import conflicts_ids_aside, facts_ids_aside, printed_ids_aside, sqlite_files, sync, synced_bytes
 
 HOSTS = ["laptop", "desktop"]
@@ -21,11 +21,12 @@ QUESTIONS = [["query", "服务器现在是什么配置？"], ["query", "what is 
 
 
 def answers(home, host, extra=(), **env) -> list[str]:
-    """What each question prints (in this process: a warm query service would be one machine's)."""
+    """What each question prints, read through the command line in this process (``run_cli``: the reads start no
+    Prefect, and a process a question would cost ~2 s each; a warm query service would be one machine's too)."""
     out = []
     for argv in [*QUESTIONS, *extra]:
         args = [*argv, "--in-process"] if argv[0] == "query" else argv
-        out.append(printed_ids_aside(agentos(*args, home=home, AGENTOS_HOSTNAME=host, **env).stdout, HOSTS))
+        out.append(printed_ids_aside(run_cli(*args, home=home, AGENTOS_HOSTNAME=host, **env).stdout, HOSTS))
     return out
 
 
