@@ -403,6 +403,16 @@ class RebuildRun:
         """The plan found nothing to do: the stages after it do not run, and nothing is written."""
         return self.plan is not None and self.plan.nothing_to_do
 
+    def run(self, steps) -> dict:
+        """``steps`` (``REBUILD_STAGES``, or their tasks) in order under the index folder's lock (one rebuild at a time
+        on this host), none after a plan that finds nothing to do; the run's report."""
+        with self.store.lock():
+            for step in steps:
+                if self.unchanged:
+                    break
+                step(self)
+        return self.report()
+
     def report(self) -> dict:
         """The run's ``RebuildReport`` as a dict (what ``rebuild``, the flow and the CLI return)."""
         if self.unchanged:
@@ -449,13 +459,7 @@ REBUILD_STAGES = (collect_step, plan_step, tokenize_step, find_step, embed_step,
 def rebuild(settings: Settings, *, full: bool = False, embedder=None) -> dict:
     """Bring the indexes in step with the stores: ``REBUILD_STAGES`` in order as plain calls, under the index
     folder's lock (one rebuild at a time on this host). Returns the ``RebuildReport`` dict."""
-    r = RebuildRun(settings, full=full, embedder=embedder)
-    with r.store.lock():
-        for stage in REBUILD_STAGES:
-            if r.unchanged:
-                break
-            stage(r)
-    return r.report()
+    return RebuildRun(settings, full=full, embedder=embedder).run(REBUILD_STAGES)
 
 
 def units_to_embed(snap: Snapshot, plan: Plan) -> list[Unit]:

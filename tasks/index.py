@@ -133,13 +133,7 @@ def rebuild_stages(settings: Settings, *, full: bool = False, reading=nullcontex
     (one rebuild at a time on this host); the caller holds the index's Prefect limit, ``reading`` is what the collect
     stage holds while it reads the stores. Returns the ``RebuildReport`` dict. What the index-rebuild flow runs, and
     ``nightly`` as its last stage."""
-    r = stages.RebuildRun(settings, full=full, reading=reading)
-    with r.store.lock():
-        for stage in REBUILD_TASKS:
-            if r.unchanged:
-                break
-            stage(r)
-    return r.report()
+    return stages.RebuildRun(settings, full=full, reading=reading).run(REBUILD_TASKS)
 
 
 @task(name="embed-knowledge-sections", cache_policy=NONE, retries=1, retry_delay_seconds=2)

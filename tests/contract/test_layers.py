@@ -256,12 +256,17 @@ def test_the_days_stages_are_written_once_and_every_day_runner_follows_them():
     assert "day_stages" in _attrs(ROOT / "tasks/digest.py", "whole_day", None)
     # no flow calls a stage's task (or a stage) itself: a second list of the day could only start there
     step_tasks = {f.__name__ for f in t.DAY_TASKS} | {"extract_model", "extract_rules", "run_day", "digest_day"}
+    _no_flow_names(step_tasks)
+    assert "day_stages" in _attrs(ROOT / "flows/daily.py", "daily_digest", "t")
+    assert "whole_day" in _attrs(ROOT / "flows/daily.py", "digest_days", "t")
+
+
+def _no_flow_names(names: set[str]) -> None:
+    """No module of flows/ names any of ``names`` (a stage, or its task): a second list of stages could only start there."""
     for path in sorted((ROOT / "flows").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        assert not used & step_tasks, f"{path.name} calls {sorted(used & step_tasks)}"
-    assert "day_stages" in _attrs(ROOT / "flows/daily.py", "daily_digest", "t")
-    assert "whole_day" in _attrs(ROOT / "flows/daily.py", "digest_days", "t")
+        assert not used & names, f"{path.name} calls {sorted(used & names)}"
 
 
 def _names(path: Path, function: str) -> set[str]:
@@ -308,10 +313,7 @@ def test_the_rebuilds_stages_are_written_once_and_both_runners_follow_them():
     assert "REBUILD_STAGES" in _names(ROOT / "index/stages.py", "rebuild")
     assert "REBUILD_TASKS" in _names(ROOT / "tasks/index.py", "rebuild_stages")
     step_tasks = {f.__name__ for f in t.REBUILD_TASKS} | {"collect_units", "embed_batch", "embed_all", "rebuild"}
-    for path in sorted((ROOT / "flows").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-        assert not used & step_tasks, f"{path.name} calls {sorted(used & step_tasks)}"
+    _no_flow_names(step_tasks)
     assert "rebuild_stages" in _attrs(ROOT / "flows/rebuild.py", "rebuild_indexes", "t")
 
 
