@@ -33,19 +33,19 @@ def answers(home, host, extra=(), **env) -> list[str]:
 def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_converge_after_a_sync(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     agentos("demo", home=a, AGENTOS_HOSTNAME="laptop")  # init, the nightly flow, reads, and a knowledge approval
-    facts = json.loads(agentos("facts", "list", "--json", home=a).stdout)
+    facts = json.loads(run_cli("facts", "list", "--json", home=a).stdout)
     coffee = next(f for f in facts["facts"] if f["object"] == "coffee")
-    agentos("facts", "forget", str(coffee["id"]), "--reason", "switched to tea", home=a, AGENTOS_HOSTNAME="laptop")
-    (java,) = [c for c in json.loads(agentos("facts", "conflicts", "--json", home=a).stdout)["conflicts"] if c["candidate_object"] == "Java"]
-    agentos("facts", "resolve", str(java["id"]), "--accept", home=a, AGENTOS_HOSTNAME="laptop")
-    agentos("rebuild", "--direct", home=a, AGENTOS_HOSTNAME="laptop")  # what A's next night would do
+    run_cli("facts", "forget", str(coffee["id"]), "--reason", "switched to tea", home=a, AGENTOS_HOSTNAME="laptop")
+    (java,) = [c for c in json.loads(run_cli("facts", "conflicts", "--json", home=a).stdout)["conflicts"] if c["candidate_object"] == "Java"]
+    run_cli("facts", "resolve", str(java["id"]), "--accept", home=a, AGENTOS_HOSTNAME="laptop")
+    run_cli("rebuild", "--direct", home=a, AGENTOS_HOSTNAME="laptop")  # what A's next night would do
     kinds = [json.loads(x)["kind"] for x in (a / "agent-sync/04_memory/journal/laptop.jsonl").read_text(encoding="utf-8").splitlines()]
     assert kinds == ["kb.decide", "fact.forget", "fact.resolve"]
     assert sqlite_files(a / "agent-sync") == []
 
     # -- B has only agent-sync -------------------------------------------------------------------------------------
     shutil.copytree(a / "agent-sync", b / "agent-sync")
-    restored = json.loads(agentos("restore", "--json", home=b, AGENTOS_HOSTNAME="desktop").stdout)
+    restored = json.loads(run_cli("restore", "--json", home=b, AGENTOS_HOSTNAME="desktop").stdout)
     assert len(restored["decisions"]["applied"]) == 3 and restored["decisions"]["waiting"] == []
     assert len(restored["documents"]) == 3 and restored["index"]["units"] > 0
     assert facts_ids_aside(b) == facts_ids_aside(a) and conflicts_ids_aside(b) == conflicts_ids_aside(a)
@@ -62,11 +62,11 @@ def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_conver
     day_after = {"AGENTOS_NOW": "2026-12-01T09:00:00+08:00"}
     agentos("nightly", home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # refines the clipping into a pending document
     agentos("nightly", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
-    (new,) = [d["id"] for d in json.loads(agentos("kb", "pending", "--json", home=a, **day_after).stdout) if "Redis" in d["title"]]
-    agentos("kb", "approve", new, home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # a decision on A ...
+    (new,) = [d["id"] for d in json.loads(run_cli("kb", "pending", "--json", home=a, **day_after).stdout) if "Redis" in d["title"]]
+    run_cli("kb", "approve", new, home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # a decision on A ...
     # ... and one on B, before they sync
-    plans = next(f for f in json.loads(agentos("facts", "list", "--json", home=b, **day_after).stdout)["facts"] if f["object"] == "上线")
-    agentos("facts", "forget", str(plans["id"]), "--reason", "shipped", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
+    plans = next(f for f in json.loads(run_cli("facts", "list", "--json", home=b, **day_after).stdout)["facts"] if f["object"] == "上线")
+    run_cli("facts", "forget", str(plans["id"]), "--reason", "shipped", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
     assert sync(a, b) > 0
     later = {"AGENTOS_NOW": "2026-12-01T10:00:00+08:00"}
     ra = json.loads(agentos("nightly", "--json", home=a, AGENTOS_HOSTNAME="laptop", **later).stdout)
@@ -77,7 +77,7 @@ def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_conver
     assert ra["digest"]["days"] == rb["digest"]["days"] == ["2026-11-30"]  # the day's other file arrived on each
 
     assert facts_ids_aside(a) == facts_ids_aside(b) and conflicts_ids_aside(a) == conflicts_ids_aside(b)
-    ids = lambda home: sorted(d["id"] for d in json.loads(agentos("kb", "pending", "--json", home=home, **later).stdout))  # noqa: E731
+    ids = lambda home: sorted(d["id"] for d in json.loads(run_cli("kb", "pending", "--json", home=home, **later).stdout))  # noqa: E731
     assert ids(a) == ids(b)  # no document twice: B took A's card in before refining the same clipping
     extra = [["query", "Redis 的最大内存是多少？"], ["query", "我的猫叫什么？"], ["kb", "ask", "What does Redis do when maxmemory is reached?"]]
     assert answers(a, "laptop", extra, **later) == answers(b, "desktop", extra, **later)
