@@ -68,7 +68,7 @@ def start_server(settings: Settings, port: int, host: str = "127.0.0.1") -> tupl
     env = {**os.environ, "PREFECT_API_URL": "",  # the server itself must not point at another server
            "PREFECT_SERVER_API_HOST": host, "PREFECT_SERVER_API_PORT": str(port), "PREFECT_UI_API_URL": ui_api_url}
     # Slot leases on disk (in PREFECT_HOME), not in the server's memory: a restart of `agentos serve` while a run holds
-    # a workspace slot keeps the lease, which then expires on its own when its holder is gone (flows.slots' lease),
+    # a workspace slot keeps the lease, which then expires on its own when its holder is gone (tasks.slots' lease),
     # instead of leaving the slot counted taken with no lease to expire it. A user's own choice is kept.
     env.setdefault("PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE", "prefect.server.concurrency.lease_storage.filesystem")
     proc = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", host, "--port", str(port), "--analytics-off"],

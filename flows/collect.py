@@ -7,8 +7,8 @@ from prefect import flow, get_run_logger
 
 from kernel.settings import load_settings
 from kernel.workspace import Workspace
-from flows.run_progress import watch
-from flows.writers import workspace_writer
+from tasks.run_progress import watch
+from tasks.writers import workspace_writer
 from tasks import knowledge as t
 
 

@@ -7,11 +7,9 @@ from functools import partial
 from prefect import flow, get_run_logger
 
 from kernel import clock
-from flows.daily import setup, digest_days, yesterday
-from flows.rebuild import rebuild_indexes
-from flows.run_progress import watch
-from tasks.stops import reraise_stop
-from flows.writers import user_writer, workspace_writer
+from tasks.run_progress import watch
+from tasks.stops import or_failed
+from tasks.writers import user_writer, workspace_writer
 from tasks import digest as d
 from tasks import index as ix
 from tasks import knowledge as k
@@ -35,9 +33,9 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
         include_today: Also digest today's log, which may still be growing. Empty: AGENTOS_INCLUDE_TODAY (false).
     """
     with watch("nightly"):  # every stage of the night as a progress artifact and counted log lines
-        settings, user, folder = setup(user, logs_dir)
+        settings, user, folder = d.setup(user, logs_dir)
         today = clock.today(settings.timezone)
-        until = today if (include_today if include_today is not None else settings.include_today) else yesterday(settings)
+        until = today if (include_today if include_today is not None else settings.include_today) else d.yesterday(settings)
         # The user's Prefect limit (every host): a second run of the user waits, then finds these days done.
         with user_writer(settings, user):
             days = d.pending_days(settings, user, folder, until)
@@ -46,10 +44,10 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
             # on a day this machine digests only now): a forget made elsewhere never reaches tonight's cards.
             with workspace_writer(settings):
                 before = d.take_in_synced(settings)
-            digested = digest_days(settings, user, days, folder, kind="nightly")
+            digested = d.digest_days(settings, user, days, folder, kind="nightly")
             with workspace_writer(settings):
                 after = d.take_in_synced(settings)
-        journal = both_takes(before, after)
+        journal = d.both_takes(before, after)
         # From here on a stage that fails (after its retries) is logged and reported; the rest of the night still runs.
         with workspace_writer(settings):  # the inbox and the knowledge base are every user's
             collected = or_failed("collect skipped", {"collected": []}, k.collect_all, settings, user,
@@ -63,34 +61,10 @@ def nightly(user: str | None = None, logs_dir: str | None = None, include_today:
                               then=partial(m.publish_inbox_artifact, user))
             # the records' vectors, so recall reads vectors instead of making them
             embedded = or_failed("memory records not embedded", None, ix.embed_memory_records, settings, user)
-        index = rebuild_indexes(settings)
+        index = ix.rebuild_indexes(settings)
     if warmed is not None:
         refined["sections_warmed"] = warmed["sections"]
     if embedded is not None:
         cards["records_embedded"] = embedded["embedded"]
     return {"stages": STAGES, "journal": journal, "digest": digested, "collect": collected, "refine": refined,
             "memory_inbox": cards, "index": index}
-
-
-def both_takes(before: dict, after: dict) -> dict:
-    """The night's two journal replays as one report (what waits and what is wrong: the second's), its problems logged."""
-    journal = {"documents": before["documents"] + after["documents"], "applied": before["applied"] + after["applied"],
-               "waiting": after["waiting"], "problems": after["problems"]}
-    for p in journal["problems"]:
-        get_run_logger().warning("journal: %s", p)
-    return journal
-
-
-def or_failed(what: str, failed: dict | None, stage, *args, then=None):
-    """``stage(*args)``: a task (with its retries) or a stage of tasks, then ``then(result)`` (its artifact). When
-    either still fails, the night goes on: the error is logged as ``what`` and the stage reports ``failed`` with the
-    error (None: it reports nothing)."""
-    try:
-        result = stage(*args)
-        if then is not None:
-            then(result)
-        return result
-    except Exception as e:  # noqa: BLE001 - e.g. an unreadable sources.yaml: reported, the rest of the night still runs
-        reraise_stop(e)  # but a run being stopped stops here
-        get_run_logger().warning("%s: %s", what, e)
-        return None if failed is None else {**failed, "errors": [str(e)]}

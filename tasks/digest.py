@@ -9,17 +9,20 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 
 from digest import stages
 from digest.logformat import list_days
 from digest.report import DayReport, RangeReport
 from digest.stages import DayInput, DayRun
+from kernel import clock, progress
 from kernel.domain import Candidate
-from kernel.settings import Settings
-from kernel.workspace import workspace_lock
+from kernel.settings import Settings, load_settings
+from kernel.workspace import Workspace, workspace_lock
 from restore.replay import take_in
+from tasks.stops import reraise_stop
+from tasks.writers import workspace_writer
 
 
 # -- the day's stages: one task per step of ``digest.stages.DAY_STAGES`` -------------------------------------------
@@ -166,3 +169,50 @@ def take_in_synced(settings: Settings) -> dict:
     """What another machine synced: its knowledge documents, and the decisions made there that this one does not hold
     yet (``restore.replay.take_in``)."""
     return take_in(settings)
+
+
+# -- what the digesting flows put around the day's tasks (daily-digest, backfill, nightly) ------------------------
+def yesterday(settings: Settings) -> date:
+    return clock.yesterday(settings.timezone)
+
+
+def setup(user: str | None, logs_dir: str | None) -> tuple[Settings, str, Path]:
+    settings = load_settings(user=user, logs_dir=logs_dir)
+    if settings.logs_dir is not None and not Path(settings.logs_dir).is_dir():
+        # a folder named by hand that is not there is a mistake, not a day without logs
+        raise ValueError(f"no logs folder at {settings.logs_dir}")
+    Workspace(settings.home).ensure()
+    return settings, settings.user, settings.working_dir()
+
+
+def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *, kind: str) -> dict:
+    """Many days in date order, each a ``digest-day`` task run holding the day's stage tasks, and one artifact for the
+    range. A day that fails after its stages' retries is recorded and the others go on. The caller holds the user's
+    Prefect limit around it."""
+    log = get_run_logger()
+    reports = []
+    with progress.stage("digesting days", total=len(days)) as st:
+        for i, day in enumerate(days, 1):
+            try:
+                with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
+                    r = whole_day(settings, user, day, folder, run=f"{kind} {day}")
+            except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
+                reraise_stop(e)  # but a run being stopped stops here
+                r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
+                log.error("%s %d/%d: %s", kind, i, len(days), r["quarantined"][0])
+            else:
+                log.info("%s %d/%d: %s", kind, i, len(days), day_log_line(r))
+            reports.append(r)
+            st.advance()
+    total = combine_days(user, reports)
+    publish_range_artifact(kind, total)
+    return total
+
+
+def both_takes(before: dict, after: dict) -> dict:
+    """The night's two journal replays as one report (what waits and what is wrong: the second's), its problems logged."""
+    journal = {"documents": before["documents"] + after["documents"], "applied": before["applied"] + after["applied"],
+               "waiting": after["waiting"], "problems": after["problems"]}
+    for p in journal["problems"]:
+        get_run_logger().warning("journal: %s", p)
+    return journal

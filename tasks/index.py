@@ -7,8 +7,9 @@ corpus), submitted together so a parallel task runner (threads here, Dask on a c
 from __future__ import annotations
 
 from contextlib import nullcontext
+from functools import partial
 
-from prefect import task, unmapped
+from prefect import get_run_logger, task, unmapped
 from prefect.cache_policies import NONE
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -18,6 +19,7 @@ from index.report import RebuildReport
 from index.stages import RebuildRun, Snapshot
 from kernel import progress
 from kernel.settings import Settings
+from tasks.writers import index_writer, workspace_writer
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)
@@ -134,6 +136,19 @@ def rebuild_stages(settings: Settings, *, full: bool = False, reading=nullcontex
     stage holds while it reads the stores. Returns the ``RebuildReport`` dict. What the index-rebuild flow runs, and
     ``nightly`` as its last stage."""
     return stages.RebuildRun(settings, full=full, reading=reading).run(REBUILD_TASKS)
+
+
+def rebuild_indexes(settings: Settings, full: bool = False) -> dict:
+    """The rebuild's stages as Prefect tasks (inside a flow run), then the run's artifact. One rebuild at a time
+    (the index's Prefect limit on every host, the index folder's lock on this one); the stores are read under the
+    workspace's limit, so no day is half-digested on any host while they are read."""
+    with index_writer(settings):
+        result = rebuild_stages(settings, full=full, reading=partial(workspace_writer, settings))
+    publish_artifact(result)
+    get_run_logger().info("index rebuild: %s", rebuild_log_line(result))
+    for p in result["problems"]:
+        get_run_logger().warning("left out of the index: %s", p)
+    return result
 
 
 @task(name="embed-knowledge-sections", cache_policy=NONE, retries=1, retry_delay_seconds=2)

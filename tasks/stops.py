@@ -9,6 +9,8 @@ asks ``stopped_by`` first and lets the stop through.
 
 from __future__ import annotations
 
+from prefect import get_run_logger
+
 
 def stopped_by(error: BaseException) -> BaseException | None:
     """The signal behind ``error`` (anything not an ``Exception``: ``TerminationSignal``, ``KeyboardInterrupt``) when
@@ -28,3 +30,18 @@ def reraise_stop(error: BaseException) -> None:
     stop = stopped_by(error)
     if stop is not None:
         raise stop.with_traceback(stop.__traceback__) from None
+
+
+def or_failed(what: str, failed: dict | None, stage, *args, then=None):
+    """``stage(*args)``: a task (with its retries) or a stage of tasks, then ``then(result)`` (its artifact). When
+    either still fails, the night goes on: the error is logged as ``what`` and the stage reports ``failed`` with the
+    error (None: it reports nothing)."""
+    try:
+        result = stage(*args)
+        if then is not None:
+            then(result)
+        return result
+    except Exception as e:  # noqa: BLE001 - e.g. an unreadable sources.yaml: reported, the rest of the night still runs
+        reraise_stop(e)  # but a run being stopped stops here
+        get_run_logger().warning("%s: %s", what, e)
+        return None if failed is None else {**failed, "errors": [str(e)]}

@@ -53,7 +53,7 @@ def _days_done(err: str) -> tuple[int, list[str]]:
 
 
 def _gone(pid: int) -> bool:
-    from flows.slots import alive
+    from tasks.slots import alive
 
     return not alive(pid, None)
 

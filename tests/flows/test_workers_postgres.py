@@ -208,7 +208,7 @@ def test_three_users_on_two_workers_against_postgres(tmp_path, server, postgres)
 
 
 def test_limit_names_are_stable_short_and_shared_by_hosts_of_one_agent_sync(tmp_path):
-    from flows.writers import user_limit, workspace_limit
+    from tasks.writers import user_limit, workspace_limit
     from kernel.settings import load_settings
 
     a, b = tmp_path / "a" / "home", tmp_path / "b" / "home"

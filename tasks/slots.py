@@ -1,6 +1,6 @@
 """This host's holders of the workspace's writer slots: a lock file per slot that names its holder.
 
-Prefect's global concurrency limits (``flows.writers``) count taken slots in the server's database, and an
+Prefect's global concurrency limits (``tasks.writers``) count taken slots in the server's database, and an
 ephemeral server keeps the lease that would give a slot back only in its own memory: after ``kill -9`` of a run
 (an OOM kill, a power cut) or a run that could not write its release (a full disk), the count stays taken and
 every later run would wait for it forever. The operating system knows which process holds a lock taken with ``flock``
@@ -10,7 +10,7 @@ writes who it is (pid, the process's start time, the command, since when) into t
 - a second run on this host waits on the lock, saying what it waits for (which run, since when), and stops on
   SIGTERM or Ctrl-C, since it waits in short, interruptible polls rather than inside a blocking call;
 - a run that gets the lock knows that no live process of this host holds the slot: a count Prefect still shows
-  taken is a dead run's (``flows.writers`` gives it back when no other host can share the database).
+  taken is a dead run's (``tasks.writers`` gives it back when no other host can share the database).
 
 Lock files live in ``agent-local/runtime/slots/``: per host, never synced.
 """

@@ -1,4 +1,4 @@
-"""flows.slots: the lock file of a writer slot names its holder, and a holder killed with ``kill -9`` frees it.
+"""tasks.slots: the lock file of a writer slot names its holder, and a holder killed with ``kill -9`` frees it.
 
 The holder is a real child process that takes the lock and says so on stdout; every wait is for a condition."""
 
@@ -13,7 +13,7 @@ import textwrap
 HOLD = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from flows.slots import SlotLock
+    from tasks.slots import SlotLock
     held = SlotLock(Path(sys.argv[1]), "agentos-ws-test").take()  # kept: a dropped lock object closes its file
     print("held", flush=True)
     sys.stdin.read()  # hold until the test ends it
@@ -28,7 +28,7 @@ def _holder(home):
 
 
 def test_a_killed_holder_frees_the_slot_and_is_named_as_the_previous_one(tmp_path):
-    from flows.slots import SlotLock, alive
+    from tasks.slots import SlotLock, alive
 
     holder = _holder(tmp_path)
     try:
@@ -60,7 +60,7 @@ def test_a_killed_holder_frees_the_slot_and_is_named_as_the_previous_one(tmp_pat
 
 
 def test_a_pid_reused_by_another_process_is_not_the_holder():
-    from flows.slots import alive, process_start
+    from tasks.slots import alive, process_start
 
     start = process_start(os.getpid())
     assert start is not None and alive(os.getpid(), start)
