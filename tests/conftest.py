@@ -118,6 +118,24 @@ def prefect_harness(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory) -> str:
+    """The API URL of one running ``prefect server start`` for the session (one per xdist worker), for the flow
+    commands a test runs as the installed ``agentos`` script: ``PREFECT_API_URL=<it>`` in the command's environment is
+    the user path of a configured server (or of the one ``agentos serve`` runs). Each command then starts no
+    ephemeral server of its own, which costs a run about 10 CPU-seconds (measured: a 3-day backfill of the demo,
+    19 CPU-s on an ephemeral server, 5 against a running one). What only the ephemeral server does (a killed run's
+    orphaned server, a full disk under its database) is tested without it, in tests/flows/test_killed_night.py; the
+    writer limits are named by the workspace's key, so the tests' workspaces on one server keep apart."""
+    from tests.kit.prefect_server import PrefectServer
+
+    server = PrefectServer(tmp_path_factory.mktemp("prefect-server") / "prefect-home")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """One real Chroma server for the session (``chroma run`` on a free loopback port); workspaces on it keep apart
     by their keys, as they would on a shared server."""

@@ -83,14 +83,15 @@ def _small_locomo(eval_dir, path):
     return n
 
 
-def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(eval_dir, tmp_path):
+def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(eval_dir, tmp_path, prefect_server):
     import subprocess
 
     src = tmp_path / "small.json"
     n = _small_locomo(eval_dir, src)
     report, plot = tmp_path / "locomo.md", tmp_path / "locomo.png"
     p = subprocess.run([AGENTOS, "bench", "locomo", str(src), "--json", "--report", str(report), "--plot", str(plot)],
-                       capture_output=True, text=True, timeout=900, env={**__import__("os").environ, "DO_NOT_TRACK": "1"})
+                       capture_output=True, text=True, timeout=900,
+                       env={**__import__("os").environ, "DO_NOT_TRACK": "1", "PREFECT_API_URL": prefect_server})  # its nightly runs there
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout)
     assert res["questions"] == n > 5
@@ -105,13 +106,13 @@ def test_agentos_bench_locomo_runs_the_real_pipeline_and_reports_every_metric(ev
     assert "| **system**" in report.read_text(encoding="utf-8") and plot.stat().st_size > 10_000
 
 
-def test_agentos_bench_perf_at_a_small_size(tmp_path):
+def test_agentos_bench_perf_at_a_small_size(tmp_path, prefect_server):
     import subprocess
 
     report = tmp_path / "perf.md"
     p = subprocess.run([AGENTOS, "bench", "perf", "--size", "60", "--queries", "5", "--kb-size", "300", "--workers", "2", "--json",
-                        "--report", str(report)],
-                       capture_output=True, text=True, timeout=900)
+                        "--report", str(report)],  # its fan-out's index-rebuild flows run on the running server
+                       capture_output=True, text=True, timeout=900, env={**__import__("os").environ, "PREFECT_API_URL": prefect_server})
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout)
     (run,) = res["runs"]

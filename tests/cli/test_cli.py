@@ -102,8 +102,8 @@ def test_config_lists_described_settings(tmp_path):
 
 
 @pytest.mark.e2e  # `agentos digest` runs the daily flow, in a subprocess: Prefect's settings and server are process-wide
-def test_stage_command_runs_the_flow(demo_home):
-    p = agentos("digest", "--day", "2026-11-22", "--json", "--quiet", home=demo_home)
+def test_stage_command_runs_the_flow(demo_home, prefect_server):
+    p = agentos("digest", "--day", "2026-11-22", "--json", "--quiet", home=demo_home, PREFECT_API_URL=prefect_server)
     r = json.loads(p.stdout)
     assert r["day"] == "2026-11-22" and r["facts_added"] > 0
     assert date.fromisoformat(r["day"]) == date(2026, 11, 22)

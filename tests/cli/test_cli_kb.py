@@ -12,13 +12,13 @@ from tests.kit.knowledge import item
 
 
 @pytest.mark.e2e  # `agentos refine` runs the refine flow, in a subprocess: Prefect's settings and server are process-wide
-def test_refine_then_review_from_the_command_line(tmp_path):
+def test_refine_then_review_from_the_command_line(tmp_path, prefect_server):
     home = tmp_path / "ws"
     run_cli("init", home=home)
     item(home, "knowledge/clipping", "go.md", "# Go 并发模式\n\n用 channel 在 goroutine 之间传递数据。\n", title="Go 并发模式",
           source="https://go.dev/blog/pipelines")
     item(home, "personal", "bob.md", "# Bob 的笔记\n\n周会改到周四。\n", title="Bob 的笔记", source_type="personal", scope="personal", owner="bob")
-    out = json.loads(agentos("refine", "--json", "--quiet", home=home, AGENTOS_HOSTNAME="testhost").stdout)
+    out = json.loads(agentos("refine", "--json", "--quiet", home=home, AGENTOS_HOSTNAME="testhost", PREFECT_API_URL=prefect_server).stdout)
     assert len(out["refined"]) == 2
 
     pending = json.loads(run_cli("kb", "pending", "--json", home=home).stdout)

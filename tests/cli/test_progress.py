@@ -19,10 +19,13 @@ pytestmark = pytest.mark.e2e  # the installed script in a subprocess, its stderr
 BAR = "━".encode()  # the bar rich draws; the Prefect log lines that go beside it have none
 
 
-def _env(home) -> dict[str, str]:
+def _env(home, prefect_api: str | None = None) -> dict[str, str]:
+    """The command's environment; ``prefect_api``: the running Prefect server its flow runs on."""
     env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_HOSTNAME": "testhost", "DO_NOT_TRACK": "1",
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
     env.pop("AGENTOS_LLM_BASE_URL", None)
+    if prefect_api:
+        env["PREFECT_API_URL"] = prefect_api
     return env
 
 
@@ -80,21 +83,21 @@ def test_a_rebuild_piped_quiet_or_json_writes_no_progress_and_the_same_json(unin
     assert on_terminal.decode().startswith("{\n") and on_terminal.endswith(b"}\n")  # one JSON document, nothing else
 
 
-def test_a_backfill_at_a_terminal_counts_its_days_and_its_json_is_unchanged(demo_home, tmp_path):
+def test_a_backfill_at_a_terminal_counts_its_days_and_its_json_is_unchanged(demo_home, tmp_path, prefect_server):
     copy, other = tmp_path / "copy", tmp_path / "other"
     shutil.copytree(demo_home, copy, symlinks=True)
     shutil.copytree(demo_home, other, symlinks=True)
     days = ["--from", "2026-11-22", "--to", "2026-11-24"]
-    code, out, term = run_on_terminal([*AGENTOS, "backfill", *days], _env(demo_home))
+    code, out, term = run_on_terminal([*AGENTOS, "backfill", *days], _env(demo_home, prefect_server))
     assert code == 0, plain(term)[-3000:]
     shown = plain(term)
     assert BAR in term and "digesting days" in shown and "3/3" in shown, shown[-3000:]
     assert "3 day(s) digested" in out.decode(), out
 
-    piped = _piped([*AGENTOS, "backfill", *days, "--json"], _env(copy))
+    piped = _piped([*AGENTOS, "backfill", *days, "--json"], _env(copy, prefect_server))
     assert piped.returncode == 0, piped.stderr[-2000:]
     _no_progress_bytes(piped.stderr)
-    code, on_terminal, term = run_on_terminal([*AGENTOS, "backfill", *days, "--json"], _env(other))
+    code, on_terminal, term = run_on_terminal([*AGENTOS, "backfill", *days, "--json"], _env(other, prefect_server))
     assert code == 0 and BAR not in term and b"\r\x1b[2K" not in term, plain(term)[-2000:]
     assert on_terminal == piped.stdout  # byte for byte: the same days give the same JSON, terminal or not
     assert json.loads(on_terminal)["days"] == ["2026-11-22", "2026-11-23", "2026-11-24"]

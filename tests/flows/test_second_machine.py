@@ -30,9 +30,10 @@ def answers(home, host, extra=(), **env) -> list[str]:
     return out
 
 
-def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_converge_after_a_sync(tmp_path):
+def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_converge_after_a_sync(tmp_path, prefect_server):
     a, b = tmp_path / "a", tmp_path / "b"
-    agentos("demo", home=a, AGENTOS_HOSTNAME="laptop")  # init, the nightly flow, reads, and a knowledge approval
+    server = {"PREFECT_API_URL": prefect_server}  # the flows run on a running Prefect server, as with `agentos serve`
+    agentos("demo", home=a, AGENTOS_HOSTNAME="laptop", **server)  # init, the nightly flow, reads, and a knowledge approval
     facts = json.loads(run_cli("facts", "list", "--json", home=a).stdout)
     coffee = next(f for f in facts["facts"] if f["object"] == "coffee")
     run_cli("facts", "forget", str(coffee["id"]), "--reason", "switched to tea", home=a, AGENTOS_HOSTNAME="laptop")
@@ -60,8 +61,8 @@ def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_conver
     clipping.write_text("---\nsource: https://redis.io/docs/latest/develop/reference/eviction/\ntitle: Redis eviction\n---\n# Redis eviction\n\n"
                         "When maxmemory is reached, Redis evicts keys by the maxmemory-policy, for example allkeys-lru.\n", encoding="utf-8")
     day_after = {"AGENTOS_NOW": "2026-12-01T09:00:00+08:00"}
-    agentos("nightly", home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # refines the clipping into a pending document
-    agentos("nightly", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
+    agentos("nightly", home=a, AGENTOS_HOSTNAME="laptop", **day_after, **server)  # refines the clipping into a pending document
+    agentos("nightly", home=b, AGENTOS_HOSTNAME="desktop", **day_after, **server)
     (new,) = [d["id"] for d in json.loads(run_cli("kb", "pending", "--json", home=a, **day_after).stdout) if "Redis" in d["title"]]
     run_cli("kb", "approve", new, home=a, AGENTOS_HOSTNAME="laptop", **day_after)  # a decision on A ...
     # ... and one on B, before they sync
@@ -69,8 +70,8 @@ def test_a_second_machine_restored_from_agent_sync_answers_alike_and_both_conver
     run_cli("facts", "forget", str(plans["id"]), "--reason", "shipped", home=b, AGENTOS_HOSTNAME="desktop", **day_after)
     assert sync(a, b) > 0
     later = {"AGENTOS_NOW": "2026-12-01T10:00:00+08:00"}
-    ra = json.loads(agentos("nightly", "--json", home=a, AGENTOS_HOSTNAME="laptop", **later).stdout)
-    rb = json.loads(agentos("nightly", "--json", home=b, AGENTOS_HOSTNAME="desktop", **later).stdout)
+    ra = json.loads(agentos("nightly", "--json", home=a, AGENTOS_HOSTNAME="laptop", **later, **server).stdout)
+    rb = json.loads(agentos("nightly", "--json", home=b, AGENTOS_HOSTNAME="desktop", **later, **server).stdout)
     assert any("forgot fact" in x for x in ra["journal"]["applied"])  # B's forget, on A
     assert any("approved" in x for x in rb["journal"]["applied"])  # A's approval, on B
     assert any(d.startswith("laptop_") for d in rb["journal"]["documents"])  # the document A refined, registered on B

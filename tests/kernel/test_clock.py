@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kernel import clock
-from tests.kit.cli import agentos as agentos_script
+from tests.kit.cli import agentos
 from tests.kit.cli import run_cli
 from tests.kit.importgraph import PACKAGES
 
@@ -131,11 +131,6 @@ def test_the_contract_check_sees_a_host_clock_call(tmp_path):
 
 
 # -- what a user sees at those instants (the real CLI and the real nightly flow, host on UTC) ---------------------
-def agentos(*args, home, check=True):
-    """The installed script in a subprocess (the nightly flow: Prefect is process-wide)."""
-    return agentos_script(*args, home=home, check=check, AGENTOS_HOSTNAME="testhost")
-
-
 def cli(*args, home, check=True):
     """The same command in this process, through cli.main.main."""
     return run_cli(*args, home=home, check=check, AGENTOS_HOSTNAME="testhost")
@@ -153,22 +148,24 @@ def _log(folder: Path, day: date, lines: list[str]) -> None:
     (folder / f"{day.isoformat()}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-@pytest.mark.e2e  # init, nightly (the nightly flow: Prefect), facts, rebuild and query, as a user runs them
-def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_current(at, tmp_path):
+@pytest.mark.e2e  # the nightly flow (Prefect) as the installed script; init, facts, rebuild and query in this process
+def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_current(at, tmp_path, prefect_server):
     instant, today = at
     home = tmp_path / "h"
-    agentos("init", home=home)
+    cli("init", home=home)
     logs = home / "agent-sync/04_memory/working/default"
     _log(logs, today - timedelta(days=2), ["[09:30] 用户: 服务器配置是 4C8G，目前两台。"])
     _log(logs, today - timedelta(days=1), ["[10:10:00] user: 数据库端口是 5432，就是默认的那个。"])
     # Today's log, written minutes before the pinned instant (its wall time in Shanghai is after midnight).
     _log(logs, today, ["[00:10] 用户：服务器配置升级到 8C16G 了，昨晚运维刚弄好。"])
 
-    agentos("nightly", "--quiet", home=home)
+    # in a process of its own (Prefect's settings are process-wide), on a running server (as with `agentos serve`):
+    # the clock is the pinned one all the same
+    agentos("nightly", "--quiet", home=home, AGENTOS_HOSTNAME="testhost", PREFECT_API_URL=prefect_server)
     digested = {r[0] for r in _facts_db_days(home)}
     assert digested == {(today - timedelta(days=2)).isoformat(), (today - timedelta(days=1)).isoformat()}
 
-    current = json.loads(agentos("facts", "list", "--json", home=home).stdout)["facts"]
+    current = json.loads(cli("facts", "list", "--json", home=home).stdout)["facts"]
     assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in current}
 
     from digest.stages import digest_day
@@ -176,11 +173,11 @@ def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_cur
 
     settings = load_settings(home=home, hostname="testhost")
     digest_day(settings, "default", today, logs)  # what `nightly --include-today` adds (its stages, without Prefect)
-    current = json.loads(agentos("facts", "list", "--json", home=home).stdout)["facts"]
+    current = json.loads(cli("facts", "list", "--json", home=home).stdout)["facts"]
     values = {(f["subject"], f["object"]) for f in current if f["predicate"] == "value"}
     assert ("服务器配置", "8C16G") in values and ("服务器配置", "4C8G") not in values, values
-    agentos("rebuild", "--direct", home=home)
-    answer = json.loads(agentos("query", "服务器现在是什么配置？", "--json", home=home).stdout)
+    cli("rebuild", "--direct", home=home)
+    answer = json.loads(cli("query", "服务器现在是什么配置？", "--json", "--in-process", home=home).stdout)
     assert "8C16G" in json.dumps(answer, ensure_ascii=False)
 
 
