@@ -30,7 +30,7 @@ from kernel.settings import Settings
 from kernel.tokenize import default_tokenizer
 from kernel.workspace import Workspace, workspace_lock
 from retrieval import bilingual
-from storage.embed_cache import open_cache
+from storage.embed_cache import Cache, cache_for, open_cache
 from storage.facts import open_facts
 from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.index_units import Unit, collection_name
@@ -69,15 +69,15 @@ class Snapshot:
         return [u for c in self.collections.values() for u in c["units"]]
 
 
-def collect_units(settings: Settings) -> Snapshot:
-    """Every unit the indexes should hold now, read under the workspace lock so no digest is half-seen.
+def collect_units(settings: Settings, cache: Cache | None = None) -> Snapshot:
+    """Every unit the indexes should hold now, read under the workspace lock so no digest is half-seen. ``cache``: the
+    rebuild's (None: one for this call).
 
     An unreadable card is reported (and left out) rather than stopping the rebuild.
     """
     ws = Workspace(settings.home)
     snap = Snapshot()
-    cache = open_cache(settings)
-    try:
+    with cache_for(settings, cache) as cache:
         with workspace_lock(settings.home):
             store = open_facts(settings)
             try:
@@ -123,8 +123,6 @@ def collect_units(settings: Settings) -> Snapshot:
             reading.finish()
             snap.problems.extend(str(e) for e in refused)
             cache.put_cards(fresh)
-    finally:
-        cache.close()
     return snap
 
 
@@ -219,32 +217,27 @@ def _where(vector_store) -> str:
 # -- stage 3: tokenise ------------------------------------------------------------------------------------
 
 
-def tokenize_units(settings: Settings, units: list[Unit]) -> dict:
+def tokenize_units(settings: Settings, units: list[Unit], cache: Cache | None = None) -> dict:
     """Tokens for every unit's text, computed only for texts the cache does not hold yet."""
     tk = default_tokenizer(settings.home)
-    cache = open_cache(settings)
-    try:
+    with cache_for(settings, cache) as cache:
         hashes = sorted({u.text_hash for u in units})
         have = cache.tokens(tk.identity, hashes)
         todo = {u.text_hash: u.text for u in units if u.text_hash not in have}
         fresh = {h: tk.tokens(t) for h, t in progress.track(todo.items(), "tokenizing", total=len(todo))}
         cache.put_tokens(tk.identity, fresh)
-    finally:
-        cache.close()
     return {"tokenized": len(fresh), "cached": len(have)}
 
 
 # -- stage 4: embed ---------------------------------------------------------------------------------------
 
 
-def texts_to_embed(settings: Settings, units: list[Unit], embedder_identity: str) -> list[tuple[str, str]]:
+def texts_to_embed(settings: Settings, units: list[Unit], embedder_identity: str,
+                   cache: Cache | None = None) -> list[tuple[str, str]]:
     """(embed-text hash, embed text) of units whose vectors the cache lacks, deduplicated."""
-    cache = open_cache(settings)
-    try:
+    with cache_for(settings, cache) as cache:
         keyed = {embed_key(u): u.embed_text for u in units}
         have = cache.vectors(embedder_identity, sorted(keyed))
-    finally:
-        cache.close()
     return [(h, t) for h, t in keyed.items() if h not in have]
 
 
@@ -273,6 +266,8 @@ def embed_batch(settings: Settings, batch: list[tuple[str, str]], embedder=None)
         return 0
     embedder = embedder or process_embedder(settings)
     vectors = embedder.embed_documents([t for _, t in batch])
+    # its own connection, not the run's: a batch runs on a task runner's thread beside others, or in a Dask worker
+    # process, and each commit of a batch must be its own
     cache = open_cache(settings)
     try:
         cache.put_vectors(embedder.identity, {h: v for (h, _), v in zip(batch, vectors)})
@@ -288,11 +283,13 @@ def batches(items: list, size: int = EMBED_BATCH) -> list[list]:
 # -- stage 5: write a generation --------------------------------------------------------------------------
 
 
-def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
-    """Build the complete new generation in a temporary folder; returns its build path."""
+def write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cache | None = None) -> str:
+    """Build the complete new generation in a temporary folder; returns its build path. ``cache``: the rebuild's
+    (None: one for this call)."""
     store = index_store(settings)
     build = store.new_build()
-    cache = open_cache(settings)
+    own = cache is None
+    cache = open_cache(settings) if own else cache
     vi = None
     try:
         previous = store.generation(store.root / plan.previous) if plan.previous else None
@@ -350,7 +347,8 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan) -> str:
         shutil.rmtree(build.path, ignore_errors=True)
         raise
     finally:
-        cache.close()
+        if own:
+            cache.close()
 
 
 # -- stage 6: publish -------------------------------------------------------------------------------------
@@ -390,6 +388,7 @@ class RebuildRun:
         self.settings, self.full, self.embedder, self.reading = settings, full, embedder, reading
         self.t0 = time.perf_counter()
         self.store = index_store(settings)
+        self.cache: Cache | None = None  # cache.db, open for the run's stages (``run``)
         self.snap: Snapshot | None = None
         self.plan: Plan | None = None
         self.tok: dict = {}
@@ -406,11 +405,14 @@ class RebuildRun:
     def run(self, steps) -> dict:
         """``steps`` (``REBUILD_STAGES``, or their tasks) in order under the index folder's lock (one rebuild at a time
         on this host), none after a plan that finds nothing to do; the run's report."""
-        with self.store.lock():
-            for step in steps:
-                if self.unchanged:
-                    break
-                step(self)
+        with self.store.lock(), cache_for(self.settings) as self.cache:  # one cache.db connection for every stage
+            try:
+                for step in steps:
+                    if self.unchanged:
+                        break
+                    step(self)
+            finally:
+                self.cache = None
         return self.report()
 
     def report(self) -> dict:
@@ -424,7 +426,7 @@ def collect_step(r: RebuildRun, read=collect_units) -> None:
     """``read``: the collect stage, plain or as a task; it runs once ``r.reading`` is held (a task run that is the read
     alone, never the wait for the limit)."""
     with r.reading():
-        r.snap = read(r.settings)
+        r.snap = read(r.settings, r.cache)
 
 
 def plan_step(r: RebuildRun) -> None:
@@ -432,11 +434,11 @@ def plan_step(r: RebuildRun) -> None:
 
 
 def tokenize_step(r: RebuildRun) -> None:
-    r.tok = tokenize_units(r.settings, r.snap.units())
+    r.tok = tokenize_units(r.settings, r.snap.units(), r.cache)
 
 
 def find_step(r: RebuildRun) -> None:
-    r.pending = texts_to_embed(r.settings, units_to_embed(r.snap, r.plan), r.plan.embedder)
+    r.pending = texts_to_embed(r.settings, units_to_embed(r.snap, r.plan), r.plan.embedder, r.cache)
 
 
 def embed_step(r: RebuildRun) -> None:
@@ -444,7 +446,7 @@ def embed_step(r: RebuildRun) -> None:
 
 
 def write_step(r: RebuildRun) -> None:
-    r.build_path = write_generation(r.settings, r.snap, r.plan)
+    r.build_path = write_generation(r.settings, r.snap, r.plan, r.cache)
 
 
 def publish_step(r: RebuildRun) -> None:

@@ -45,7 +45,7 @@ from knowledge.report import RefineReport
 from knowledge.taxonomy import load_taxonomy
 from services.supersession import OPPOSITES, Supersession
 from storage.eventlog import append_lines, log_conflicts, record_quarantine
-from storage.facts import open_facts
+from storage.facts import FactStore, facts_for, open_facts
 from storage.kb_cards import read_body, render_card, restamp
 from storage.kb_store import KBStore, title_key
 
@@ -178,19 +178,18 @@ def _admissible(store, owner: str, cands: list[Candidate], rel: float) -> list[C
     return [c for c in cands if _held(held, store.aliases, c)[0] == "conflict"]
 
 
-def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date) -> tuple[dict, list[dict]]:
-    """Facts the document states, against the owner's L2 facts, read only: nothing unreviewed writes facts.
+def consistency(settings: Settings, owner: str, doc_id: str, rel_path: str, body: str, rel: float, day: date,
+                facts: FactStore | None = None) -> tuple[dict, list[dict]]:
+    """Facts the document states, against the owner's L2 facts, read only: nothing unreviewed writes facts. ``facts``:
+    the run's fact store (a refine opens one for all its items), None: one for this call.
 
     Returns (the review's consistency: what approval would do today, {statements, candidates, identical, added,
     conflicts, source_sha}; the fact candidates to stage with the pending document, as ``Candidate.to_dict()``).
     Approving the document applies them (``apply_fact_candidates``); rejecting drops them."""
     cands = _statements(doc_id, rel_path, body, rel, day)
-    store = open_facts(settings)
-    try:
+    with facts_for(settings, facts) as store:
         staged, held = _admissible(store, owner, cands, rel), store.current(owner)
         seen = [_held(held, store.aliases, c)[0] for c in staged]
-    finally:
-        store.close()
     return ({"statements": len(cands), "candidates": len(staged), "identical": seen.count("identical"), "added": seen.count("new"),
              "conflicts": seen.count("conflict"), "source_sha": hashlib.sha256(body.encode()).hexdigest()},
             [c.to_dict() for c in staged])
@@ -230,7 +229,7 @@ def written_unreviewed(doc: dict) -> bool:
     return "fact_ids" in c and "source_sha" not in c and "legacy_settled" not in c
 
 
-def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
+def retract_unreviewed(settings: Settings, doc: dict, why: str, facts: FactStore | None = None) -> dict:
     """Take back what refining ``doc`` wrote before review: its observations are retired through ``Supersession.apply``
     (``retire``), so a fact only it said is retracted (the version it superseded, if any, current again) and a
     conflict only it raised is withdrawn; a fact other evidence also says stays (a reinforcement's small confidence
@@ -242,19 +241,16 @@ def retract_unreviewed(settings: Settings, doc: dict, why: str) -> dict:
     sha = hashlib.sha256(body.encode()).hexdigest()
     day = date.fromisoformat(str(doc.get("created") or clock.stamp(settings.timezone))[:10])
     keys = {c.key(doc["owner"], sha) for c in _statements(doc["id"], doc["path"], body, doc["reliability"], day)} if body else set()
-    store = open_facts(settings)
-    try:
+    with facts_for(settings, facts) as store:
         if doc["version"] == 1:
             for fid in ((doc.get("review") or {}).get("consistency") or {}).get("fact_ids") or []:
                 keys |= {e["candidate_key"] for e in store.evidence_of(fid)
                          if e["source_file"] == doc["path"] and e["user_id"] == doc["owner"] and not e.get("retracted_at")}
         report = Supersession(store).apply(doc["owner"], day, [], file_sha={}, raw_refs={}, retire=[(k, why) for k in sorted(keys)])
-    finally:
-        store.close()
     return {"retired": len(keys), "retracted": report.retracted}
 
 
-def settle_unreviewed(settings: Settings, store: KBStore, today: date) -> list[str]:
+def settle_unreviewed(settings: Settings, store: KBStore, today: date, facts: FactStore | None = None) -> list[str]:
     """Once, for documents an earlier version refined (``written_unreviewed``): a pending one's facts are taken back
     and its statements staged for its review, as if refined now; a rejected one's are taken back; an approved one's
     stay. Returns the ids settled."""
@@ -262,13 +258,14 @@ def settle_unreviewed(settings: Settings, store: KBStore, today: date) -> list[s
     for doc in store.documents():
         if doc["status"] == "ready" or not written_unreviewed(doc):
             continue
-        done = retract_unreviewed(settings, doc, f"knowledge document {doc['id']} is {doc['status']}: its facts wait for approval")
+        done = retract_unreviewed(settings, doc, f"knowledge document {doc['id']} is {doc['status']}: its facts wait for approval",
+                                  facts)
         review = doc["review"] or {}
         if doc["status"] == "pending":
             path = kb_paths(settings)["knowledge"] / doc["path"]
             body = read_body(path) if path.exists() else ""
             review["consistency"], doc["fact_candidates"] = consistency(settings, doc["owner"], doc["id"], doc["path"], body,
-                                                                        doc["reliability"], today)
+                                                                        doc["reliability"], today, facts)
         review["consistency"] = {**review.get("consistency", {}), "legacy_settled": done}
         doc["review"] = review
         store.put(doc)
@@ -334,7 +331,8 @@ def _unversioned(title: str) -> str:
     return re.sub(r"(?:\bv|版本\s*|version\s*)\d+(?:\.\d+)*", "", title, flags=re.I).strip(" -_·:：()（）")
 
 
-def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data: bytes, kit: dict, today: date, user: str) -> dict:
+def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data: bytes, kit: dict, today: date, user: str,
+                facts: FactStore | None = None) -> dict:
     paths = kb_paths(settings)
     meta, body, warnings = read_item(path, data)
     # Secrets never reach a card, its summary, the facts or the indexes (nor a chat model): masked here, the
@@ -387,7 +385,7 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
               "validity": {"nature": doc["nature"], "valid_until": doc["valid_until"], "why": val.why}, "version_rule": rule,
               "warnings": warnings}
     # staged with the pending document (a new version restages): only a person's approval applies them
-    review["consistency"], doc["fact_candidates"] = consistency(settings, owner, doc_id, rel_path, body, rel["score"], today)
+    review["consistency"], doc["fact_candidates"] = consistency(settings, owner, doc_id, rel_path, body, rel["score"], today, facts)
     doc["review"] = review
     try:
         doc["outline"] = outline_of(body)
@@ -438,11 +436,10 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
     {refined: [...], duplicates: [...], quarantined: [...], errors: [...], already, edited: [...], summaries_retried}."""
     user = user or settings.user
     today = today or clock.today(settings.timezone)
-    paths = kb_paths(settings)
-    ws = Workspace(settings.home)
     report = RefineReport()
     items = inbox_items(settings)
     store = open_kb(settings)
+    own_kit = kit is None  # made here: its cache connection is closed here too
     try:
         todo = []
         for part, path in items:
@@ -458,33 +455,49 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
                 todo.append((part, path, data, sha))
         if todo and kit is None:
             kit = make_kit(settings)
-        for part, path, data, sha in progress.track(todo, "refining"):
-            rel = f"{part}/{path.name}"
-            try:
-                r = refine_item(settings, store, part, path, data, kit, today, user)
-            except ItemError as e:
-                record_quarantine(ws.logs, [{"user": user, "file": rel, "line": None, "reason": str(e), "severity": "error",
-                                             "sha256": sha, "path": str(path), "stage": "inbox-refine"}])
-                report.quarantined.append(f"{rel}: {e}")
-                _log(paths["log"], {"file": rel, "outcome": "quarantined", "reason": str(e)})
-                continue
-            except Exception as e:  # noqa: BLE001 - one item's failure is logged; the rest are refined
-                log.warning("refine failed for %s: %s", rel, e)
-                report.errors.append(f"{rel}: {type(e).__name__}: {e}")
-                _log(paths["log"], {"file": rel, "outcome": "error", "reason": f"{type(e).__name__}: {e}"})
-                continue
-            store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
-            report.add({"file": rel, **r})
-            _log(paths["log"], {"file": rel, **r})
-        settle_unreviewed(settings, store, today)  # a no-op once an earlier version's documents are settled
-        report.edited = resync_edited(settings, store, today)
+        # the facts every item's review reads, opened once for the run (none when there is nothing to review)
+        facts = open_facts(settings) if todo or store.documents() else None
+        try:
+            refine_items(settings, store, todo, kit, today, user, facts, report)
+            settle_unreviewed(settings, store, today, facts)  # a no-op once an earlier version's documents are settled
+            report.edited = resync_edited(settings, store, today, facts)
+        finally:
+            if facts is not None:
+                facts.close()
         report.summaries_retried = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
     finally:
         store.close()
+        if own_kit and kit is not None:
+            kit["cache"].close()
     return report.to_dict()
 
 
-def resync_edited(settings: Settings, store: KBStore, today: date | None = None) -> list[str]:
+def refine_items(settings: Settings, store: KBStore, todo: list, kit: dict, today: date, user: str, facts: FactStore | None,
+                 report: RefineReport) -> None:
+    """Each new inbox item refined into a pending document (``refine_item``), its outcome added to ``report``; an item
+    that fails is quarantined or logged, and the rest go on."""
+    paths, ws = kb_paths(settings), Workspace(settings.home)
+    for part, path, data, sha in progress.track(todo, "refining"):
+        rel = f"{part}/{path.name}"
+        try:
+            r = refine_item(settings, store, part, path, data, kit, today, user, facts)
+        except ItemError as e:
+            record_quarantine(ws.logs, [{"user": user, "file": rel, "line": None, "reason": str(e), "severity": "error",
+                                         "sha256": sha, "path": str(path), "stage": "inbox-refine"}])
+            report.quarantined.append(f"{rel}: {e}")
+            _log(paths["log"], {"file": rel, "outcome": "quarantined", "reason": str(e)})
+            continue
+        except Exception as e:  # noqa: BLE001 - one item's failure is logged; the rest are refined
+            log.warning("refine failed for %s: %s", rel, e)
+            report.errors.append(f"{rel}: {type(e).__name__}: {e}")
+            _log(paths["log"], {"file": rel, "outcome": "error", "reason": f"{type(e).__name__}: {e}"})
+            continue
+        store.mark_ingested(sha, rel, r["doc_id"], r["outcome"])
+        report.add({"file": rel, **r})
+        _log(paths["log"], {"file": rel, **r})
+
+
+def resync_edited(settings: Settings, store: KBStore, today: date | None = None, facts: FactStore | None = None) -> list[str]:
     """Cards whose body was edited by hand since they were refined: the outline is parsed again, the old summary
     is invalidated (made again below), and the document goes back to pending for review."""
     root, out = kb_paths(settings)["knowledge"], []
@@ -504,7 +517,7 @@ def resync_edited(settings: Settings, store: KBStore, today: date | None = None)
         # the edited body's statements are staged again (what approval applies), the old ones dropped
         review = doc["review"] or {}
         review["consistency"], doc["fact_candidates"] = consistency(settings, doc["owner"], doc["id"], doc["path"], body,
-                                                                    doc["reliability"], today or clock.today(settings.timezone))
+                                                                    doc["reliability"], today or clock.today(settings.timezone), facts)
         doc["review"] = review
         try:
             doc["outline"] = outline_of(body)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 
@@ -71,3 +73,17 @@ class Cache:
 def open_cache(settings) -> Cache:
     """The workspace's cache (``agent-local/vector_db/cache.db``)."""
     return Cache(Workspace(settings.home).index_dir / "cache.db")
+
+
+@contextmanager
+def cache_for(settings, cache: Cache | None = None) -> Iterator[Cache]:
+    """``cache`` when the caller holds the run's cache (a rebuild: opened once for all its stages), else one opened for
+    this call alone and closed after it (a stage called by itself: the benchmarks, a test)."""
+    if cache is not None:
+        yield cache
+        return
+    own = open_cache(settings)
+    try:
+        yield own
+    finally:
+        own.close()

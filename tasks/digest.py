@@ -21,7 +21,7 @@ from kernel.domain import Candidate
 from kernel.settings import Settings, load_settings
 from kernel.workspace import Workspace, workspace_lock
 from restore.replay import take_in
-from tasks.stops import reraise_stop
+from tasks.stops import reraise_stop, stops_through
 from tasks.writers import workspace_writer
 
 
@@ -49,8 +49,9 @@ def extract_model(settings: Settings, inp: DayInput, store: stages.FactStore | N
 
 def extract_step(d: DayRun) -> None:
     """Not a task of its own: the model's task (retried, then the rules carry the day) and the rules' task, chosen
-    as ``digest.stages.extract`` chooses them."""
-    stages.extract_step(d, by_model=extract_model, by_rules=extract_rules)
+    as ``digest.stages.extract`` chooses them; a run stopped while the model's task starts stops, the rules do not
+    carry it on."""
+    stages.extract_step(d, by_model=stops_through(extract_model), by_rules=extract_rules)
 
 
 @task(name="write-facts-l2", cache_policy=NONE, retries=2, retry_delay_seconds=1)

@@ -23,8 +23,8 @@ from tasks.writers import index_writer, workspace_writer
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)
-def collect_units(settings: Settings) -> Snapshot:
-    return stages.collect_units(settings)
+def collect_units(settings: Settings, cache: stages.Cache | None = None) -> Snapshot:
+    return stages.collect_units(settings, cache)
 
 
 def collect_step(r: RebuildRun) -> None:

@@ -9,6 +9,8 @@ asks ``stopped_by`` first and lets the stop through.
 
 from __future__ import annotations
 
+from functools import wraps
+
 from prefect import get_run_logger
 
 
@@ -30,6 +32,20 @@ def reraise_stop(error: BaseException) -> None:
     stop = stopped_by(error)
     if stop is not None:
         raise stop.with_traceback(stop.__traceback__) from None
+
+
+def stops_through(fn):
+    """``fn``, except that a failure which is a run being stopped (``stopped_by``) raises the stop itself: a caller that
+    carries on after any ``Exception`` (the digest, whose rules carry the day when the model's task fails) never takes a
+    SIGTERM that reached the task while it was starting for a failed model, and the run stops as it was told."""
+    @wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            reraise_stop(e)
+            raise
+    return call
 
 
 def or_failed(what: str, failed: dict | None, stage, *args, then=None):
