@@ -16,7 +16,10 @@ run: $(VENV)/.run
 # built once), and the files go out in the order tests/conftest.py gives them, the dearest first
 # (--no-loadscope-reorder: xdist would otherwise send the files with the most tests first, the cheap ones, and end on
 # one worker running the long ones alone). The slowest tests and the suite's time are printed at the end.
-TEST_WORKERS ?= 2
+# One worker more than the cores: a worker spends part of its time waiting (a server starting, a subprocess it runs),
+# and the extra one keeps the cores busy then (measured on two cores: 82% of them busy with two workers, 94% with
+# three; the suite 663 s against 623 s).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test: $(VENV)/.test
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 

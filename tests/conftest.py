@@ -26,8 +26,8 @@ from tests.kit.knowledge import kit_cache, ws  # noqa: F401 - fixtures for tests
 
 DEFAULT_EVAL_DIR = Path(__file__).resolve().parents[2] / "shared" / "eval"
 
-# `make test` runs the suite on one worker a core (pytest-xdist). Each worker, and every process it starts, gets its
-# share of the cores for OpenMP (the bundled embedder, torch): with a thread a core in every worker, the threads of one
+# `make test` runs the suite on one worker a core, and one more (pytest-xdist). Each worker, and every process it starts,
+# gets its share of the cores (at least one) for OpenMP (the bundled embedder, torch): with a thread a core in every worker, the threads of one
 # spin-wait while the other worker holds the core, and the suite's CPU time doubles (measured: 44 against 22 minutes).
 if os.environ.get("PYTEST_XDIST_WORKER"):
     _share = max(1, (os.cpu_count() or 1) // max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)))
@@ -170,19 +170,33 @@ def snapshot(home: Path) -> dict:
 
 @pytest.fixture(scope="session")
 def indexed_template(tmp_path_factory) -> Path:
-    """The demo workspace after the nightly stages, run as plain functions (no Prefect): digest, rebuild."""
+    """The demo workspace after the nightly stages, run as plain functions (no Prefect): digest, rebuild. Built once a
+    test run: under xdist the first worker that needs it builds it, under a lock, in the run's temporary folder that
+    every worker shares, and the others wait for it and read it (a build costs ~16 CPU-s a worker otherwise). Tests
+    work on copies of it (``indexed_home``), never on it."""
+    import fcntl
+    import shutil
+
     from digest.stages import pending_days, run_day
     from index.stages import rebuild
     from kernel.settings import load_settings
     from demo import init_demo_workspace
 
-    home = tmp_path_factory.mktemp("indexed") / "home"
-    init_demo_workspace(home, end_day=DEMO_END)
-    settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
-    folder = settings.working_dir()
-    for day in pending_days(settings, settings.user, folder, DEMO_END):
-        run_day(settings, settings.user, day, folder)
-    rebuild(settings)
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder_of_template = shared / "indexed-template"
+    home, built = folder_of_template / "home", folder_of_template / "built"
+    with open(shared / "indexed-template.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, and by the OS if this worker dies
+        if not built.exists():
+            shutil.rmtree(folder_of_template, ignore_errors=True)  # what a worker that died half-way left
+            init_demo_workspace(home, end_day=DEMO_END)
+            settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
+            folder = settings.working_dir()
+            for day in pending_days(settings, settings.user, folder, DEMO_END):
+                run_day(settings, settings.user, day, folder)
+            rebuild(settings)
+            built.touch()
     return home
 
 
