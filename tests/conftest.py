@@ -106,15 +106,26 @@ def demo_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def prefect_harness(tmp_path_factory):
-    """One temporary Prefect server for the whole session (starting one costs ~20 s)."""
+def prefect_harness(prefect_server):
+    """The flows a test runs in this process report to the session's running Prefect server (``prefect_server``, the
+    one the flow commands it runs as the installed script use too): one server a worker, not a second temporary one
+    (Prefect's test harness costs ~20 s to start)."""
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
-    from prefect.testing.utilities import prefect_test_harness
+    import prefect.settings
 
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect.settings.temporary_settings(updates={prefect.settings.PREFECT_API_URL: prefect_server}):
         yield
+        # what the flows still have queued for the server (logs, events) reaches it before the server stops
+        from prefect.events.worker import EventsWorker
+        from prefect.logging.handlers import APILogWorker
+
+        try:
+            APILogWorker.instance().drain()
+        except RuntimeError:  # no flow logged to the API in this worker
+            pass
+        EventsWorker.drain_all()
 
 
 @pytest.fixture(scope="session")

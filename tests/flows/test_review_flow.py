@@ -1,12 +1,13 @@
 """The ``review`` flow as a person uses it from the Prefect UI: it pauses for a form, the decision resumes it.
 
-Run against the real temporary Prefect server; the test plays the UI's part with the same API call the
+Run against the session's real Prefect server; the test plays the UI's part with the same API call the
 UI makes on "Resume" (``resume_flow_run`` with the form's ``run_input``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
 
@@ -36,6 +37,12 @@ def _paused_run(timeout: float = 120):
     raise AssertionError("the review run never paused for input")
 
 
+def in_a_thread(run) -> threading.Thread:
+    """``run`` on a thread of its own that holds this thread's context (a new thread starts with an empty one): the flow
+    it runs reports to the session's Prefect server, as the test's own calls do."""
+    return threading.Thread(target=contextvars.copy_context().run, args=(run,), daemon=True)
+
+
 def _resume(run_id, run_input: dict) -> None:
     from prefect.client.orchestration import get_client
 
@@ -58,7 +65,7 @@ def test_review_flow_waits_for_the_form_and_applies_it(ws, kit_cache):
     ids = {d["title"]: d["doc_id"] for d in refine_all(kit_cache)["refined"]}
 
     out: dict = {}
-    runner = threading.Thread(target=lambda: out.update(result=review(poll_seconds=1, timeout_minutes=5)), daemon=True)
+    runner = in_a_thread(lambda: out.update(result=review(poll_seconds=1, timeout_minutes=5)))
     runner.start()
     paused = _paused_run()
     # the UI's form: defaults filled in (the reviewer), the description lists what waits
@@ -86,7 +93,7 @@ def test_an_invalid_form_is_refused_by_the_server(ws, kit_cache):
     item(ws, "knowledge/clipping", "a.md", "# 缓存穿透\n\n用布隆过滤器挡住不存在的键。\n", title="缓存穿透", source="https://redis.io/x")
     refine_all(kit_cache)
     out: dict = {}
-    runner = threading.Thread(target=lambda: out.update(result=review(poll_seconds=1, timeout_minutes=5)), daemon=True)
+    runner = in_a_thread(lambda: out.update(result=review(poll_seconds=1, timeout_minutes=5)))
     runner.start()
     paused = _paused_run()
     from prefect.client.orchestration import get_client
