@@ -435,7 +435,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
     try:
         t = time.perf_counter()
         vi.create("global", embedder_identity=emb.identity, embedder_spec="synthetic", scope="global")
-        vi.upsert("global", keys, vecs, [{"kind": "section"} for _ in keys])
+        vi.add("global", keys, vecs, [{"kind": "section"} for _ in keys])
         build_ann = time.perf_counter() - t
         ann = SectionANN(vi, frozenset(keys), emb.identity)
 

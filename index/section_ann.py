@@ -25,7 +25,7 @@ import numpy as np
 from kernel.settings import Settings
 from kernel.workspace import Workspace
 from storage.embed_cache import open_cache
-from storage.index_store import IndexCorrupt, IndexMissing, IndexStore
+from storage.index_store import WRITE_CHUNK, IndexCorrupt, IndexMissing, IndexStore
 from storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, SectionUnit, embed_text, section_key, text_hash
 
 
@@ -65,28 +65,28 @@ def publish_section_ann(settings: Settings, units: list[SectionUnit], *, embedde
                 old_keys = {k for (k,) in con.execute("select id from units where collection=?", [ANN_COLLECTION])}
             finally:
                 con.close()
-        added = [k for k in keyed if k not in old_keys]
-        gone = sorted(old_keys - set(keyed))
         cache = open_cache(settings)
         try:
-            hashes = {k: text_hash(embed_text(keyed[k])) for k in added}
+            hashes = {k: text_hash(embed_text(keyed[k])) for k in keyed}
             vecs = cache.vectors(embedder_identity, sorted(set(hashes.values())))
         finally:
             cache.close()
-        missing = [k for k in added if hashes[k] not in vecs]
-        if missing:  # the embed step runs first; a section it could not embed is searched exactly instead
-            added = [k for k in added if hashes[k] in vecs]
+        # the embed step runs first; a section it could not embed is searched exactly instead
+        missing = [k for k in keyed if hashes[k] not in vecs]
+        kept = sorted(k for k in keyed if hashes[k] in vecs)
+        added = [k for k in kept if k not in old_keys]
+        gone = sorted(old_keys - set(kept))
         build = store.new_build()
         vi = None
         try:
-            vi = store.start_vectors(build, previous, embedder_spec)  # a copy of the live generation's vectors
+            # the collection written whole, from the cache: never the live one's copy with deletes and upserts
+            # (storage.index_store.IndexStore.start_vectors says why)
+            vi = store.start_vectors(build)
             vi.create(ANN_COLLECTION, embedder_identity=embedder_identity, embedder_spec=embedder_spec, scope="global")
-            if gone:
-                vi.delete(ANN_COLLECTION, gone)
-            if added:
-                vi.upsert(ANN_COLLECTION, added, np.stack([vecs[hashes[k]] for k in added]),
-                          [{"kind": "section", "hash": hashes[k], "doc": keyed[k].doc_id} for k in added])
-            kept = sorted((old_keys - set(gone)) | set(added))
+            for i in range(0, len(kept), WRITE_CHUNK):
+                part = kept[i:i + WRITE_CHUNK]
+                vi.add(ANN_COLLECTION, part, np.stack([vecs[hashes[k]] for k in part]),
+                       [{"kind": "section", "hash": hashes[k], "doc": keyed[k].doc_id} for k in part])
             con = build.open_units(create=True)
             with con:
                 con.executemany("insert into units values (?,?,?,?,?,?,?)", [

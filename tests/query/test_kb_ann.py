@@ -127,7 +127,7 @@ def test_nearest_sections_come_from_the_index_and_missing_ones_are_scored_exactl
     held = [i for i in range(len(keys)) if i % 2 == 0]
     vi = VectorIndex(tmp_path / "chroma")
     vi.create("global", embedder_identity=emb.identity, embedder_spec=s.embedder, scope="global")
-    vi.upsert("global", [keys[i] for i in held], np.stack([index.vectors[emb.identity][i] for i in held]), [{"hash": "x"} for _ in held])
+    vi.add("global", [keys[i] for i in held], np.stack([index.vectors[emb.identity][i] for i in held]), [{"hash": "x"} for _ in held])
     ann = SectionANN(vi, frozenset(keys[i] for i in held), emb.identity)
     try:
         got = rank_sections(index, "如何配置逻辑复制", k=len(keys), mode="dense", dense=dense, ann=ann, ann_min=2)
