@@ -14,6 +14,7 @@ from kernel.settings import Settings
 from kernel.workspace import init_workspace
 
 COMMANDS = ("init", "restore", "config", "import", "serve")
+SIGNAL_POLL_S = 1.0  # how often `serve --query-only`'s main thread wakes to act on a signal another thread received
 
 
 def cmd_init(args) -> int:
@@ -102,7 +103,10 @@ def cmd_serve(args) -> int:
                   f"(`agentos query` uses it; Ctrl-C stops it{f'; exits after {idle} s without a question' if idle else ''})", flush=True)
             wake = threading.Event()
             while not (idle and idle_for(service) >= idle):
-                wake.wait(min(idle, 5) if idle else None)
+                # never an untimed wait: a SIGTERM the kernel hands to another of the process's threads (the answering
+                # one, the model's) only trips a flag, which the main thread acts on when it next runs; blocked for good
+                # in a lock, it never would (seen: a stopped service that never stopped)
+                wake.wait(min(idle, SIGNAL_POLL_S) if idle else SIGNAL_POLL_S)
             return 0
         # lazy: deployments.serve (6 modules) stays off `agentos` start-up
         from deployments.serve import serve

@@ -113,6 +113,20 @@ def test_the_service_stops_cleanly_and_removes_its_file(served, indexed_home):
     assert not service_file(indexed_home).exists()
 
 
+def test_a_sigterm_the_kernel_hands_to_another_thread_still_stops_the_service(served, indexed_home):
+    """Linux may deliver a process's SIGTERM to any of its threads. Python then only trips a flag for the main thread,
+    which a wait without a timeout never looks at: the service went on answering, its file in place (seen in the
+    suite: a stop that never came). tgkill aims the signal at the answering thread, as the kernel may."""
+    import ctypes
+
+    others = sorted(int(t) for t in os.listdir(f"/proc/{served.pid}/task") if int(t) != served.pid)
+    assert others, "the service runs its answering thread"
+    assert ctypes.CDLL(None, use_errno=True).tgkill(served.pid, others[0], signal.SIGTERM) == 0
+    code = served.wait(timeout=HANG_S)
+    assert code == 143, served.stderr.read()
+    assert not service_file(indexed_home).exists()
+
+
 def test_only_a_client_with_the_token_and_the_same_settings_is_answered(indexed_home):
     from kernel.settings import load_settings
 
