@@ -242,9 +242,8 @@ def texts_to_embed(settings: Settings, units: list[Unit], embedder_identity: str
 
 
 def embed_key(unit: Unit) -> str:
-    import hashlib
-
-    return hashlib.sha256(unit.embed_text.encode("utf-8")).hexdigest()
+    """The key of a unit's vector in the cache: its embed text's hash (``Unit.embed_hash``)."""
+    return unit.embed_hash
 
 
 _process_embedders: dict[tuple, object] = {}
@@ -286,10 +285,13 @@ def batches(items: list, size: int = EMBED_BATCH) -> list[list]:
 def write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cache | None = None) -> str:
     """Build the complete new generation in a temporary folder; returns its build path. ``cache``: the rebuild's
     (None: one for this call)."""
+    with cache_for(settings, cache) as cache:
+        return _write_generation(settings, snap, plan, cache)
+
+
+def _write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cache) -> str:
     store = index_store(settings)
     build = store.new_build()
-    own = cache is None
-    cache = open_cache(settings) if own else cache
     vi = None
     try:
         vi = store.start_vectors(build)  # empty: the vectors are written whole, from the cache (start_vectors says why)
@@ -301,11 +303,12 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cach
             vi.create(name, embedder_identity=plan.embedder, embedder_spec=plan.embedder_spec, scope=coll["scope"])
             for i in range(0, len(units), WRITE_CHUNK):  # a chunk's vectors in memory at a time, not the corpus's
                 part = units[i:i + WRITE_CHUNK]
-                vecs = cache.vectors(plan.embedder, sorted({embed_key(u) for u in part}))
-                missing = [u.id for u in part if embed_key(u) not in vecs]
+                keys = [u.embed_hash for u in part]
+                vecs = cache.vectors(plan.embedder, sorted(set(keys)))
+                missing = [u.id for u, k in zip(part, keys) if k not in vecs]
                 if missing:
                     raise RebuildError(f"{len(missing)} units have no vector for {plan.embedder} (first: {missing[0]}); the embed stage did not finish")
-                vi.add(name, [u.id for u in part], np.stack([vecs[embed_key(u)] for u in part]),
+                vi.add(name, [u.id for u in part], np.stack([vecs[k] for k in keys]),
                        [{"kind": u.kind, "hash": u.hash, "user": coll["user"] or ""} for u in part])
             toks = cache.tokens(plan.tokenizer, sorted({u.text_hash for u in units}))
             missing = [u.id for u in units if u.text_hash not in toks]
@@ -339,9 +342,6 @@ def write_generation(settings: Settings, snap: Snapshot, plan: Plan, cache: Cach
             vi.close()
         shutil.rmtree(build.path, ignore_errors=True)
         raise
-    finally:
-        if own:
-            cache.close()
 
 
 # -- stage 6: publish -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from contextlib import nullcontext
 from datetime import date
 from pathlib import Path
 
@@ -456,14 +457,10 @@ def refine(settings: Settings, user: str | None = None, *, kit: dict | None = No
         if todo and kit is None:
             kit = make_kit(settings)
         # the facts every item's review reads, opened once for the run (none when there is nothing to review)
-        facts = open_facts(settings) if todo or store.documents() else None
-        try:
+        with facts_for(settings) if todo or store.documents() else nullcontext() as facts:
             refine_items(settings, store, todo, kit, today, user, facts, report)
             settle_unreviewed(settings, store, today, facts)  # a no-op once an earlier version's documents are settled
             report.edited = resync_edited(settings, store, today, facts)
-        finally:
-            if facts is not None:
-                facts.close()
         report.summaries_retried = retry_summaries(settings, store, kit["client"] if kit else _chat(settings))
     finally:
         store.close()

@@ -34,6 +34,11 @@ class Unit:
     def embed_text(self) -> str:
         return self.text[:EMBED_CHARS]
 
+    @property
+    def embed_hash(self) -> str:
+        """What the vector cache keys the unit's vector by (the same text, the same vector)."""
+        return _sha(self.embed_text)
+
 
 def collection_name(scope: str, user: str | None = None) -> str:
     """Chroma-safe collection name: ``local-<10 hex of the user id>`` (user ids may be Chinese), ``global``."""
