@@ -237,8 +237,10 @@ class FactStore:
         self.path = Path(path)
         self.tz = timezone  # the workspace's zone: stored validity is wall time there
         self.db = sqlite_utils.Database(database_file(self.path))  # never through a link (kernel.files.Below)
-        self.db.execute("pragma journal_mode=wal")
+        # the wait first: switching a new file to WAL takes its write lock, which another process opening it at the
+        # same moment may hold (the connection's own default wait is 5 s, short on a loaded machine)
         self.db.execute("pragma busy_timeout=30000")
+        self.db.execute("pragma journal_mode=wal")
         migrations.apply(self.db)
         drift.migrations.apply(self.db)  # facts a later sentence may have changed (storage.drift)
         self.expiry_days = expiry_days or {"technical": 180}
