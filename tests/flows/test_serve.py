@@ -48,7 +48,11 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and done is None:
             time.sleep(3)
-            done = next((r for r in flow_runs(url) if r["auto_scheduled"] and r["state"]["type"] == "COMPLETED"), None)
+            # the digest's own run: another deployment's default schedule may fire meanwhile (inbox-refine at 03:00
+            # in Asia/Shanghai, 19:00 UTC) and finish first
+            digest = {d["id"] for d in api(url, "/deployments/filter", {}) if d["name"] == "daily-digest"}
+            done = next((r for r in flow_runs(url) if r["auto_scheduled"] and r["deployment_id"] in digest
+                         and r["state"]["type"] == "COMPLETED"), None)
         assert done is not None, (tmp_path / "serve.log").read_text()[-4000:]
         deployments = api(ui_api, "/deployments/filter", {})  # the UI's Deployments page, through its URL
         assert {d["name"] for d in deployments} >= {"daily-digest", "backfill", "nightly", "index-rebuild"}
