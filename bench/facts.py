@@ -14,15 +14,15 @@ without Prefect's flow and task runs), then ``index.stages.rebuild``. Then
 Scoring follows the data's README (see :data:`METHOD` for the exact rules): slot level with our own slot keys
 and case-wide, question level, by kind, by language, same-language against cross-lingual questions; plus the
 share of false facts among the current ones. The rule extractor always runs; ``--llm URL#MODEL`` adds the
-chat-model extractor (the digest's ``AGENTOS_LLM_BASE_URL`` path) beside it. A deterministic split
-(:func:`split_of`) labels half the cases ``dev`` (tune on these) and half ``holdout`` (report them apart,
-as not tuned on).
+chat-model extractor (the digest's ``AGENTOS_LLM_BASE_URL`` path) beside it. Every set the folder holds is run and
+reported as its own column: ``dev.jsonl`` (tune on it) and ``unseen.jsonl`` (written by someone else: never tuned on; a
+change that moves dev and not unseen is tuning). A half of one writer's cases is no held-out data (every rule tuned on
+one half fits the other), so the sets are the only split.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -48,7 +48,8 @@ from storage.facts import open_facts
 USER = "bench"
 KINDS = ("value_change", "correction", "stop", "additive", "third_party", "time_qualified", "non_fact", "repeat")
 LANGS = ("zh", "en", "mixed")
-SPLITS = ("dev", "holdout")
+# The sets of a fact_updates folder, in the order they are reported: dev (tune on it), unseen (someone else's: never tuned on)
+SETS = ("dev", "unseen")
 
 METHOD = """\
 - Matching: a value matches a text when its NFKC, case-folded form is a substring of the text's (so full-width
@@ -79,18 +80,21 @@ METHOD = """\
   slots take every fact of the case that contains their `past` strings, whoever it names. "unexpected" counts
   the current facts that contain no `current` string of the case (true extra facts are not penalised by the
   README; this is the noise beside the signal).
-- Questions: answer hit: the current facts `query` returns contain one of `answer` (for `additive`: all);
+- Claims: a fact served as plainly current (status `active`, not `may_have_changed`, not a `statement`, not marked
+  earlier). Only claims hit or go stale; a dated statement does neither.
+- Questions: answer hit: the claims `query` returns contain one of `answer` (for `additive`: all);
   stale shown: they contain a `not` string; question accuracy: (answer hit, or `answer` empty) and no stale
   shown; answer in context: one of `answer` (for `additive`: all) appears anywhere in the returned items
-  (cards and facts; an empty `answer` counts as found); `no_history`: the query stopped at L1 with nothing matched.
+  (cards and facts; an empty `answer` counts as found); first mention right (questions with an `answer`): the
+  first returned item, in the order served and of any kind, whose text holds one of `answer` or of `not` holds one
+  of `answer` (what an agent that trusts the top of its context gets; no such item: wrong); `no_history`: the query
+  stopped at L1 with nothing matched.
 - Languages: by the case's `lang`; a question is cross-lingual when the case is `zh` or `en` and the question is
   in the other language (48 of 86), same-language otherwise (questions on `mixed` logs included).
 """
 
-SPLIT_RULE = ("the cases are sorted by kind (the README's order), then language (zh, en, mixed), then the SHA-256 "
-              "of their id (hex), and labelled alternately down that list: `dev` (tune on these), `holdout` (not tuned "
-              "on), `dev`, ...; so each kind and each language is split as evenly as its count allows, and a case keeps "
-              "its label whatever --limit or --split selects")
+SET_RULE = ("each set of the folder is its own column: `dev` (dev.jsonl, tuned on) and `unseen` (unseen.jsonl, written "
+            "by someone else and never tuned on); --limit takes the first N cases of each set")
 
 # Relation words of both languages, so a third person named 妻子 in the slot is found as 老婆 or wife in a fact.
 RELATIONS = [
@@ -112,23 +116,26 @@ _SELF = re.compile(r"\buser\b|用户|本人", re.I)
 # -- the data ---------------------------------------------------------------------------------------------
 
 
-def load(path) -> list[dict]:
-    """The cases of ``dev.jsonl`` (``path`` is the folder or the file)."""
+def set_files(path) -> dict[str, Path]:
+    """set name -> its file: a folder's ``dev.jsonl`` and ``unseen.jsonl`` (those it holds, in :data:`SETS` order), or the
+    one file given (named by its stem)."""
     p = Path(path)
-    f = p / "dev.jsonl" if p.is_dir() else p
-    return [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not p.is_dir():
+        return {p.stem: p}
+    return {s: p / f"{s}.jsonl" for s in SETS if (p / f"{s}.jsonl").is_file()}
 
 
-def split_of(cases: list[dict]) -> dict[str, str]:
-    """case id -> ``dev`` | ``holdout`` (:data:`SPLIT_RULE`); computed on the whole set, so ``--limit`` keeps labels."""
-    def key(c: dict) -> tuple:
-        return (_order(KINDS, c["kind"]), _order(LANGS, c["lang"]), hashlib.sha256(c["id"].encode("utf-8")).hexdigest())
-
-    return {c["id"]: SPLITS[i % 2] for i, c in enumerate(sorted(cases, key=key))}
-
-
-def _order(names: tuple, name: str) -> int:
-    return names.index(name) if name in names else len(names)
+def load(path) -> list[dict]:
+    """The cases of every set under ``path`` (:func:`set_files`), each labelled with its set (``case["set"]``)."""
+    out = []
+    for name, f in set_files(path).items():
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    out.append({**json.loads(line), "set": name})
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{f}:{n}: not a JSON case ({e.msg})") from None
+    return out
 
 
 # -- matching ---------------------------------------------------------------------------------------------
@@ -228,11 +235,13 @@ def score_case(case: dict, current: list[dict], history: list[dict], answers: li
     # current: valid at the evaluation time, the end of the last day (a value whose successor starts later still is)
     evaluated_at = f"{max(case['days'], default='')}T23:59:59"
     for q, ans in zip(case["questions"], answers):
+        # claims: facts served as plainly current (an item the query marks earlier in its thread is history)
         facts = [it for it in ans["items"] if it["kind"] == "fact" and it["source"].get("status") == "active"
-                 and (not it["source"].get("valid_to") or it["source"]["valid_to"] > evaluated_at)]
+                 and not it["source"].get("earlier") and (not it["source"].get("valid_to") or it["source"]["valid_to"] > evaluated_at)]
         ftexts = [texts[it["source"]["fact"]] if it["source"].get("fact") in texts else it["text"].split(" · ", 2)[-1]
                   for it in facts]
         context = [it["text"] for it in ans["items"]]
+        first = first_mention(context, q["answer"], q["not"])
         hit = _hit(ftexts, q["answer"], kind) if q["answer"] else None
         stale = any(has(t, n) for t in ftexts for n in q["not"])
         cross = case["lang"] in ("zh", "en") and q["lang"] != case["lang"]
@@ -240,12 +249,20 @@ def score_case(case: dict, current: list[dict], history: list[dict], answers: li
                           "relation": "cross-lingual" if cross else "same-language", "status": ans["status"],
                           "answer_hit": hit, "stale_shown": stale, "ok": (hit is not False) and not stale,
                           "in_context": _hit(context, q["answer"], kind) if q["answer"] else True,
-                          "returned_facts": [it["text"] for it in facts]})
+                          "first_right": (first is not None and any(has(context[first], a) for a in q["answer"]))
+                          if q["answer"] else None,
+                          "returned_facts": [it["text"] for it in facts],
+                          "served": [t[:160] for t in context[: (first + 1 if first is not None else 6)]]})
     facts = [{"id": f["id"], "text": fact_text(f), "owner": owners[f["id"]] or "user", "false": f["id"] in false_ids,
               "expected": any(has(texts[f["id"]], v) for v in all_current), "confidence": round(f["confidence"], 3),
               "explicitness": f["explicitness"]} for f in current]
     return {"id": case["id"], "kind": kind, "lang": case["lang"], "slots": slots, "questions": questions, "facts": facts,
             "history": [fact_text(f) for f in history]}
+
+
+def first_mention(texts: list[str], answer: list[str], stale: list[str]) -> int | None:
+    """The index of the first of ``texts`` (items in the order served) that holds one of ``answer`` or ``stale``."""
+    return next((i for i, t in enumerate(texts) if any(has(t, v) for v in [*answer, *stale])), None)
 
 
 def _hit(texts: list[str], values: list[str], kind: str) -> bool:
@@ -303,6 +320,7 @@ def _questions(qs: list[dict]) -> dict:
             "answer_hit": _rate(q["answer_hit"] for q in qs if q["answer_hit"] is not None),
             "stale_shown": _rate(q["stale_shown"] for q in qs),
             "answer_in_context": _rate(q["in_context"] for q in qs),
+            "first_mention_right": _rate(q["first_right"] for q in qs if q.get("first_right") is not None),
             "no_history": _rate(q["status"] == "no_history" for q in qs),
             "no_memory": _rate(q["status"] == "no_memory" for q in qs)}
 
@@ -310,15 +328,18 @@ def _questions(qs: list[dict]) -> dict:
 # -- the run ----------------------------------------------------------------------------------------------
 
 
-def run(path, limit: int | None = None, llm: str | None = None, split: str = "all", log=print, log_format: str = "jsonl",
+def run(path, limit: int | None = None, llm: str | None = None, sets: str = "all", log=print, log_format: str = "jsonl",
         llm_cache: str | None = None, rules: bool = True) -> dict:
-    if split not in ("all", *SPLITS):
-        raise ValueError(f"unknown split {split!r}: dev, holdout or all")
+    """Every case of the chosen sets (``sets``: a set's name, or ``all``) through each path: the rules, and the chat
+    model with ``llm``; each set reported as its own group."""
     cases = load(path)
-    labels = split_of(cases)
-    chosen = [c for c in cases if split == "all" or labels[c["id"]] == split]
-    if limit:
-        chosen = chosen[:limit]
+    names = list(dict.fromkeys(c["set"] for c in cases))
+    if sets != "all" and sets not in names:
+        raise ValueError(f"no set {sets!r} in {path}: {', '.join(names) or 'none'}")
+    chosen = []
+    for name in names if sets == "all" else [sets]:
+        part = [c for c in cases if c["set"] == name]
+        chosen += part[:limit] if limit else part
     systems = [("rules", None)] if rules or not llm else []
     if llm:
         url, _, model = llm.partition("#")
@@ -332,27 +353,26 @@ def run(path, limit: int | None = None, llm: str | None = None, split: str = "al
             scored, days_by, seconds = [], Counter(), []
             for i, case in enumerate(progress.track(chosen, f"facts cases ({name})")):
                 tc = time.perf_counter()
-                rec, emb = run_case(case, work / f"{name.replace(':', '_')}-{case['id']}", chat, emb, log_format,
+                rec, emb = run_case(case, work / f"{name.replace(':', '_')}-{case['set']}-{case['id']}", chat, emb, log_format,
                                     cache=Path(llm_cache) if llm_cache and chat else None)
                 seconds.append(time.perf_counter() - tc)
-                rec["split"] = labels[case["id"]]
+                rec["set"] = case["set"]
                 days_by.update(rec.pop("extractors"))
                 scored.append(rec)
                 if (i + 1) % 10 == 0 or i + 1 == len(chosen):
                     log(f"facts {name}: {i + 1}/{len(chosen)} cases, {sum(seconds):.0f} s")
-            groups = {"all": {**metrics(scored), **model_cost(scored)}}
-            for s in SPLITS:
-                part = [c for c in scored if c["split"] == s]
-                if part:
-                    groups[s] = {**metrics(part), **model_cost(part)}
+            groups = {}
+            for s in dict.fromkeys(c["set"] for c in scored):
+                part = [c for c in scored if c["set"] == s]
+                groups[s] = {**metrics(part), **model_cost(part)}
             paths[name] = {"groups": groups, "extractor_days": dict(days_by), "seconds": round(sum(seconds), 1),
                            "seconds_per_case": round(sum(seconds) / max(1, len(seconds)), 2), "cases": scored}
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {"dataset": str(path), "cases": len(chosen), "slots": sum(len(c["expect"]) for c in chosen),
-            "questions": sum(len(c["questions"]) for c in chosen), "split": split, "split_rule": SPLIT_RULE,
-            "splits": {s: [c["id"] for c in chosen if labels[c["id"]] == s] for s in SPLITS}, "log_format": log_format,
-            "embedder": getattr(emb, "identity", None), "paths": paths, "method": METHOD,
+            "questions": sum(len(c["questions"]) for c in chosen), "set": sets, "set_rule": SET_RULE,
+            "sets": {s: [c["id"] for c in chosen if c["set"] == s] for s in dict.fromkeys(c["set"] for c in chosen)},
+            "log_format": log_format, "embedder": getattr(emb, "identity", None), "paths": paths, "method": METHOD,
             "versions": library_versions(), "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -445,7 +465,7 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
         listed = facts_as_of(settings)["facts"]
         # a fact served as "may have changed", or a statement no rule read ("what the user said that day"), is no current
         # value (neither a hit nor a stale) and no history either
-        current = [f for f in listed if f["status"] not in ("may_have_changed", "statement")]
+        current = [f for f in listed if f["status"] not in ("may_have_changed", "statement", "earlier")]
         flagged = [f for f in listed if f["status"] == "may_have_changed"]
         said = [f for f in listed if f["status"] == "statement"]
         store = open_facts(settings)
@@ -453,7 +473,7 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
             rows = [dict(r) for r in store.db["facts"].rows_where("user_id = ?", [USER], order_by="id")]
         finally:
             store.close()
-        live = {f["id"] for f in listed}
+        live = {f["id"] for f in listed if f["status"] != "earlier"}  # a claim a newer one of its thread replaced is history
         history = [r for r in rows if r["id"] not in live]
         answers = [ask(q["q"], user=USER, settings=settings).to_dict() for q in case["questions"]]
     rec = score_case(case, current, history, answers)
@@ -469,14 +489,15 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
 
 # -- output -----------------------------------------------------------------------------------------------
 
-ROWS = [("slot accuracy (own slot keys)", "slot_accuracy"), ("  current hit", "current_hit"), ("  stale slots", "stale"),
+ROWS = [("slot accuracy (own slot keys)", "slot_accuracy"), ("  current hit", "current_hit"), ("  stale claims (slots)", "stale"),
         ("slot accuracy (case-wide)", ("case_wide", "slot_accuracy")), ("  stale slots (case-wide)", ("case_wide", "stale")),
         ("history kept (value_change, stop)", "history_kept"), ("self-supersession (repeat)", "self_supersession"),
         ("non-fact false (README)", "non_fact_false"), ("false facts / current facts", "false_facts"),
         ("cases with a false fact", "cases_with_false_facts"), ("unexpected current facts", "unexpected_facts"),
         ("facts flagged may_have_changed (count)", "flagged_facts"), ("statements no rule read (count)", "statements"),
         ("question accuracy", "question_accuracy"), ("  answer hit", "answer_hit"), ("  stale shown", "stale_shown"),
-        ("answer in returned context", "answer_in_context"), ("stopped at no_history", "no_history"),
+        ("answer in returned context", "answer_in_context"), ("first mention right", "first_mention_right"),
+        ("stopped at no_history", "no_history"),
         ("stopped at no_memory", "no_memory")]
 
 
@@ -504,8 +525,8 @@ def _fmt(v) -> str:
 
 
 def _groups(res: dict) -> list[tuple[str, str, dict]]:
-    """(path, group, metrics) columns: every path's all / dev / holdout."""
-    return [(p, g, d["groups"][g]) for p, d in res["paths"].items() for g in ("all", *SPLITS) if g in d["groups"]]
+    """(path, group, metrics) columns: every path's sets, dev beside unseen."""
+    return [(p, g, m) for p, d in res["paths"].items() for g, m in d["groups"].items()]
 
 
 def render(res: dict) -> str:
@@ -520,13 +541,13 @@ def render(res: dict) -> str:
         if any(m.get("model") for *_, m in cols):
             lines.append(f"{label:<38}" + "".join(f"{_num((m.get('model') or {}).get(key)):>19}" for *_, m in cols))
     for p, d in res["paths"].items():
-        all_ = d["groups"]["all"]
-        lines.append(f"{p} by kind (slot accuracy / case-wide / question accuracy): " + ", ".join(
-            f"{k} {_fmt(v['slot_accuracy'])}/{_fmt(v['case_wide']['slot_accuracy'])}/{_fmt(v['question_accuracy'])}"
-            for k, v in all_["by_kind"].items()))
-        lines.append(f"{p} question accuracy same-language {_fmt(all_['by_relation']['same-language']['question_accuracy'])}, "
-                     f"cross-lingual {_fmt(all_['by_relation']['cross-lingual']['question_accuracy'])}; "
-                     f"extractor days {d['extractor_days']}; {d['seconds']} s")
+        for g, m in d["groups"].items():
+            lines.append(f"{p} {g} by kind (slot accuracy / question accuracy / first mention right): " + ", ".join(
+                f"{k} {_fmt(v['slot_accuracy'])}/{_fmt(v['question_accuracy'])}/{_fmt(v['first_mention_right'])}"
+                for k, v in m["by_kind"].items()))
+            lines.append(f"{p} {g} question accuracy same-language {_fmt(m['by_relation']['same-language']['question_accuracy'])}, "
+                         f"cross-lingual {_fmt(m['by_relation']['cross-lingual']['question_accuracy'])}")
+        lines.append(f"{p}: extractor days {d['extractor_days']}; {d['seconds']} s")
     return "\n".join(lines)
 
 
@@ -539,8 +560,7 @@ def markdown(res: dict, command: str) -> str:
           "(`digest.stages.digest_day`, the stages `agentos backfill` runs, without Prefect), `index.stages.rebuild`, "
           "then the current facts as `agentos facts list --json` reads them and every question through `query.ask.ask` "
           "(what `agentos query --json` returns).", "",
-          f"Split: {res['split_rule']}. `dev`: {len(res['splits']['dev'])} cases, `holdout` (not tuned on): "
-          f"{len(res['splits']['holdout'])} cases.", "",
+          f"Sets: {res['set_rule']}. " + ", ".join(f"`{s}`: {len(ids)} cases" for s, ids in res["sets"].items()) + ".", "",
           "| metric | " + " | ".join(f"{p} {g}" for p, g, _ in cols) + " |", "|---" * (len(cols) + 1) + "|",
           "| cases / slots / questions | " + " | ".join(f"{m['cases']} / {m['slots']} / {m['questions']}" for *_, m in cols) + " |",
           "| current facts at the end | " + " | ".join(f"{m['current_facts']}" for *_, m in cols) + " |"]
@@ -556,26 +576,27 @@ def markdown(res: dict, command: str) -> str:
         md += ["", f"## {p}: by kind, language and question language", "",
                "Extractor per digested day: " + ", ".join(f"{k}: {v} days" for k, v in d["extractor_days"].items()) + f"; {d['seconds']} s ({d['seconds_per_case']} s per case).", ""]
         for title, key, names in (("kind", "by_kind", KINDS), ("language", "by_lang", LANGS)):
-            md += [f"| {title} | split | slots | slot accuracy | stale | case-wide accuracy | case-wide stale | false facts | "
-                   "questions | question accuracy | answer in context | no_history |", "|---" * 12 + "|"]
+            md += [f"| {title} | set | slots | slot accuracy | stale | case-wide accuracy | case-wide stale | false facts | "
+                   "questions | question accuracy | answer in context | first mention right | no_history |", "|---" * 13 + "|"]
             for name in names:
-                for g in ("all", *SPLITS):
+                for g in d["groups"]:
                     m = d["groups"].get(g, {}).get(key, {}).get(name)
                     if m:
                         md.append(f"| {name} | {g} | {m['slots']} | {_fmt(m['slot_accuracy'])} | {_fmt(m['stale'])} | "
                                   f"{_fmt(m['case_wide']['slot_accuracy'])} | {_fmt(m['case_wide']['stale'])} | "
                                   f"{_fmt(m['false_facts'])} | {m['questions']} | {_fmt(m['question_accuracy'])} | "
-                                  f"{_fmt(m['answer_in_context'])} | {_fmt(m['no_history'])} |")
+                                  f"{_fmt(m['answer_in_context'])} | {_fmt(m['first_mention_right'])} | {_fmt(m['no_history'])} |")
             md.append("")
-        md += ["| questions | split | n | question accuracy | answer hit | stale shown | answer in context | no_history |",
-               "|---" * 8 + "|"]
+        md += ["| questions | set | n | question accuracy | answer hit | stale shown | answer in context | first mention right | "
+               "no_history |", "|---" * 9 + "|"]
         for r in ("same-language", "cross-lingual"):
-            for g in ("all", *SPLITS):
+            for g in d["groups"]:
                 m = d["groups"].get(g, {}).get("by_relation", {}).get(r)
                 if m and m["questions"]:
                     md.append(f"| {r} | {g} | {m['questions']} | {_fmt(m['question_accuracy'])} | {_fmt(m['answer_hit'])} | "
-                              f"{_fmt(m['stale_shown'])} | {_fmt(m['answer_in_context'])} | {_fmt(m['no_history'])} |")
-        md += ["", f"### {p}: failed slots and questions", "", "| case | split | kind | slot or question | what happened |",
+                              f"{_fmt(m['stale_shown'])} | {_fmt(m['answer_in_context'])} | {_fmt(m['first_mention_right'])} | "
+                               f"{_fmt(m['no_history'])} |")
+        md += ["", f"### {p}: failed slots and questions", "", "| case | set | kind | slot or question | what happened |",
                "|---|---|---|---|---|"]
         for c in d["cases"]:
             for s in c["slots"]:
@@ -585,13 +606,14 @@ def markdown(res: dict, command: str) -> str:
                         why.append(f"no current fact holds {' / '.join(s['current'])}")
                     if s["keyed"]["stale"]:
                         why.append(f"a current fact holds {' / '.join(s['past'])}")
-                    md.append(f"| {c['id']} | {c['split']} | {c['kind']} | slot: {_cell(s['slot'])} | {_cell('; '.join(why))} |")
+                    md.append(f"| {c['id']} | {c['set']} | {c['kind']} | slot: {_cell(s['slot'])} | {_cell('; '.join(why))} |")
             for q in c["questions"]:
-                if not q["ok"]:
+                if not q["ok"] or q.get("first_right") is False:
                     why = [q["status"]] + (["answer not among the returned facts"] if q["answer_hit"] is False else []) \
-                        + (["a stale value returned"] if q["stale_shown"] else [])
-                    md.append(f"| {c['id']} | {c['split']} | {c['kind']} | {_cell(q['q'])} | {_cell(', '.join(why))} |")
-    head = {k: v for k, v in res.items() if k not in ("paths", "method", "splits")}
+                        + (["a stale value returned"] if q["stale_shown"] else []) \
+                        + (["the first mention is wrong"] if q.get("first_right") is False else [])
+                    md.append(f"| {c['id']} | {c['set']} | {c['kind']} | {_cell(q['q'])} | {_cell(', '.join(why))} |")
+    head = {k: v for k, v in res.items() if k not in ("paths", "method", "sets")}
     md += ["", "## Method", "", res["method"], "## Every figure (JSON: the run, then each path's groups, one per line)", "",
            "```json", json.dumps(head, ensure_ascii=False)]
     md += [json.dumps({"path": p, "group": g, **m}, ensure_ascii=False) for p, d in res["paths"].items() for g, m in d["groups"].items()]

@@ -89,10 +89,13 @@ def cmd_bench(args) -> int:
         from bench import facts
 
         folder = Path(args.path)
-        if not (folder / "dev.jsonl" if folder.is_dir() else folder).is_file():
-            raise CliError(f"no dev.jsonl in {args.path} (the fact_updates folder)")
-        res = facts.run(args.path, limit=args.limit, llm=args.llm, split=args.split, log=log, llm_cache=args.llm_cache,
-                        rules=not args.no_rules)
+        if not (any((folder / f"{s}.jsonl").is_file() for s in facts.SETS) if folder.is_dir() else folder.is_file()):
+            raise CliError(f"no dev.jsonl or unseen.jsonl in {args.path} (the fact_updates folder)")
+        try:
+            res = facts.run(args.path, limit=args.limit, llm=args.llm, sets=args.set, log=log, llm_cache=args.llm_cache,
+                            rules=not args.no_rules)
+        except ValueError as e:
+            raise CliError(str(e)) from None
         _report_and_emit(args, res, facts, command)
     else:
         # lazy: the query stack (bench.perf) stays off `agentos` start-up
@@ -168,10 +171,11 @@ def add_parser(sub, name: str = "bench") -> None:
                  "fact extraction with supersession on fact_updates: each case's days through the digest's stages, "
                  "then its current facts and the layered query scored slot by slot and question by question "
                  "(by kind, language, same-language vs cross-lingual), the rule path beside the chat-model path")
-    sp.add_argument("path", help="the fact_updates folder (or its dev.jsonl), e.g. ../shared/eval/fact_updates")
-    sp.add_argument("--limit", type=counted(), help="only the first N cases of the split (a quick run)")
-    sp.add_argument("--split", choices=("dev", "holdout", "all"), default="all",
-                    help="which cases: dev (tune on these), holdout (not tuned on) or all (default; both reported apart)")
+    sp.add_argument("path", help="the fact_updates folder (dev.jsonl and unseen.jsonl, each its own column) or one of its "
+                    "files, e.g. ../shared/eval/fact_updates")
+    sp.add_argument("--limit", type=counted(), help="only the first N cases of each set (a quick run)")
+    sp.add_argument("--set", choices=("dev", "unseen", "all"), default="all",
+                    help="which set: dev (tuned on), unseen (someone else's, never tuned on) or all (default; each its own column)")
     sp.add_argument("--llm", metavar="URL#MODEL", help="also run the digest's chat-model extractor on this OpenAI-compatible endpoint, "
                     "e.g. http://127.0.0.1:8090/v1#qwen2.5-coder-1.5b (`make llm` serves one there)")
     sp.add_argument("--llm-cache", metavar="DIR", help="keep the chat model's answers in DIR across runs (each case's synced "

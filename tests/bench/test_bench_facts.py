@@ -1,5 +1,5 @@
-"""``agentos bench facts``: the scoring rules on hand-made facts, the split, a short run over fact_updates with every
-metric and breakdown, and the chat-model path against a loopback OpenAI-compatible server."""
+"""``agentos bench facts``: the scoring rules on hand-made facts, the sets (dev beside unseen), a short run over
+fact_updates with every metric and breakdown, and the chat-model path against a loopback OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -11,14 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.facts import SPLITS, day_log, load, metrics, score_case, split_of
+from bench.facts import KINDS, day_log, load, metrics, score_case
 from tests.kit.chat_server import ChatServer
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 METRICS = {"cases", "slots", "slot_accuracy", "current_hit", "stale", "case_wide", "history_kept", "self_supersession",
            "non_fact_false", "current_facts", "false_facts", "false_fact_count", "cases_with_false_facts", "unexpected_facts",
-           "questions", "question_accuracy", "answer_hit", "stale_shown", "answer_in_context", "no_history", "no_memory"}
-QUESTION_METRICS = {"questions", "question_accuracy", "answer_hit", "stale_shown", "answer_in_context", "no_history", "no_memory"}
+           "questions", "question_accuracy", "answer_hit", "stale_shown", "answer_in_context", "first_mention_right", "no_history",
+           "no_memory"}
+QUESTION_METRICS = {"questions", "question_accuracy", "answer_hit", "stale_shown", "answer_in_context", "first_mention_right",
+                    "no_history", "no_memory"}
 
 
 def _fact(fid: int, subject: str, predicate: str, obj: str, confidence: float = 0.9) -> dict:
@@ -113,48 +115,60 @@ def test_markdown_day_logs_keep_multi_line_messages_as_continuations():
     assert text == "[10:05:32] 用户: 端口是 2222\n[10:06:00] 助手: 好的：\n  Host git\n  Port 2222\n"
 
 
-def test_the_split_halves_every_kind_and_is_stable(eval_dir):
-    folder = eval_dir / "fact_updates"
-    if not folder.is_dir():
-        pytest.skip(f"fact_updates not found at {folder}")
-    cases = load(folder)
-    labels = split_of(cases)
-    assert labels == split_of(list(reversed(cases)))  # order of the file does not matter
-    assert sorted(labels.values()).count("dev") == 30 and set(labels.values()) == set(SPLITS)
-    for kind in {c["kind"] for c in cases}:
-        n = [labels[c["id"]] for c in cases if c["kind"] == kind]
-        assert abs(n.count("dev") - n.count("holdout")) <= 1, kind
+def test_the_first_mention_is_the_first_served_item_holding_the_answer_or_a_stale_value():
+    case = {"id": "f-1", "lang": "zh", "kind": "value_change", "days": {"2026-03-05": []},
+            "expect": [{"slot": "工位楼层", "current": ["12楼"], "past": ["7楼"]}],
+            "questions": [{"q": "我的工位现在在几楼？", "lang": "zh", "answer": ["12楼"], "not": ["7楼"]}]}
+    newest_first = _answer("ok", cards=("[2026-03-05] 工位搬到12楼了", "[2026-03-02] 工位在7楼"))
+    oldest_first = _answer("ok", cards=("[2026-03-01] 早上好", "[2026-03-02] 工位在7楼", "[2026-03-05] 工位搬到12楼了"))
+    right, wrong = (score_case(case, [], [], [a])["questions"][0] for a in (newest_first, oldest_first))
+    assert right["first_right"] is True and wrong["first_right"] is False  # an item holding neither value is passed over
+    assert right["in_context"] is True and wrong["in_context"] is True  # both hold the answer somewhere
+    assert right["ok"] is False  # statements and cards are no claims: the answer is not among the claims
+    nothing = score_case(case, [], [], [_answer("ok", cards=("[2026-03-01] 早上好",))])["questions"][0]
+    assert nothing["first_right"] is False
+    assert metrics([score_case(case, [], [], [newest_first])])["first_mention_right"] == 1.0
 
 
-def test_agentos_bench_facts_reports_every_metric_by_kind_language_and_split(eval_dir, tmp_path):
+def test_a_folder_gives_each_set_its_own_label_and_a_broken_line_is_named(tmp_path):
+    (tmp_path / "dev.jsonl").write_text(json.dumps(THIRD, ensure_ascii=False) + "\n", encoding="utf-8")
+    (tmp_path / "unseen.jsonl").write_text(json.dumps({**THIRD, "id": "u-1"}, ensure_ascii=False) + "\n\n", encoding="utf-8")
+    assert [(c["id"], c["set"]) for c in load(tmp_path)] == [("t-1", "dev"), ("u-1", "unseen")]
+    assert [c["set"] for c in load(tmp_path / "unseen.jsonl")] == ["unseen"]
+    (tmp_path / "unseen.jsonl").write_text(json.dumps(THIRD) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"unseen\.jsonl:2: not a JSON case"):
+        load(tmp_path)
+
+
+def test_agentos_bench_facts_reports_every_metric_by_kind_language_and_set(eval_dir, tmp_path):
     folder = eval_dir / "fact_updates"
-    if not folder.is_dir():
-        pytest.skip(f"fact_updates not found at {folder}")
+    if not (folder / "dev.jsonl").is_file() or not (folder / "unseen.jsonl").is_file():
+        pytest.skip(f"fact_updates (dev.jsonl and unseen.jsonl) not found at {folder}")
     report = tmp_path / "facts.md"
-    p = subprocess.run([AGENTOS, "bench", "facts", str(folder), "--limit", "4", "--json", "--report", str(report)],
+    p = subprocess.run([AGENTOS, "bench", "facts", str(folder), "--limit", "2", "--json", "--report", str(report)],
                        capture_output=True, text=True, timeout=600, env={**os.environ, "AGENTOS_HOME": str(tmp_path / "home")})
     assert p.returncode == 0, p.stderr[-3000:]
     res = json.loads(p.stdout)
-    assert res["cases"] == 4 and res["split"] == "all" and set(res["paths"]) == {"rules"}
-    assert sorted(res["splits"]["dev"] + res["splits"]["holdout"]) == ["dev-001", "dev-002", "dev-003", "dev-004"]
+    assert res["cases"] == 4 and res["set"] == "all" and set(res["paths"]) == {"rules"}
+    assert res["sets"]["dev"] == ["dev-001", "dev-002"] and len(res["sets"]["unseen"]) == 2
     rules = res["paths"]["rules"]
     assert set(rules["extractor_days"]) == {"rules"}
-    assert set(rules["groups"]) == {"all", "dev", "holdout"}
+    assert list(rules["groups"]) == ["dev", "unseen"]  # each set its own column, dev first
     for name, g in rules["groups"].items():
         assert METRICS <= set(g), name
         assert set(g["case_wide"]) == {"slot_accuracy", "current_hit", "stale"}
-        assert set(g["by_kind"]) == {"value_change"} and METRICS <= set(g["by_kind"]["value_change"])
+        assert set(g["by_kind"]) <= set(KINDS) and all(METRICS <= set(v) for v in g["by_kind"].values())
         assert set(g["by_lang"]) <= {"zh", "en", "mixed"} and all(METRICS <= set(v) for v in g["by_lang"].values())
         assert set(g["by_relation"]) == {"same-language", "cross-lingual"}
         assert all(QUESTION_METRICS <= set(v) for v in g["by_relation"].values())
-        for key in ("slot_accuracy", "stale", "question_accuracy", "answer_in_context", "no_history"):
+        for key in ("slot_accuracy", "stale", "question_accuracy", "answer_in_context", "first_mention_right", "no_history"):
             assert 0 <= g[key] <= 1, (name, key)
-    all_ = rules["groups"]["all"]
-    assert all_["slots"] == 8 and all_["questions"] == 8 and all_["by_relation"]["cross-lingual"]["questions"] >= 1
-    assert all_["cases"] == rules["groups"]["dev"]["cases"] + rules["groups"]["holdout"]["cases"]
+    dev = rules["groups"]["dev"]
+    assert dev["cases"] == 2 and dev["slots"] == 4 and dev["questions"] == 4 and dev["by_relation"]["cross-lingual"]["questions"] >= 1
+    assert rules["groups"]["unseen"]["cases"] == 2
     assert os.environ.get("AGENTOS_NOW")  # the suite's pin is untouched in this process
     text = report.read_text(encoding="utf-8")
-    assert "| rules all | rules dev | rules holdout |" in text and "## Method" in text and "digest_day" in text
+    assert "| rules dev | rules unseen |" in text and "## Method" in text and "digest_day" in text and "first mention right" in text
 
 
 CHAT_CASE = {"id": "chat-1", "lang": "zh", "kind": "value_change",
@@ -185,9 +199,9 @@ def test_the_chat_model_path_runs_beside_the_rules_through_a_loopback_server(tmp
     # day 1: nothing is known, so "a new value for fact #1" names an id never shown: dropped, and the rules read the
     # turn the model left (Vim); day 2: fact #1 is that one, and the update closes exactly it
     assert [f["text"] for f in facts] == ["主力编辑器一直 · value · Helix"]
-    cost = chat["groups"]["all"]["model"]
+    cost = chat["groups"]["dev"]["model"]
     assert cost["days"] == 2 and cost["requests_per_day"] == 1.0 and cost["ops"] == 2 and cost["dropped"] == {"fact id not shown": 1}
-    assert cost["dropped_share"] == 0.5 and chat["groups"]["all"]["seconds_per_day"] > 0
-    g = chat["groups"]["all"]
+    assert cost["dropped_share"] == 0.5 and chat["groups"]["dev"]["seconds_per_day"] > 0
+    g = chat["groups"]["dev"]
     assert g["current_hit"] == 1.0 and g["stale"] == 0.0 and g["slot_accuracy"] == 1.0 and g["false_facts"] == 0.0
     assert g["history_kept"] == 1.0  # Vim, superseded, is history
