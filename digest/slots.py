@@ -11,18 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from digest.extract.people import EN_RELATIONS, ZH_RELATIONS
 from kernel.text import has_cjk, normalize_key
+from vocabulary.content import EN_COMMON
+from vocabulary.people import persons as _persons
 from vocabulary.valuetypes import TYPE_WORDS
 
-_EN_PERSON = re.compile(rf"\b(?:{EN_RELATIONS})\b", re.I)
-_ZH_PERSON = re.compile(ZH_RELATIONS)
 _WORD = re.compile(r"[a-z0-9]+")
-
-
-def _persons(text: str) -> frozenset[str]:
-    """The relation words a subject names (妈妈, brother): a subject about someone else is that person's slot."""
-    return frozenset(m.group(0).casefold() for rx in (_ZH_PERSON, _EN_PERSON) for m in rx.finditer(text))
 
 
 def _unnamed(subject: str) -> bool:
@@ -71,19 +65,13 @@ BACKGROUND = (
 CLEAR_MARGIN = 0.03
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _EN_CONTENT = re.compile(r"[a-z][a-z0-9+#]{2,}")
-_COMMON = frozenset(
-    """the and for with from that this these those have has had was were are been being now still just also really then
-    than into onto over about some any all our your their his her its they them what when where which who how not but
-    use used using uses get got getting day days week weeks month months year years time today yesterday tomorrow lately
-    currently nowadays anymore longer instead switched moved changed joined left new old most more very much""".split()
-)
 _ZH_COMMON = frozenset("现在 如今 目前 已经 以后 从此 今后 最近 时候 我们 自己 一个 这个 那个 开始 了一 上个 这个 个月 上周 之前 以前".split())
 
 
 def content(text: str) -> set[str]:
     """Words that name something: English words past the common ones (cut to five letters, so "pipelines" meets
     "pipeline"), Chinese character pairs past the time and function ones."""
-    words = {w[:5] for w in _EN_CONTENT.findall(text.casefold()) if w not in _COMMON}
+    words = {w[:5] for w in _EN_CONTENT.findall(text.casefold()) if w not in EN_COMMON}
     for run in _CJK_RUN.findall(text):
         words |= {run[i:i + 2] for i in range(len(run) - 1) if run[i:i + 2] not in _ZH_COMMON}
     return words

@@ -31,6 +31,7 @@ from kernel.tokenize import default_tokenizer
 from kernel.workspace import Workspace, check_no_restore
 from query.index_reader import open_last_good, open_reader
 from query.rules import check, load_rules
+from query.threads import Piece, arrange
 from retrieval import bilingual
 from retrieval.bilingual import script_lang
 from safety.secrets import mask_lines, mask_value
@@ -400,6 +401,8 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     now = clock.wall_iso(settings.timezone)  # facts' validity is wall time in the workspace's zone
     changed: dict[int, dict] = {}  # facts a later sentence may have changed (storage.drift)
 
+    pieces: dict[str, Piece] = {}  # what topic threads read of each served item (query.threads)
+
     def add_fact(fid: int, score: float | None) -> None:
         if fid in seen:
             return
@@ -409,6 +412,10 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
             item = _fact_item(row, score, now=now, change=changed.get(fid))
             (stale if item.source["stale"] else ordered).append(item)  # stale facts rank below every fresh item
             facts.append(item)
+            claim = item.source["status"] == "active" and not item.source["stale"]
+            pieces[item.id] = Piece(at=row["valid_from"], text=f"{row['subject']} {row['object']}", claim=claim, fact=True,
+                                    subject=row["subject"], value=row["object"] if claim else None,
+                                    multi=claim and bool(row["multi_valued"]))  # a statement's predicate lists nothing
 
     try:
         changed.update(store.changes(user))
@@ -419,10 +426,15 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
             if unit["kind"] == "fact":
                 add_fact(int(unit["meta"]["fact"]), s)
             elif unit["kind"] == "card":
-                ordered.append(_card_item(u, unit["meta"], s))
+                item = _card_item(u, unit["meta"], s)
+                ordered.append(item)
+                meta = unit["meta"]
+                pieces[item.id] = Piece(at=f"{meta.get('date') or ''}T{(meta.get('time') or '')[:8]}",
+                                        text=f"{meta.get('topic') or ''} {meta.get('summary') or ''}")
                 pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
                 for fid in pointed[:CARD_FACTS]:
                     add_fact(fid, fused.get(f"fact:{fid}"))
+        ordered = in_threads(ordered, pieces)
         ordered.extend(stale)
         if history:
             shown = {f.source["fact"] for f in facts}
@@ -473,6 +485,20 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
                                   {"raw_ref": meta["raw_ref"], "file": meta.get("file"), "lines": [int(first), last], "card": meta.get("card")}))
         ans.status = "ok"
     return _finish(ans, t0)
+
+
+def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:
+    """``items`` served by topic thread (query.threads): each thread newest first in the places its items held, the
+    older items of a single-valued thread marked ``earlier`` (their day, as a field and in the text)."""
+    known = [it for it in items if it.id in pieces]
+    order, earlier = arrange([pieces[it.id] for it in known])
+    for i, day in earlier.items():
+        it = known[i]
+        it.source["earlier"] = day
+        it.text += f" (earlier, {day})"
+        it.tokens = count_tokens(it.text)
+    arranged = iter([known[i] for i in order])
+    return [next(arranged) if it.id in pieces else it for it in items]
 
 
 def _finish(ans: Answer, t0: float) -> Answer:

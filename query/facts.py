@@ -11,6 +11,7 @@ from safety.secrets import mask_lines, mask_value
 from kernel.settings import Settings
 from kernel.workspace import check_no_restore
 from query.rules import check_request
+from query.threads import Piece, replaced
 from storage.drift import as_served
 from storage.facts import open_facts
 from kernel.workspace import Workspace
@@ -22,8 +23,8 @@ def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence:
     user's last known value: it is still listed, after the fresh ones, with ``stale: true`` and ``stale_since`` (its
     expiry's date). A fact the user may have changed since in words no rule read (``storage.drift``) is listed with
     status ``may_have_changed``, ``changed_on`` and the newer sentence (``newer``), not as ``active``; a self-disclosure
-    no rule read, kept as a statement, with status ``statement`` and ``said_on``. Retracted and forgotten facts never
-    are. ``upcoming``: values that start after now ("from April 1"), not valid yet."""
+    no rule read, kept as a statement, with status ``statement`` and ``said_on``; a fact a newer one of its topic thread
+    makes history (``in_threads``), with status ``earlier``. Retracted and forgotten facts never are. ``upcoming``: values that start after now ("from April 1"), not valid yet."""
     check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     store = open_facts(settings)
     try:
@@ -31,13 +32,31 @@ def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence:
         # a fact a later sentence may have changed: status may_have_changed, its day and the sentence beside it; a
         # self-disclosure no rule read: status statement, the day it was said
         changed = store.changes(settings.user, when)
-        rows = [as_served(r, changed.get(r["id"])) for r in rows]
+        rows = in_threads([as_served(r, changed.get(r["id"])) for r in rows])
         # still to come, seen from now (a past as-of view does not list what was learnt after that day)
         later = [r for r in store.upcoming(settings.user) if r["confidence"] >= min_confidence]
     finally:
         store.close()
     return {"user": settings.user, "as_of": when.isoformat() if when else "now", "facts": [masked(r) for r in rows],
             "upcoming": [masked(r) for r in later]}
+
+
+EARLIER = "earlier"
+
+
+def in_threads(rows: list[dict]) -> list[dict]:
+    """``rows`` (as served) with every claim a newer row of its topic thread makes history (query.threads ``replaced``)
+    served as status ``earlier``: its day (``earlier``), the newer row's day (``newer_on``) and what it says (``newer``)."""
+    pieces = [Piece(at=r["valid_from"], text=f"{r['subject']} {r['object']}", claim=r["status"] == "active", fact=True,
+                    subject=r["subject"], value=r["object"] if r["status"] == "active" else None,
+                    multi=r["status"] == "active" and bool(r["multi_valued"]))  # a statement's predicate lists nothing
+              for r in rows]
+    out = list(rows)
+    for i, j in replaced(pieces).items():
+        newer = rows[j]
+        out[i] = {**rows[i], "status": EARLIER, "earlier": rows[i]["valid_from"][:10], "newer_on": newer["valid_from"][:10],
+                  "newer": f"{newer['subject']} · {newer['predicate']} · {newer['object']}"}
+    return out
 
 
 def fact_history(settings: Settings, subject: str, *, closed: bool = False) -> dict:

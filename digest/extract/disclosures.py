@@ -4,9 +4,10 @@ of the speaker's own life or work (issue 26).
 Two uses, both by the classes of words every family already respects (questions, hypotheticals, hedges, wishes and
 plans, jokes and examples, quotes, someone else's words, chat about the chat), never by topics or phrases:
 
-- a **self-disclosure** ("I've been doing the Sunday long runs with a club from work", "我们组的周报都交给小王整理了"):
-  a first-person statement of the user's, not a question, not a hypothetical, not a wish, not hedged, not a joke or
-  a quote, not someone else's; no rule reads an attribute and a value from it, so it is kept as a dated statement
+- a **self-disclosure** ("I've been doing the Sunday long runs with a club from work", "我们组的周报都交给小王整理了"),
+  or a plain word about a thing ("everything builds on GitHub Actions now"): a statement of the user's, not a
+  question, not a hypothetical, not a wish, not hedged, not a joke or a quote, not someone else's; no rule reads an
+  attribute and a value from it, so it is kept as a dated statement
   (``states``, the sentence itself, masked by the store; ``extractor`` :data:`STATEMENT`). The rules are unsure of
   what it means, so it is never a plain current fact: it is served as what the user said on that day
   (``storage.drift``: status ``statement``), which retrieval reaches and which supersedes nothing;
@@ -15,7 +16,9 @@ plans, jokes and examples, quotes, someone else's words, chat about the chat), n
   changed.
 
 ``unread(turns, candidates)`` finds the sentences; ``kind_of(sent, day)`` says which of the two a sentence is (or
-neither); ``disclosures(turns, day, candidates)`` turns the self-disclosures into candidates.
+neither); ``disclosures(turns, day, candidates)`` turns the self-disclosures and the plain words about a thing (a
+"word" that is not hedged) into statements: everything the user said of now is then in a topic thread, as a claim or as
+what was said that day (issue 40).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from digest.extract.anchored import NOT_REAL, OTHERS, QUOTES, TENTATIVE
+from digest.extract.anchored import NOT_REAL, OTHERS, QUOTES, TENTATIVE, anchored_person
 from digest.extract.events import CHAT_BOILERPLATE, GREETING, NOTHING, event_object
 from digest.extract.normalize import Sentence, sentences, Source
 from digest.extract.objects import evidence_of
@@ -97,7 +100,13 @@ def disclosures(turns: list[Turn], day: date, candidates: list[Candidate]) -> li
     nature, multi, confidence = PREDICATES["states"]
     out, seen = [], set()
     for turn, sent in unread(turns, candidates):
-        if kind_of(sent, day) != "disclosure":
+        kind = kind_of(sent, day)
+        # a plain word about a named thing ("everything builds on GitHub Actions now", a typed value, a name) is said as
+        # surely as one about the speaker: kept as what was said that day, in its topic thread (query.threads); not a
+        # hedged one, not one that names nothing ("that's all", "先这样改吧": chat, not memory), not one about
+        # someone else ("my brother has been ...": theirs, not the user's statement)
+        if kind is None or (kind == "word" and (hedged(sent, 0, len(sent.s)) or not named(sent.s, sent.cjk)
+                                                or anchored_person(sent, len(sent.s)))):
             continue
         obj = event_object(sent)
         key = (turn.source_file, turn.line_start, obj)

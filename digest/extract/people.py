@@ -9,17 +9,10 @@ import re
 
 from digest.extract.normalize import Sentence
 from digest.extract.rule import Found
+from vocabulary.people import EN_RELATIONS, ZH_RELATIONS
 
-_REL = (
-    r"同事|女儿|儿子|老婆|妻子|老公|丈夫|媳妇|妈妈|老妈|我妈|妈|爸爸|老爸|爸|哥哥|姐姐|弟弟|妹妹|朋友|经理|老板|领导|室友|同学|"
-    r"男朋友|女朋友|对象|爷爷|奶奶|外公|外婆|表哥|表姐|表弟|表妹|堂哥|堂姐|舅舅|叔叔|阿姨|哥|姐|弟|妹"
-)
-# The relation words of both languages, for the families that ask whose value a sentence states.
-ZH_RELATIONS = _REL
-EN_RELATIONS = (
-    r"wife|husband|partner|girlfriend|boyfriend|brother|sister|mom|mum|mother|dad|father|son|daughter|kid|child|"
-    r"colleague|coworker|co-worker|manager|boss|friend|roommate|teammate|uncle|aunt|cousin|grandma|grandpa"
-)
+# The relation words of both languages (vocabulary.people), for the families that ask whose value a sentence states.
+_REL = ZH_RELATIONS
 # A person inside a fact's subject: a relation and a name ("coworker Priya", "同事老周", "女儿朵朵"), or the relation
 # whose thing the subject is ("manager's name", "妈妈的手机").
 PERSON_IN_SUBJECT = re.compile(rf"\b(?:{EN_RELATIONS})\s+[A-Z][a-z]+\b|(?:{ZH_RELATIONS})(?:[小老阿][\u4e00-\u9fff]|([\u4e00-\u9fff])\1)"
