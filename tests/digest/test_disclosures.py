@@ -52,6 +52,17 @@ def test_what_is_not_a_self_disclosure_is_not_kept(tmp_path):
     assert statements(s) == []
 
 
+def test_a_plain_word_about_a_named_thing_is_kept_and_chat_that_names_nothing_is_not(tmp_path):
+    s, logs = log_workspace(tmp_path)
+    night(s, logs, DAY, "Heads up: the nightly exports land in BigQuery these days.",  # about a thing, not the speaker
+          "That's all for today.", "先这样改吧。",  # chat: names nothing
+          "I guess the dashboards moved to Grafana Cloud.")  # hedged
+    kept = [f["object"] for f in statements(s)]
+    assert kept == ["Heads up: the nightly exports land in BigQuery these days"]
+    listed = json.loads(run_cli("facts", "list", "--json", home=s.home).stdout)["facts"]
+    assert not any(f["status"] == "active" for f in listed if "BigQuery" in f["object"])  # what was said, not a claim
+
+
 def test_the_assistant_tells_no_statement_of_the_users(tmp_path):
     s, logs = log_workspace(tmp_path)
     (logs / f"{DAY}.md").write_text("[10:00] 助手: Our whole backend team works out of the Lisbon office, I believe.\n"
