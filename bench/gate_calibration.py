@@ -58,7 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.facts import USER, case_clock, load, run_case, split_of
+from bench.facts import USER, case_clock, load, run_case
 from bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
 from digest.importers import import_memorybank
 from digest.logformat import list_days
@@ -329,18 +329,18 @@ def check_demo(work: Path) -> dict:
 
 def check_fact_updates(path: Path, work: Path, log=print) -> dict:
     cases = load(path)
-    labels = split_of(cases)
+    labels = {c["id"]: c["set"] for c in cases}  # dev (tuned on) and unseen (never tuned on), each its own rows
     emb = None
     homes = {}
     for i, case in enumerate(cases):
-        home = work / case["id"]
+        home = work / f"{case['set']}-{case['id']}"
         _, emb = run_case(case, home, None, emb)
         homes[case["id"]] = home
         if (i + 1) % 10 == 0:
             log(f"gate: fact_updates built {i + 1}/{len(cases)}")
     rows = []  # (split, relation, own question?, {mode: status})
     for i, case in enumerate(cases):
-        same_lang = [c for c in cases[i + 1:] + cases[:i] if c["lang"] == case["lang"]][:3]
+        same_lang = [c for c in cases[i + 1:] + cases[:i] if c["lang"] == case["lang"] and c["set"] == case["set"]][:3]
         asked = [(q, True) for q in case["questions"]] + [(q, False) for c in same_lang for q in c["questions"]]
         with case_clock(case, homes[case["id"]]):
             s = load_settings(home=homes[case["id"]], user=USER, hostname="bench", timezone="Asia/Shanghai")
@@ -350,7 +350,7 @@ def check_fact_updates(path: Path, work: Path, log=print) -> dict:
             cross = case["lang"] in ("zh", "en") and q["lang"] != case["lang"]
             rows.append((labels[case["id"]], "cross-lingual" if cross else "same-language", own, {m: st[m][q["q"]] for m in MODES}))
     res = {}
-    for split in ("all", "dev", "holdout"):
+    for split in ("all", *dict.fromkeys(labels.values())):
         for rel in ("cross-lingual", "same-language"):
             for own in (True, False):
                 sel = [r for r in rows if (split == "all" or r[0] == split) and r[1] == rel and r[2] == own]

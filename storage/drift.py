@@ -97,30 +97,16 @@ def is_statement(row: dict) -> bool:
     return row.get("predicate") == "states" and row.get("extractor") == STATEMENT
 
 
-# What a row holds when it is a happening rather than one value of an attribute: a story (``event``), a plan (``plans``).
-# Served as said on its day, never as a plain current value: no attribute and one value are sure in it (issue 40,
-# "precision before recall"; on fact_updates the stale claims fell on both sets, dev 0.067 -> 0.034 and unseen 0.138 ->
-# 0.100). A change told in free words (``states`` from digest.extract.statements) stays a claim: it is the rules'
-# reading that the sentence replaces a value (it closed that value), and serving it as said lost question accuracy on
-# both sets (dev 0.628 -> 0.605, unseen 0.387 -> 0.373) for fewer stale claims.
-SAID_PREDICATES = frozenset({"event", "plans"})
-
-
-def said(row: dict) -> bool:
-    """``row`` is served as a dated statement (what the user said on its day), not as a claim."""
-    return is_statement(row) or row.get("predicate") in SAID_PREDICATES
-
-
 def as_served(row: dict, change: dict | None) -> dict:
     """``row`` as it is served. A current fact a later sentence may have changed: status ``may_have_changed`` with
-    ``changed_on``, ``newer`` and ``newer_fact``. A self-disclosure kept as a statement, a story, a plan or a change told
-    in free words (``said``): status ``statement`` with ``said_on``. Any other row as it was."""
+    ``changed_on``, ``newer`` and ``newer_fact``. A self-disclosure kept as a statement: status ``statement`` with
+    ``said_on``. Any other row as it was."""
     if row.get("status") != "active":
         return row
     if change:
         return {**row, "status": MAY_HAVE_CHANGED, "changed_on": change["changed_on"], "newer": change["newer"],
                 "newer_fact": change["newer_fact"]}
-    if said(row):
+    if is_statement(row):
         return {**row, "status": SAID, "said_on": (row.get("valid_from") or "")[:10]}
     return row
 
