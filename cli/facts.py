@@ -24,6 +24,8 @@ def _facts_table(rows: list[dict], *, show_status: bool = False) -> None:
             extra.append(f"may have changed on {r['changed_on']}: “{r['newer']}”")
         elif r.get("status") == "statement":  # a self-disclosure no rule read: what the user said that day
             extra.append(f"statement said on {r['said_on']}")
+        elif r.get("status") == "earlier":  # a newer fact of its topic thread replaced it (query.threads)
+            extra.append(f"earlier: on {r['newer_on']} “{r['newer']}”")
         if r.get("stale"):
             extra.append(f"possibly outdated since {r['stale_since']}")
         elif r.get("expires_at"):

@@ -412,10 +412,7 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
             item = _fact_item(row, score, now=now, change=changed.get(fid))
             (stale if item.source["stale"] else ordered).append(item)  # stale facts rank below every fresh item
             facts.append(item)
-            claim = item.source["status"] == "active" and not item.source["stale"]
-            pieces[item.id] = Piece(at=row["valid_from"], text=f"{row['subject']} {row['object']}", claim=claim, fact=True,
-                                    subject=row["subject"], value=row["object"] if claim else None,
-                                    multi=claim and bool(row["multi_valued"]))  # a statement's predicate lists nothing
+            pieces[item.id] = Piece.of_fact(row, claim=item.source["status"] == "active" and not item.source["stale"])
 
     try:
         changed.update(store.changes(user))
@@ -488,8 +485,8 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
 
 
 def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:
-    """``items`` served by topic thread (query.threads): each thread newest first in the places its items held, the
-    older items of a single-valued thread marked ``earlier`` (their day, as a field and in the text)."""
+    """``items`` served by topic thread (query.threads ``arrange``): none above a newer item of its thread, the items a
+    newer one makes history marked ``earlier`` (their day, as a field and in the text)."""
     known = [it for it in items if it.id in pieces]
     order, earlier = arrange([pieces[it.id] for it in known])
     for i, day in earlier.items():

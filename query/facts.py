@@ -24,7 +24,8 @@ def facts_as_of(settings: Settings, when: date | None = None, *, min_confidence:
     expiry's date). A fact the user may have changed since in words no rule read (``storage.drift``) is listed with
     status ``may_have_changed``, ``changed_on`` and the newer sentence (``newer``), not as ``active``; a self-disclosure
     no rule read, kept as a statement, with status ``statement`` and ``said_on``; a fact a newer one of its topic thread
-    makes history (``in_threads``), with status ``earlier``. Retracted and forgotten facts never are. ``upcoming``: values that start after now ("from April 1"), not valid yet."""
+    makes history (``in_threads``), with status ``earlier``. Retracted and forgotten facts never are. ``upcoming``:
+    values that start after now ("from April 1"), not valid yet."""
     check_no_restore(settings.home)  # a restore's partial store is never served as the memory
     store = open_facts(settings)
     try:
@@ -47,10 +48,7 @@ EARLIER = "earlier"
 def in_threads(rows: list[dict]) -> list[dict]:
     """``rows`` (as served) with every claim a newer row of its topic thread makes history (query.threads ``replaced``)
     served as status ``earlier``: its day (``earlier``), the newer row's day (``newer_on``) and what it says (``newer``)."""
-    pieces = [Piece(at=r["valid_from"], text=f"{r['subject']} {r['object']}", claim=r["status"] == "active", fact=True,
-                    subject=r["subject"], value=r["object"] if r["status"] == "active" else None,
-                    multi=r["status"] == "active" and bool(r["multi_valued"]))  # a statement's predicate lists nothing
-              for r in rows]
+    pieces = [Piece.of_fact(r, claim=r["status"] == "active") for r in rows]
     out = list(rows)
     for i, j in replaced(pieces).items():
         newer = rows[j]

@@ -56,6 +56,14 @@ class Piece:
     multi: bool = False  # a claim of a list predicate (likes, does, has ...)
     words: set[str] = field(default_factory=set)
 
+    @classmethod
+    def of_fact(cls, row: dict, claim: bool) -> "Piece":
+        """A fact row (as served): a claim when served as plainly current; a list only as a claim (a statement's
+        predicate lists nothing)."""
+        return cls(at=row["valid_from"], text=f"{row['subject']} {row['object']}", claim=claim, fact=True,
+                   subject=row["subject"], value=row["object"] if claim else None,
+                   multi=claim and bool(row["multi_valued"]))
+
 
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that name something (vocabulary.content), a fact's labels aside."""

@@ -48,7 +48,8 @@ def fact_lookup(
     stale=true and stale_since (the date it may have become outdated); say so when you use it. A fact the user may
     have changed since, in words no rule read, has status `may_have_changed` with changed_on and the newer
     sentence (newer): not plainly current; say so. A sentence of the user's no rule read is kept as a statement
-    (status `statement`, said_on): what they said that day. `upcoming`: values
+    (status `statement`, said_on): what they said that day. A fact a newer fact on the same topic replaced has
+    status `earlier` with newer_on and the newer fact (newer): history, not current. `upcoming`: values
     that start later ("from April 1"), with their valid_from: not true yet.
     With history=true: {user, subject, versions}, every version with status `active` or `superseded`
     and how they link (previous_version, superseded_by).
