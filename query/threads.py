@@ -95,8 +95,8 @@ def _replaces(newer: Piece, older: Piece) -> bool:
     """Whether ``newer`` holds another value of the slot the claim ``older`` holds (module docstring)."""
     if names_whole(newer.text.casefold(), (older.value or "").casefold()):
         return False  # said again: confirmed
-    if newer.fact:
-        return not newer.multi and newer.value is not None and persons(newer.subject or "") == persons(older.subject or "")
+    if newer.claim:
+        return not newer.multi and persons(newer.subject or "") == persons(older.subject or "")
     kind = value_type(older.value or "")
     return kind is not None and bool(_typed(newer.text).get(kind, set()) - {value_key(older.value or "")})
 

@@ -62,6 +62,8 @@ def test_free_text_is_history_only_beside_a_newer_fact_and_a_typed_value_beside_
     spec = claim("2026-03-02T10:00:00", "测试机配置", "4C8G")
     assert replaced([spec, card("2026-03-05T16:40:00", "测试机升级到8C16G了")]) == {0: 1}  # another spec of its thread
     assert replaced([spec, card("2026-03-05T16:40:00", "测试机又跑挂了一次")]) == {}  # no other value: nothing replaced
+    said = Piece(at="2026-03-05T16:40:00", text="user 测试机升级到8C16G了", fact=True, subject="user")  # a statement
+    assert replaced([spec, said]) == {0: 1}
 
 
 def test_items_that_share_no_word_that_names_something_are_not_one_thread_nor_are_chains():
