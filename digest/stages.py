@@ -155,7 +155,7 @@ def extract_model(settings: Settings, inp: DayInput, store: FactStore | None = N
 
     if not inp.turns:
         return []
-    client = ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+    client = ChatClient.for_settings(settings)
     cache = ExtractionCache(Workspace(settings.home).extraction_cache)
     stats = ModelStats()
     try:

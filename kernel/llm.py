@@ -9,7 +9,11 @@ forms from the strictest down and remembering the one that worked (per endpoint,
 ``{"type": "json_schema", ...}`` (OpenAI, vLLM, Ollama, llama.cpp's own ``llama-server``), then
 ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server: a grammar built from the schema), then
 plain ``json_object`` (valid JSON, the schema only in the prompt). A server that refuses a form answers an error naming
-``response_format``; that is not a failure of the request, the next form is tried at once.
+``response_format``; that is not a failure of the request, the next form is tried at once. The form a server took is
+kept in the workspace (``client_for``: ``agent-local/runtime/llm-forms.json``, by endpoint), so a nightly or a CLI
+command in a new process asks in the accepted form at once instead of being refused first (llama-cpp-python's server,
+what ``make llm`` starts, answers ``json_schema`` with an HTTP 500 and a traceback in its log); a remembered form the
+server refuses later (another server on the same address) starts the list again from the strictest.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
+
+from kernel.files import atomic_write
 
 # Structured-output forms, strictest first (see the module's docstring).
 FORMS = ("json_schema", "json_object_schema", "json_object")
 # Which form each endpoint accepted: a batch of many requests finds it once.
 _ACCEPTED: dict[str, str] = {}
+FORMS_FILE = "llm-forms.json"
 
 
 class LLMError(Exception):
@@ -84,13 +92,45 @@ def refuses_form(r: httpx.Response) -> bool:
     return r.status_code >= 400 and any(w in r.text for w in ("response_format", "json_schema"))
 
 
+def _read_forms(path: Path | None) -> dict[str, str]:
+    """The forms a workspace's servers took, {endpoint: form}; a missing or unreadable file is an empty memory (it is a
+    cache: the next answer writes it again)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and v in FORMS} if isinstance(data, dict) else {}
+
+
 class ChatClient:
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0):
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0, *,
+                 forms_file: Path | None = None):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.timeout = timeout
         self.usage = Usage()
+        self.forms_file = Path(forms_file) if forms_file else None
+        remembered = _read_forms(self.forms_file).get(self.url)
+        if remembered and self.url not in _ACCEPTED:
+            _ACCEPTED[self.url] = remembered
+
+    def _accepted(self, form: str) -> None:
+        """Remember the schema form this endpoint answered, for this process and (with ``forms_file``) the next."""
+        if _ACCEPTED.get(self.url) == form and self.forms_file is None:
+            return
+        _ACCEPTED[self.url] = form
+        if self.forms_file is not None:
+            forms = _read_forms(self.forms_file)
+            if forms.get(self.url) != form:
+                forms[self.url] = form
+                try:
+                    self.forms_file.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(self.forms_file, json.dumps(forms, indent=1, sort_keys=True) + "\n")
+                except OSError:  # a cache that cannot be written costs one refused request next time, never the answer
+                    pass
 
     def complete_json(self, system: str, user: str, *, schema: dict | None = None, examples: list[tuple[str, str]] = (),
                       max_tokens: int | None = None):
@@ -105,8 +145,8 @@ class ChatClient:
             body["max_tokens"] = max_tokens
         forms = FORMS if schema is not None else ("json_object",)
         known = _ACCEPTED.get(self.url)
-        if known in forms:
-            forms = forms[forms.index(known):]
+        if schema is not None and known in forms:  # the accepted form first, then the list from the strictest again
+            forms = (known,) + tuple(f for f in forms if f != known)
         for i, form in enumerate(forms):
             r = self._post({**body, "response_format": response_format(form, schema)})
             if i + 1 < len(forms) and refuses_form(r):
@@ -118,7 +158,7 @@ class ChatClient:
             except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as e:
                 raise LLMError(f"chat endpoint {self.url} failed: {e}") from e
             if schema is not None:  # only an answer to a schema tells which schema form the server takes: a plain
-                _ACCEPTED[self.url] = form  # json_object request (memory, classify) must not drop the grammar of the next
+                self._accepted(form)  # json_object request (memory, classify) must not drop the grammar of the next
             self.usage.forms[form] = self.usage.forms.get(form, 0) + 1
             used = data.get("usage") if isinstance(data, dict) else None
             if isinstance(used, dict):
@@ -126,6 +166,14 @@ class ChatClient:
                 self.usage.completion_tokens += int(used.get("completion_tokens") or 0)
             return repair_json(content or "")
         raise LLMError(f"chat endpoint {self.url} refused every response format")  # pragma: no cover - the loop returns or raises
+
+    @classmethod
+    def for_settings(cls, settings) -> ChatClient:
+        """The workspace's chat client (``settings.llm_*``), remembering the accepted form in its runtime folder."""
+        from kernel.workspace import Workspace  # the workspace's layout, only where a client is made for one
+
+        return cls(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s,
+                   forms_file=Workspace(settings.home).runtime / FORMS_FILE)
 
     def _post(self, body: dict) -> httpx.Response:
         t0 = time.perf_counter()

@@ -429,7 +429,7 @@ def _chat(settings: Settings):
     # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import ChatClient
 
-    return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+    return ChatClient.for_settings(settings)
 
 
 def refine(settings: Settings, user: str | None = None, *, kit: dict | None = None, today: date | None = None) -> dict:

@@ -597,7 +597,7 @@ def _error(report: dict, stage: str, e: Exception) -> None:
 def _client_from(settings) -> ChatClient | None:
     if settings is None or not getattr(settings, "llm_base_url", None):
         return None
-    return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+    return ChatClient.for_settings(settings)
 
 
 def _kept(cands: list[dict], report: dict) -> list[dict]:

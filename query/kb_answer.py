@@ -294,7 +294,7 @@ def _settings_client(settings: Settings):
     # lazy: kernel.llm pulls httpx: only when this runs
     from kernel.llm import ChatClient
 
-    return ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s)
+    return ChatClient.for_settings(settings)
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -355,7 +355,7 @@ def make_selector(settings):
         # lazy: kernel.llm pulls httpx: only when this runs
         from kernel.llm import ChatClient
 
-        return ChatSelector(ChatClient(settings.llm_base_url, settings.llm_model, settings.llm_api_key, settings.llm_timeout_s))
+        return ChatSelector(ChatClient.for_settings(settings))
     return lexical_selector(settings)
 
 

@@ -222,3 +222,49 @@ def test_a_request_without_a_schema_never_drops_the_grammar_of_the_next_one():
         srv.close()
     assert forms[0] == {"type": "json_object"} and forms[1]["type"] == "json_schema"
     assert forms[1]["json_schema"]["schema"]["properties"]["ops"]["items"]["anyOf"][1]["properties"]["fact"]["enum"] == [1]
+
+
+ASK_ONCE = """
+import json, sys
+from kernel.llm import ChatClient
+from kernel.settings import load_settings
+client = ChatClient.for_settings(load_settings(home=sys.argv[1]).model_copy(update={"llm_base_url": sys.argv[2]}))
+print(json.dumps(client.complete_json("s", "u", schema={"type": "object"})))
+"""
+
+
+def test_a_new_process_asks_in_the_form_the_workspace_server_took(tmp_path):
+    """A nightly, a backfill and every CLI command are new processes: the form llama-cpp-python's server took is kept in
+    the workspace, so only the first process in it is refused (before: one HTTP 500 per process, 60 in a run of 60)."""
+    import subprocess
+    import sys
+
+    from kernel.workspace import Workspace
+    from tests.kit.digest import log_workspace
+
+    s, _ = log_workspace(tmp_path)
+    seen, refuse = [], {"json_schema"}
+
+    def respond(body, n):
+        form = body["response_format"]["type"] + ("+schema" if "schema" in body["response_format"] else "")
+        seen.append(form)
+        if body["response_format"]["type"] in refuse:
+            return 500, {"error": {"message": "Input should be 'text' or 'json_object': 'json_schema'"}}
+        return 200, {"choices": [{"message": {"content": json.dumps({"ok": n})}}]}
+
+    with JSONServer(respond) as srv:
+        def ask():
+            out = subprocess.run([sys.executable, "-c", ASK_ONCE, str(s.home), srv.base_url], capture_output=True, text=True, check=True)
+            return json.loads(out.stdout)
+
+        assert ask() == {"ok": 2} and ask() == {"ok": 3}
+        assert seen == ["json_schema", "json_object+schema", "json_object+schema"]
+        kept = json.loads((Workspace(s.home).runtime / "llm-forms.json").read_text(encoding="utf-8"))
+        assert kept == {srv.base_url + "/chat/completions": "json_object_schema"}
+        # another server on the same address that takes only json_schema: the remembered form is refused once, then
+        # the list starts again from the strictest, and the new form is what the workspace keeps
+        seen.clear()
+        refuse.clear()
+        refuse.add("json_object")
+        assert ask() == {"ok": 5} and ask() == {"ok": 6}
+        assert seen == ["json_object+schema", "json_schema", "json_schema"]
