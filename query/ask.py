@@ -179,7 +179,10 @@ def vector_matches(vec: list[tuple[str, float]], floor: float, gap: float) -> se
 # memory already gets through more often than the English gate (fact units carry their predicates in both
 # languages): the measure would raise that floor (offset -0.03), the gate keeps it (gate_matches never tightens a
 # floor). MADial's and the Vue docs' parallel texts give 0.014-0.039 for both pairs. (Measured 0.035 on 2026-11-30;
-# 0.03 on 2026-12-01 once the digest read more facts from the same chat: the script decides, not a hand.)
+# 0.03 on 2026-12-01 once the digest read more facts from the same chat; 0.025 on 2026-12-06, once the digest kept
+# unread sentences as dated statements, with 0.03 letting another user's memory through at the English gate's rate,
+# 0.504 against 0.491: kept. The dictionary bridge read in both directions on that run: own memory 0.62 -> 0.74,
+# another user's 0.446 -> 0.50.)
 CROSS_LINGUAL_OFFSET: dict[tuple[str, str], float] = {("en", "zh"): 0.03, ("zh", "en"): 0.0}
 # A text's language by its script: retrieval.bilingual.script_lang (zh / en / mixed by the share of Han characters).
 

@@ -321,12 +321,26 @@ def _latin(text: str) -> set[str]:
     return out
 
 
+def _senses_of(text: str) -> set[str]:
+    """The English words (stemmed forms included) the senses of ``text``'s Chinese words are made of: the memory's
+    side of a translation. An English word's few most frequent Chinese renderings miss most of what a user writes
+    (cluster is not 集群 among them, dog not 小狗); a Chinese word's own senses name the English word."""
+    out: set[str] = set()
+    for z in chinese_words(text):
+        out |= english_for(z)
+    return out
+
+
 def met(question: str, qlang: str, text: str) -> tuple[list[str], list[str]]:
-    """(the question's content words, those a translation meets in ``text``) for a question in ``qlang`` (en / zh)."""
+    """(the question's content words, those a translation meets in ``text``) for a question in ``qlang`` (en / zh): a
+    word is met by its own stems among ``text``'s Latin words, by one of its Chinese renderings written in ``text``,
+    by the senses of ``text``'s Chinese words (both directions of the dictionary), or, for a name, by its pinyin."""
     latin = _latin(text)
     if qlang == "en":
         words = english_words(question)
-        hit = [w for w in words if set(stems(w)) & latin or any(z in text for z in chinese_for(w)) or spells(w, text)]
+        senses = _senses_of(text) if _HAN.search(text) else set()
+        hit = [w for w in words if set(stems(w)) & (latin | senses) or any(z in text for z in chinese_for(w))
+               or spells(w, text)]
         return words, hit
     words = chinese_words(question) + english_words(question)
     hit = [w for w in words if (w in text) or (english_for(w) & latin if _ONLY_HAN.match(w) else set(stems(w)) & latin)]

@@ -51,6 +51,17 @@ def test_coverage_counts_the_question_words_a_translation_meets():
     assert B.coverage("???", "en", memory) == 0
 
 
+def test_an_english_word_is_met_by_the_senses_of_the_memorys_chinese_words():
+    """Both directions of the dictionary: an English word's few commonest renderings miss what a user writes (读书 is not
+    among "reading"'s, 宠物 not among "pet"'s first), the Chinese word's own senses name it."""
+    assert "读书" not in B.chinese_for("reading")
+    memory = "读书笔记现在都放在 Logseq 里了"
+    words, hit = B.met("Where are my reading notes kept?", "en", memory)
+    assert words == ["reading", "notes", "kept"] and hit == ["reading", "notes"]
+    assert B.coverage("Which pet did I adopt?", "en", "上周领养了一只宠物兔") == 1.0
+    assert B.coverage("How do I bake sourdough bread?", "en", memory) == 0
+
+
 def test_met_shares_weighs_a_memorys_rare_words_that_a_question_in_the_other_language_meets():
     """The memory's side of the bridge (recall's dialogue contexts): the share of a text's content words, weighted by
     their rarity among the texts, that the query meets through the dictionary; texts in the query's language get 0."""
