@@ -36,6 +36,7 @@ $(VENV)/bin/python:
 
 $(VENV)/.run: $(VENV)/bin/python requirements/run.txt constraints.txt pyproject.toml
 	$(PIP) -r requirements/run.txt
+	$(BIN)/pip uninstall --disable-pip-version-check -q -y agentos-memory  # the distribution's name before issue 41: its 21 top-level names
 	$(PIP) --no-deps --no-build-isolation -e .
 	touch $@
 

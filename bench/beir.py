@@ -36,19 +36,19 @@ import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from bench.locomo import library_versions
-from bench.metrics import percentile
-from index.vectors import embed_sections
-from kernel import clock, progress
-from kernel.files import atomic_write
-from kernel.settings import load_settings
-from kernel.text import normalize_key
-from kernel.workspace import init_workspace
-from knowledge.refine import kb_paths, outline_of
-from query import fusion, kb
-from query.kb import KBQueryError, search_docs
-from storage.kb_cards import read_body, render_card
-from storage.kb_store import KBStore
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.bench.metrics import percentile
+from agentos_mem.index.vectors import embed_sections
+from agentos_mem.kernel import clock, progress
+from agentos_mem.kernel.files import atomic_write
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.text import normalize_key
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.knowledge.refine import kb_paths, outline_of
+from agentos_mem.query import fusion, kb
+from agentos_mem.query.kb import KBQueryError, search_docs
+from agentos_mem.storage.kb_cards import read_body, render_card
+from agentos_mem.storage.kb_store import KBStore
 
 MODES = ("hybrid", "bm25", "dense")
 K = 10

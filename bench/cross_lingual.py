@@ -29,19 +29,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.beir import USER as KB_USER, bench_workspace, publish, warm
-from bench.links import doc_id_of, en_heading_queries, title_of, zh_link_queries
-from bench.locomo import library_versions
-from bench.madial import load, record_of
-from index.stages import make_settings_embedder
-from kernel.settings import load_settings
-from kernel.tokenize import default_tokenizer
-from kernel.workspace import init_workspace
-from knowledge.refine import outline_of
-from query.kb import KBQueryError
-from query.kb_answer import answer
-from query.recall import LexicalSelector, recall
-from storage.memory_records import open_book
+from agentos_mem.bench.beir import USER as KB_USER, bench_workspace, publish, warm
+from agentos_mem.bench.links import doc_id_of, en_heading_queries, title_of, zh_link_queries
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.bench.madial import load, record_of
+from agentos_mem.index.stages import make_settings_embedder
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.knowledge.refine import outline_of
+from agentos_mem.query.kb import KBQueryError
+from agentos_mem.query.kb_answer import answer
+from agentos_mem.query.recall import LexicalSelector, recall
+from agentos_mem.storage.memory_records import open_book
 
 USER = "u1"
 CONTROL_QUESTIONS = 100

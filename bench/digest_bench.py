@@ -21,13 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from digest.importers import import_locomo, import_memorybank
-from digest.logformat import list_days
-from digest.stages import digest_day
-from kernel.prefect_env import DEFAULTS, let_ephemeral_server_drain
-from kernel.settings import Settings
-from kernel.text import configure_jieba, idf_table
-from kernel.workspace import Workspace
+from agentos_mem.digest.importers import import_locomo, import_memorybank
+from agentos_mem.digest.logformat import list_days
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.kernel.prefect_env import DEFAULTS, let_ephemeral_server_drain
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.text import configure_jieba, idf_table
+from agentos_mem.kernel.workspace import Workspace
 
 
 def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> dict:
@@ -41,7 +41,7 @@ def run_dataset(name: str, logs_root: Path, home: Path, use_prefect: bool) -> di
         days = list_days(folder)
         if use_prefect:
             # lazy: flows.daily pulls Prefect (~2 s): only when this runs
-            from flows.daily import backfill
+            from agentos_mem.flows.daily import backfill
 
             os.environ["AGENTOS_HOME"] = str(home)
             results = backfill(start=days[0], end=days[-1], user=folder.name, logs_dir=str(folder))["per_day"]

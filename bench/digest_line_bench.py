@@ -39,9 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from digest.stages import run_day
-from kernel.settings import Settings
-from kernel.workspace import init_workspace
+from agentos_mem.digest.stages import run_day
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.workspace import init_workspace
 
 DAY = date(2026, 11, 3)
 SHAPES = ("prose", "cue", "cue-unbroken", "cue-spaces", "han-run", "key-values", "secret-spaces")

@@ -33,17 +33,17 @@ from collections import Counter
 from datetime import date
 from pathlib import Path
 
-from bench.locomo import library_versions
-from digest.stages import digest_day
-from embedders import make_settings_embedder
-from index.stages import rebuild
-from kernel import progress
-from kernel.settings import load_settings
-from kernel.text import nfkc
-from kernel.workspace import Workspace, init_workspace
-from query.ask import ask
-from query.facts import facts_as_of
-from storage.facts import open_facts
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.embedders import make_settings_embedder
+from agentos_mem.index.stages import rebuild
+from agentos_mem.kernel import progress
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.text import nfkc
+from agentos_mem.kernel.workspace import Workspace, init_workspace
+from agentos_mem.query.ask import ask
+from agentos_mem.query.facts import facts_as_of
+from agentos_mem.storage.facts import open_facts
 
 USER = "bench"
 KINDS = ("value_change", "correction", "stop", "additive", "third_party", "time_qualified", "non_fact", "repeat")

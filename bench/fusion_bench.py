@@ -29,17 +29,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from demo import init_demo_workspace
-from digest.importers import import_locomo
-from digest.logformat import list_days
-from digest.stages import digest_day, pending_days
-from index.stages import rebuild
-from kernel.settings import Settings, load_settings
-from kernel.workspace import Workspace, init_workspace
-from query.ask import CANDIDATES, convex, embedder, gate_cosines, rrf, script_lang, tokenizer, unit_lang
-from query.fusion import keyword_weight
-from query.index_reader import open_reader
-from storage.index_units import collection_name
+from agentos_mem.demo import init_demo_workspace
+from agentos_mem.digest.importers import import_locomo
+from agentos_mem.digest.logformat import list_days
+from agentos_mem.digest.stages import digest_day, pending_days
+from agentos_mem.index.stages import rebuild
+from agentos_mem.kernel.settings import Settings, load_settings
+from agentos_mem.kernel.workspace import Workspace, init_workspace
+from agentos_mem.query.ask import CANDIDATES, convex, embedder, gate_cosines, rrf, script_lang, tokenizer, unit_lang
+from agentos_mem.query.fusion import keyword_weight
+from agentos_mem.query.index_reader import open_reader
+from agentos_mem.storage.index_units import collection_name
 
 METHODS = ["bm25", "dense", "rrf", "convex-0.3", "convex-0.4", "convex-0.5", "convex-0.6", "convex-0.7", "agree-0.5", "agree-0.6"]
 

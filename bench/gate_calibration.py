@@ -58,16 +58,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.facts import USER, case_clock, load, run_case
-from bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
-from digest.importers import import_memorybank
-from digest.logformat import list_days
-from digest.stages import digest_day
-from embedders import make_embedder
-from index.stages import rebuild
-from kernel.settings import Settings, load_settings
-from kernel.workspace import Workspace, init_workspace
-from query.ask import (
+from agentos_mem.bench.facts import USER, case_clock, load, run_case
+from agentos_mem.bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
+from agentos_mem.digest.importers import import_memorybank
+from agentos_mem.digest.logformat import list_days
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.embedders import make_embedder
+from agentos_mem.index.stages import rebuild
+from agentos_mem.kernel.settings import Settings, load_settings
+from agentos_mem.kernel.workspace import Workspace, init_workspace
+from agentos_mem.query.ask import (
     CANDIDATES,
     CROSS_LINGUAL_OFFSET,
     bridge_matches,
@@ -77,10 +77,9 @@ from query.ask import (
     unit_lang,
     vector_matches,
 )
-from query.index_reader import open_reader
-from storage.index_units import collection_name
-import query.ask as qa
-
+from agentos_mem.query.index_reader import open_reader
+from agentos_mem.storage.index_units import collection_name
+import agentos_mem.query.ask as qa
 PAIRS = ("en>en", "en>zh", "zh>en", "zh>zh")
 VUE_SAMPLE = 300  # aligned sections (a fixed sample, by the SHA-256 of file#anchor)
 VUE_PROSE_CHARS = 500

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.perf import main  # noqa: E402
+from agentos_mem.bench.perf import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

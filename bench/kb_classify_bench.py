@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from embedders import make_embedder  # noqa: E402
-from storage.embed_cache import Cache  # noqa: E402
-from knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
-from knowledge.taxonomy import builtin_taxonomy  # noqa: E402
+from agentos_mem.embedders import make_embedder  # noqa: E402
+from agentos_mem.storage.embed_cache import Cache  # noqa: E402
+from agentos_mem.knowledge.classify import category_texts, classify_offline, embed_texts  # noqa: E402
+from agentos_mem.knowledge.taxonomy import builtin_taxonomy  # noqa: E402
 
 DEFAULT_SAMPLE = Path(__file__).resolve().parent / "data" / "kb_classify_sample.jsonl"
 VARIANTS = ("full", "rules", "embedding")

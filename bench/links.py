@@ -36,10 +36,10 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm)
-from bench.locomo import library_versions
-from knowledge.refine import outline_of
-from query import fusion, kb
+from agentos_mem.bench.beir import (MODES, bench_workspace, dedupe, latency, publish, score, search_all, warm)
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.knowledge.refine import outline_of
+from agentos_mem.query import fusion, kb
 
 DISTRACTOR_FILES = 1
 HEADLINE = "zh_links"

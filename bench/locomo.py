@@ -22,16 +22,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
-from digest.importers import import_locomo
-from index.stages import make_settings_embedder
-from kernel import prefect_env, progress
-from kernel.settings import load_settings
-from kernel.text import count_tokens
-from kernel.tokenize import default_tokenizer
-from kernel.workspace import init_workspace
-from query.ask import ask, convex
-from storage.keyword_index import KeywordIndex
+from agentos_mem.bench.metrics import all_fraction, any_hit, fill_budget, mean, median, percentile
+from agentos_mem.digest.importers import import_locomo
+from agentos_mem.index.stages import make_settings_embedder
+from agentos_mem.kernel import prefect_env, progress
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.text import count_tokens
+from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.query.ask import ask, convex
+from agentos_mem.storage.keyword_index import KeywordIndex
 
 BUDGETS = (500, 1000, 2000)
 BUDGET_K = 50
@@ -108,7 +108,7 @@ def run_conversation(src: Path, sid: str, work: Path, samples: list[dict], log=p
     os.environ["AGENTOS_HOME"] = str(home)
     settings = load_settings(home=home, user=sid, logs_dir=folder, llm_base_url=None)
     # lazy: flows.nightly pulls Prefect (~2 s): only when this runs
-    from flows.nightly import nightly
+    from agentos_mem.flows.nightly import nightly
 
     t = time.perf_counter()
     chain = nightly(user=sid, logs_dir=str(folder), include_today=True)

@@ -32,14 +32,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.locomo import library_versions
-from index.stages import make_settings_embedder
-from kernel import progress
-from kernel.settings import load_settings
-from kernel.tokenize import default_tokenizer
-from kernel.workspace import init_workspace
-from query.recall import ChatSelector, LexicalSelector, recall
-from storage.memory_records import open_book
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.index.stages import make_settings_embedder
+from agentos_mem.kernel import progress
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.query.recall import ChatSelector, LexicalSelector, recall
+from agentos_mem.storage.memory_records import open_book
 
 # Published figures (MADial-Bench paper, memory recall, zh): for the report's reference rows.
 REFERENCE = {
@@ -215,7 +215,7 @@ def _chat_selector(llm: str | None):
     if not llm:
         return None
     # lazy: kernel.llm pulls httpx: only when this runs
-    from kernel.llm import ChatClient
+    from agentos_mem.kernel.llm import ChatClient
 
     url, _, model = llm.partition("#")
     return ChatSelector(ChatClient(url, model or "default"))

@@ -31,22 +31,22 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from bench.locomo import library_versions
-from index.stages import collect_units, embed_key, make_settings_embedder, rebuild
-from kernel import progress
-from kernel.domain import Candidate
-from kernel.settings import load_settings
-from kernel.tokenize import default_tokenizer
-from kernel.workspace import Workspace, init_workspace
-from query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
-from services.supersession import Supersession
-from storage.cards import CardStore
-from storage.facts import open_facts
-from storage.index_store import IndexStore
-from storage.index_units import Unit, collection_name
-from storage.kb_sections import SectionUnit, embed_text
-from storage.keyword_index import KeywordIndex
-from storage.raw_archive import RawArchive
+from agentos_mem.bench.locomo import library_versions
+from agentos_mem.index.stages import collect_units, embed_key, make_settings_embedder, rebuild
+from agentos_mem.kernel import progress
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import Workspace, init_workspace
+from agentos_mem.query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
+from agentos_mem.services.supersession import Supersession
+from agentos_mem.storage.cards import CardStore
+from agentos_mem.storage.facts import open_facts
+from agentos_mem.storage.index_store import IndexStore
+from agentos_mem.storage.index_units import Unit, collection_name
+from agentos_mem.storage.kb_sections import SectionUnit, embed_text
+from agentos_mem.storage.keyword_index import KeywordIndex
+from agentos_mem.storage.raw_archive import RawArchive
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,7 +148,7 @@ def change_one_percent(home: Path, seed: int = 11) -> dict:
     import frontmatter
 
     # local: the cards' render, not this module's own ``render`` of a report
-    from storage.cards import render
+    from agentos_mem.storage.cards import render
 
     rnd = random.Random(seed)
     settings = load_settings(home=home, hostname="bench", user="bench")
@@ -226,8 +226,8 @@ def peak_mb():
         pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 sys.path.insert(0, sys.argv[1])
-from kernel.settings import load_settings
-from query.ask import ask
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.query.ask import ask
 qs = json.loads(open(sys.argv[2], encoding="utf-8").read())
 s = load_settings()
 for q in qs[:3]:
@@ -257,7 +257,7 @@ def query_latency(home: Path, queries: list[str]) -> dict:
 
 def _agentos() -> list[str]:
     script = Path(sys.executable).parent / "agentos"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cli.main"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agentos_mem.cli.main"]
 
 
 def _median_wall(cmd: list[str], queries: list[str], env: dict) -> float:
@@ -344,7 +344,7 @@ def hnsw_recall(home: Path, n_queries: int = 200, k: int = 10, seed: int = 5) ->
     import numpy as np
 
     # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-    from storage.vector_index import VectorIndex
+    from agentos_mem.storage.vector_index import VectorIndex
 
     gen = IndexStore(home / "agent-local/vector_db").current()
     name = collection_name("local", "bench")
@@ -399,7 +399,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
     import numpy as np
 
     # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-    from storage.vector_index import VectorIndex
+    from agentos_mem.storage.vector_index import VectorIndex
 
     rnd = random.Random(seed)
     rng = np.random.default_rng(seed)

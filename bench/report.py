@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.locomo import BUDGETS
-from bench.perf import render, render_fanout, render_knowledge
+from agentos_mem.bench.locomo import BUDGETS
+from agentos_mem.bench.perf import render, render_fanout, render_knowledge
 
 
 def locomo_markdown(res: dict, command: str, plot_name: str | None = None) -> str:

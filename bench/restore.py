@@ -19,18 +19,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from demo import init_demo_workspace
-from digest.importers import import_locomo
-from digest.stages import pending_days, run_day
-from index.stages import rebuild
-from kernel import clock
-from kernel.settings import load_settings
-from kernel.workspace import Workspace
-from knowledge.decisions import open_conflicts
-from query.ask import ask
-from restore.run import restore
-from services.decisions import forget_fact, resolve_conflict
-from storage.facts import open_facts
+from agentos_mem.demo import init_demo_workspace
+from agentos_mem.digest.importers import import_locomo
+from agentos_mem.digest.stages import pending_days, run_day
+from agentos_mem.index.stages import rebuild
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.knowledge.decisions import open_conflicts
+from agentos_mem.query.ask import ask
+from agentos_mem.restore.run import restore
+from agentos_mem.services.decisions import forget_fact, resolve_conflict
+from agentos_mem.storage.facts import open_facts
 
 DEMO_QUESTIONS = ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "which database did we pick, and why?",
                   "我的数据库密码是多少？", "what is the weather on Mars?"]

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import yaml
 
-from kernel import prefect_env
-from kernel.settings import Settings
-from kernel.workspace import Workspace
+from agentos_mem.kernel import prefect_env
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.workspace import Workspace
 
 PREFECT_YAML = Path(__file__).with_name("prefect.yaml")
 
@@ -86,6 +86,7 @@ def build_deployments(settings: Settings, specs: list[dict]):
     """``RunnerDeployment`` objects from the yaml specs, with this workspace's time zone and crons."""
     from prefect.flows import load_flow_from_entrypoint
     from prefect.schedules import Cron
+    from prefect.types.entrypoint import EntrypointType
 
     out = []
     for spec in specs:
@@ -96,14 +97,15 @@ def build_deployments(settings: Settings, specs: list[dict]):
             schedules.append(Cron(cron, timezone=settings.timezone, active=s.get("active", True)))
         out.append(flow.to_deployment(name=spec["name"], description=spec.get("description"), tags=spec.get("tags"),
                                       parameters=spec.get("parameters") or {}, schedules=schedules or None,
-                                      concurrency_limit=spec.get("concurrency_limit")))
+                                      concurrency_limit=spec.get("concurrency_limit"),
+                                      # a run imports agentos_mem.flows.X as installed: from a clone or a wheel alike
+                                      entrypoint_type=EntrypointType.MODULE_PATH))
     return out
 
 
-def serve(settings: Settings, *, port: int | None = None, host: str | None = None, project_dir: Path) -> int:
+def serve(settings: Settings, *, port: int | None = None, host: str | None = None) -> int:
     prefect_env.prepare(settings.home)
     os.environ.pop("PREFECT_API_URL", None)
-    os.chdir(project_dir)  # entrypoints are paths relative to the project root
     port = port or settings.prefect_port
     host = host or settings.prefect_host
     print(f"[agentos] starting Prefect server on {host}:{port} (state in {os.environ['PREFECT_HOME']})", flush=True)

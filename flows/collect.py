@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from kernel.settings import load_settings
-from kernel.workspace import Workspace
-from tasks.run_progress import watch
-from tasks.writers import workspace_writer
-from tasks import knowledge as t
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.tasks.run_progress import watch
+from agentos_mem.tasks.writers import workspace_writer
+from agentos_mem.tasks import knowledge as t
 
 
 @flow(name="collect-to-inbox", log_prints=False)

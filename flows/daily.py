@@ -6,9 +6,9 @@ from datetime import date
 
 from prefect import flow, get_run_logger
 
-from tasks.run_progress import watch
-from tasks.writers import user_writer, workspace_writer
-from tasks import digest as t
+from agentos_mem.tasks.run_progress import watch
+from agentos_mem.tasks.writers import user_writer, workspace_writer
+from agentos_mem.tasks import digest as t
 
 
 @flow(name="daily-digest", log_prints=False)

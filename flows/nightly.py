@@ -6,15 +6,15 @@ from functools import partial
 
 from prefect import flow, get_run_logger
 
-from kernel import clock
-from tasks.run_progress import watch
-from tasks.stops import or_failed
-from tasks.writers import user_writer, workspace_writer
-from tasks import digest as d
-from tasks import index as ix
-from tasks import knowledge as k
-from tasks import memory as m
-from tasks import refine as r
+from agentos_mem.kernel import clock
+from agentos_mem.tasks.run_progress import watch
+from agentos_mem.tasks.stops import or_failed
+from agentos_mem.tasks.writers import user_writer, workspace_writer
+from agentos_mem.tasks import digest as d
+from agentos_mem.tasks import index as ix
+from agentos_mem.tasks import knowledge as k
+from agentos_mem.tasks import memory as m
+from agentos_mem.tasks import refine as r
 
 STAGES = ["journal", "digest", "collect", "refine", "memory-inbox", "index-rebuild"]  # what the run reports it ran
 

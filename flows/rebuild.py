@@ -5,10 +5,10 @@ from __future__ import annotations
 from prefect import flow
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from kernel.settings import load_settings
-from kernel.workspace import Workspace
-from tasks.run_progress import watch
-from tasks import index as t
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.tasks.run_progress import watch
+from agentos_mem.tasks import index as t
 
 
 @flow(name="index-rebuild", log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from prefect import flow, get_run_logger
 
-from kernel.settings import load_settings
-from kernel.workspace import Workspace
-from tasks.run_progress import watch
-from tasks.writers import workspace_writer
-from tasks import refine as t
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.tasks.run_progress import watch
+from agentos_mem.tasks.writers import workspace_writer
+from agentos_mem.tasks import refine as t
 
 
 @flow(name="inbox-refine", log_prints=False)

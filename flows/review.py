@@ -15,8 +15,8 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field
 
-from kernel.settings import load_settings
-from tasks import knowledge as k
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.tasks import knowledge as k
 
 
 class ReviewDecision(RunInput):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import frontmatter
 
-from kernel.files import atomic_write, guard
-from storage.raw_archive import safe_name
+from agentos_mem.kernel.files import atomic_write, guard
+from agentos_mem.storage.raw_archive import safe_name
 
 
 def _write_if_changed(path: Path, text: str) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from storage.migrations import Migrations
+from agentos_mem.storage.migrations import Migrations
 
 MAY_HAVE_CHANGED = "may_have_changed"
 # A self-disclosure no rule read (digest.extract.disclosures), kept as a statement: its extractor, and how it is served:

@@ -12,9 +12,9 @@ from typing import Iterator
 
 import numpy as np
 
-from kernel.workspace import Workspace
-from storage.index_units import Unit
-from kernel.files import database_file
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.index_units import Unit
+from agentos_mem.kernel.files import database_file
 
 
 class Cache:

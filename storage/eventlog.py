@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernel import clock
-from kernel.files import guard
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import guard
 
 
 def append_lines(path: Path, lines: list[str]) -> None:

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import sqlite_utils
 
-from kernel import clock
-from kernel.domain import Candidate, check_row_id
-from kernel.files import database_file
-from kernel.text import load_aliases, normalize_key, subject_key
-from kernel.workspace import Workspace
-from safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
-from storage import drift
-from storage.migrations import Migrations
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.domain import Candidate, check_row_id
+from agentos_mem.kernel.files import database_file
+from agentos_mem.kernel.text import load_aliases, normalize_key, subject_key
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
+from agentos_mem.storage import drift
+from agentos_mem.storage.migrations import Migrations
 
 # A stop ("Copilot 停用了", "cancelled Netflix"): it closes the speaker's current facts that name its thing (a retracted
 # stop gives them all back).

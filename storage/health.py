@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 
 RESTORE = "`agentos restore --force` makes it again from agent-sync (the damaged store is moved to agent-local/restore-backup-<time>/)"
 

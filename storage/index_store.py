@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kernel.files import UnsafePath, atomic_write, guard, open_lock
+from agentos_mem.kernel.files import UnsafePath, atomic_write, guard, open_lock
 
 FORMAT = 1
 WRITE_CHUNK = 2048  # records read from the embedding cache and added to a fresh collection at a time (start_vectors)
@@ -135,7 +135,7 @@ class Generation:
 
     def open_vectors(self):
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import VectorIndex
+        from agentos_mem.storage.vector_index import VectorIndex
 
         vs = self.vector_store()
         return VectorIndex(url=vs["url"], prefix=vs["prefix"]) if vs else VectorIndex(self.chroma_dir)
@@ -174,7 +174,7 @@ class Generation:
         """Raise IndexCorrupt unless every server collection the manifest names is there with its count and
         embedder (one deleted or emptied behind our back is never served)."""
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import VectorIndexError
+        from agentos_mem.storage.vector_index import VectorIndexError
 
         if self.key and self.manifest["vector_store"].get("key") != self.key:
             raise IndexCorrupt(f"index generation {self.name}: its server collections belong to another workspace "
@@ -235,7 +235,7 @@ class IndexStore:
         deletes and upserts: Chroma 1.5.9 leaves some live records unreachable by ``query()`` after deletes and
         upserts (chroma-core/chroma#7758; seen here at 52 units, one build in a dozen), a memory no question finds."""
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import VectorIndex
+        from agentos_mem.storage.vector_index import VectorIndex
 
         if build.vector_store() is None:
             return VectorIndex(build.chroma_dir)
@@ -309,7 +309,7 @@ class IndexStore:
 
     def _drop_server_collections(self, gen: Generation) -> None:
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import delete_server_collections
+        from agentos_mem.storage.vector_index import delete_server_collections
 
         try:  # only this workspace's: a copied workspace's manifests name the original's collections
             names = [n for n in gen.server_collections() if n.startswith(self.key + "__")]
@@ -323,7 +323,7 @@ class IndexStore:
         delete failed, a killed build's, one of a generation folder deleted by hand): name -> count. A build in
         progress is not finished yet, so its collections are not orphans."""
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import server_collections
+        from agentos_mem.storage.vector_index import server_collections
 
         # builds first: one published meanwhile (.build-X renamed gen-X) is then seen as a generation
         building = {f"{self.key}__{p.name.removeprefix('.build-')}__" for p in self.root.glob(".build-*")}
@@ -338,7 +338,7 @@ class IndexStore:
 
     def delete_orphans(self) -> list[str]:
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from storage.vector_index import delete_server_collections
+        from agentos_mem.storage.vector_index import delete_server_collections
 
         return delete_server_collections(self.chroma_url, sorted(self.orphans()))
 

@@ -35,8 +35,8 @@ import uuid
 from datetime import date, datetime
 from pathlib import Path
 
-from kernel import clock
-from kernel.files import UnsafePath, guard
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import UnsafePath, guard
 
 VERSION = 1
 _HOST = re.compile(r"[^\w.-]+")
@@ -166,7 +166,7 @@ def problem(ev: dict, file: str) -> str | None:
     fields every decision has (``id``, ``kind``, ``at`` an ISO instant, ``user`` a user id, ``host`` the host whose
     file it is in, ``seq`` a count, ``through`` a day or null), each of its type. Those of its kind: ``kind_problem``."""
     # lazy: storage.memory_store (3 modules) stays off `agentos` start-up
-    from storage.memory_store import name_problem
+    from agentos_mem.storage.memory_store import name_problem
 
     if not isinstance(ev["id"], str) or not ev["id"].strip() or len(ev["id"]) > 200:
         return f"id {_shown(ev['id'])} is not an id"

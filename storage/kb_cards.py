@@ -11,7 +11,7 @@ from pathlib import Path
 import frontmatter
 import yaml
 
-from kernel.files import atomic_write, guard
+from agentos_mem.kernel.files import atomic_write, guard
 
 CARD_KEYS = ("id", "title", "category", "scope", "owner", "status", "nature", "confidence", "reliability", "source", "source_url",
              "valid_until", "version", "previous_version", "superseded_by", "related", "content_hash", "summary", "created", "updated")

@@ -10,11 +10,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from documents.outline import PREAMBLE_ANCHOR as PREAMBLE
-from documents.outline import split_lines
-from safety.secrets import mask_lines
-from kernel.text import count_tokens, normalize_key
-from storage.kb_cards import read_body
+from agentos_mem.documents.outline import PREAMBLE_ANCHOR as PREAMBLE
+from agentos_mem.documents.outline import split_lines
+from agentos_mem.safety.secrets import mask_lines
+from agentos_mem.kernel.text import count_tokens, normalize_key
+from agentos_mem.storage.kb_cards import read_body
 
 EMBED_CHARS = 1200  # what of a section is embedded (its title path and head say what it is)
 # Knowledge search asks an HNSW index (index/section_ann.py) for the nearest sections once a search covers this many

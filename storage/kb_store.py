@@ -15,10 +15,10 @@ from pathlib import Path
 
 import sqlite_utils
 
-from kernel import clock
-from kernel.files import database_file
-from kernel.text import normalize_key
-from storage.migrations import Migrations
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import database_file
+from agentos_mem.kernel.text import normalize_key
+from agentos_mem.storage.migrations import Migrations
 
 STATUSES = ("pending", "ready", "rejected")
 SCOPES = ("system", "personal")

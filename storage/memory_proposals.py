@@ -13,8 +13,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from kernel import clock
-from kernel.files import database_file
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import database_file
 
 STATUSES = ("pending", "accepted", "rejected")
 

@@ -30,11 +30,11 @@ from zoneinfo import ZoneInfo
 import frontmatter
 import yaml
 
-from kernel import clock
-from kernel.files import open_lock
-from kernel.text import normalize_key
-from storage.memory_proposals import ProposalStore
-from storage.memory_store import (
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import open_lock
+from agentos_mem.kernel.text import normalize_key
+from agentos_mem.storage.memory_proposals import ProposalStore
+from agentos_mem.storage.memory_store import (
     FileRecordStore,
     InvalidName,
     RecordNotFound,
@@ -45,10 +45,10 @@ from storage.memory_store import (
     name_problem,
 )
 
-from kernel.workspace import Workspace
-from safety.secrets import mask_lines, mask_value
-from storage import journal
-from storage.facts import open_facts
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.safety.secrets import mask_lines, mask_value
+from agentos_mem.storage import journal
+from agentos_mem.storage.facts import open_facts
 
 TYPES = ("user", "feedback", "project", "reference")
 SOURCES = ("manual", "auto")

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from kernel import clock
-from kernel.files import UnsafePath, atomic_write, guard
-from kernel.text import split_lines
+from agentos_mem.kernel import clock
+from agentos_mem.kernel.files import UnsafePath, atomic_write, guard
+from agentos_mem.kernel.text import split_lines
 
 NAME_MAX_BYTES = 255  # what Linux and macOS file systems allow in one path component
 

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from embedders import make_embedder
+from agentos_mem.embedders import make_embedder
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 

@@ -12,17 +12,17 @@ from pathlib import Path
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 
-from digest import stages
-from digest.logformat import list_days
-from digest.report import DayReport, RangeReport
-from digest.stages import DayInput, DayRun
-from kernel import clock, progress
-from kernel.domain import Candidate
-from kernel.settings import Settings, load_settings
-from kernel.workspace import Workspace, workspace_lock
-from restore.replay import take_in
-from tasks.stops import reraise_stop, stops_through
-from tasks.writers import workspace_writer
+from agentos_mem.digest import stages
+from agentos_mem.digest.logformat import list_days
+from agentos_mem.digest.report import DayReport, RangeReport
+from agentos_mem.digest.stages import DayInput, DayRun
+from agentos_mem.kernel import clock, progress
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.kernel.settings import Settings, load_settings
+from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.restore.replay import take_in
+from agentos_mem.tasks.stops import reraise_stop, stops_through
+from agentos_mem.tasks.writers import workspace_writer
 
 
 # -- the day's stages: one task per step of ``digest.stages.DAY_STAGES`` -------------------------------------------

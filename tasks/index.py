@@ -13,13 +13,13 @@ from prefect import get_run_logger, task, unmapped
 from prefect.cache_policies import NONE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from index import stages
-from index import vectors
-from index.report import RebuildReport
-from index.stages import RebuildRun, Snapshot
-from kernel import progress
-from kernel.settings import Settings
-from tasks.writers import index_writer, workspace_writer
+from agentos_mem.index import stages
+from agentos_mem.index import vectors
+from agentos_mem.index.report import RebuildReport
+from agentos_mem.index.stages import RebuildRun, Snapshot
+from agentos_mem.kernel import progress
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.tasks.writers import index_writer, workspace_writer
 
 
 @task(name="collect-index-units", cache_policy=NONE, retries=1, retry_delay_seconds=2)

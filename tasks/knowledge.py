@@ -8,14 +8,14 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from kernel.settings import Settings
-from knowledge import collect as _collect
-from knowledge import decisions
-from knowledge.collect import Source
-from knowledge.feeds import FeedError
-from knowledge.report import CollectReport, SourceReport
-from tasks.digest import artifact_key
-from tasks.stops import reraise_stop
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.knowledge import collect as _collect
+from agentos_mem.knowledge import decisions
+from agentos_mem.knowledge.collect import Source
+from agentos_mem.knowledge.feeds import FeedError
+from agentos_mem.knowledge.report import CollectReport, SourceReport
+from agentos_mem.tasks.digest import artifact_key
+from agentos_mem.tasks.stops import reraise_stop
 
 # -- collect (collect-to-inbox) -------------------------------------------------------------------------------
 # One task run per source, never per document (``flows/collect.py`` lists them).

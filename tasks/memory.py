@@ -5,10 +5,10 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from kernel.settings import Settings
-from memory import inbox
-from memory.report import InboxReport
-from tasks.digest import artifact_key
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.memory import inbox
+from agentos_mem.memory.report import InboxReport
+from agentos_mem.tasks.digest import artifact_key
 
 
 @task(name="ingest-memory-cards", cache_policy=NONE, retries=1, retry_delay_seconds=2)

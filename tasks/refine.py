@@ -6,10 +6,10 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NONE
 
-from kernel.settings import Settings
-from knowledge import refine as r
-from knowledge.report import RefineReport
-from tasks.digest import artifact_key
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.knowledge import refine as r
+from agentos_mem.knowledge.report import RefineReport
+from agentos_mem.tasks.digest import artifact_key
 
 
 @task(name="refine-inbox", cache_policy=NONE, retries=1, retry_delay_seconds=2)

@@ -18,7 +18,7 @@ import re
 import threading
 from contextlib import contextmanager
 
-from kernel import progress
+from agentos_mem.kernel import progress
 
 EVERY_S = 3.0  # at most one artifact update and one log line per stage in this many seconds
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 
 
 def slots_dir(home: Path) -> Path:

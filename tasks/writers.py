@@ -38,9 +38,9 @@ from prefect.client.orchestration import get_client
 from prefect.concurrency.sync import concurrency
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
-from kernel.settings import Settings
-from tasks.slots import SlotLock
-from kernel.workspace import workspace_key
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.tasks.slots import SlotLock
+from agentos_mem.kernel.workspace import workspace_key
 
 # A held slot's lease is renewed every 3/4 of this; on a shared server a dead holder's slot is free again after it.
 LEASE_SECONDS = 120

@@ -95,7 +95,7 @@ DEMO_END = _dt.date(2026, 11, 29)
 @pytest.fixture
 def demo_home(tmp_path, monkeypatch):
     """A fresh workspace with the demo logs (8+ days ending DEMO_END), selected through AGENTOS_HOME."""
-    from demo import init_demo_workspace
+    from agentos_mem.demo import init_demo_workspace
 
     home = tmp_path / "home"
     init_demo_workspace(home, end_day=DEMO_END)
@@ -188,10 +188,10 @@ def indexed_template(tmp_path_factory) -> Path:
     import fcntl
     import shutil
 
-    from digest.stages import pending_days, run_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from demo import init_demo_workspace
+    from agentos_mem.digest.stages import pending_days, run_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.demo import init_demo_workspace
 
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bench.metrics import all_fraction, any_hit, covers, fill_budget, median, percentile
+from agentos_mem.bench.metrics import all_fraction, any_hit, covers, fill_budget, median, percentile
 
 
 def test_a_source_covers_an_evidence_turn_when_their_lines_overlap_in_the_same_file():
@@ -41,8 +41,8 @@ def test_percentiles_and_median():
 
 
 def test_dia_ids_trace_to_the_file_and_line_of_the_turn(eval_dir, tmp_path):
-    from bench.locomo import load_questions, read_dia_map, turn_units
-    from digest.importers import import_locomo
+    from agentos_mem.bench.locomo import load_questions, read_dia_map, turn_units
+    from agentos_mem.digest.importers import import_locomo
 
     src = eval_dir / "locomo" / "locomo.json"
     import_locomo(src, tmp_path, conversations=["conv-26"])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.facts import KINDS, day_log, load, metrics, score_case
+from agentos_mem.bench.facts import KINDS, day_log, load, metrics, score_case
 from tests.kit.chat_server import ChatServer
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
-from bench.links import descriptive, resolve_target
+from agentos_mem.bench.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
+from agentos_mem.bench.links import descriptive, resolve_target
 from tests.kit.cli import run_cli
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.madial import ndcg_at_k, owners, recall_at_k, reciprocal_rank_at_k, score
+from agentos_mem.bench.madial import ndcg_at_k, owners, recall_at_k, reciprocal_rank_at_k, score
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 
@@ -44,7 +44,7 @@ def test_english_memories_belong_to_the_user_whose_name_they_mention():
 
 
 def test_the_published_english_split_matches_the_names(eval_dir):
-    from bench.madial import load
+    from agentos_mem.bench.madial import load
 
     folder = eval_dir / "madial"
     if not folder.is_dir():

@@ -9,9 +9,9 @@ from datetime import date
 
 import pytest
 
-from digest.stages import digest_day
-from digest.logformat import list_days
-from kernel.settings import load_settings
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.digest.logformat import list_days
+from agentos_mem.kernel.settings import load_settings
 from tests.kit.cli import agentos, run_cli
 
 
@@ -71,7 +71,7 @@ def test_conflicts_review_and_raw_read(digested):
 
 
 def test_read_commands_do_not_import_prefect(digested):
-    code = ("import sys; from cli.main import main; main(['facts', 'list', '--json']); main(['facts', 'history', '服务器配置']); "
+    code = ("import sys; from agentos_mem.cli.main import main; main(['facts', 'list', '--json']); main(['facts', 'history', '服务器配置']); "
             "print('PREFECT_LOADED' if 'prefect' in sys.modules else 'NO_PREFECT', file=sys.stderr)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "AGENTOS_HOME": str(digested)})
     assert "NO_PREFECT" in p.stderr and "8C16G" in p.stdout
@@ -115,7 +115,7 @@ def test_import_then_backfill_a_public_dataset(tmp_path, eval_dir):
     assert json.loads(p.stdout)["turns"] > 2000
     conv = out / "conv-26"
     s = load_settings(home=tmp_path / "home", user="conv-26", logs_dir=conv)
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
 
     Workspace(s.home).ensure()
     days = list_days(conv)

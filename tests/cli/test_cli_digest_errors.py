@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from cli.main import main
+from agentos_mem.cli.main import main
 
 
 def run(capsys, *argv):
@@ -29,8 +29,8 @@ def test_a_logs_folder_that_is_not_there_is_an_error_not_an_empty_day(ws, tmp_pa
 
 
 def test_sigterm_stops_a_command_with_one_line(ws, capsys, monkeypatch):
-    import cli.stages
-
+    import agentos_mem.cli.stages
+    from agentos_mem import cli
     def stage(args):  # a stage that runs until it is stopped
         os.kill(os.getpid(), signal.SIGTERM)
         while True:
@@ -46,8 +46,9 @@ def test_sigterm_stops_a_command_with_one_line(ws, capsys, monkeypatch):
 def test_prefects_termination_signal_is_reported_the_same_way(ws, capsys, monkeypatch):
     from prefect.exceptions import TerminationSignal
 
-    import cli.stages
+    import agentos_mem.cli.stages
 
+    from agentos_mem import cli
     def stage(args):  # inside a flow, Prefect's own SIGTERM handler raises this
         raise TerminationSignal(signal.SIGTERM)
 

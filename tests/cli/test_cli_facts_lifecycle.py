@@ -7,8 +7,8 @@ from datetime import date
 
 import frontmatter
 
-from digest.stages import digest_day
-from kernel.workspace import Workspace
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.kernel.workspace import Workspace
 from tests.kit.cli import run_cli
 from tests.kit.digest import digested_workspace
 
@@ -110,7 +110,7 @@ def test_an_id_no_store_can_hold_is_refused_in_one_line_naming_the_argument(tmp_
 
 
 def test_the_python_api_refuses_an_id_past_sqlite_integers_by_name(tmp_path):
-    from services.decisions import forget_fact
+    from agentos_mem.services.decisions import forget_fact
 
     import pytest
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 from tests.kit.bad_journal import reported, write_bad_journal
 from tests.kit.cli import run_cli
 from tests.kit.machines import facts_ids_aside
@@ -42,8 +42,8 @@ def fact_row(home: Path, obj: str) -> dict:
 def read_only_journal(monkeypatch, home: Path) -> None:
     """agent-sync mounted read-only, as far as the journal goes (root writes through a chmod, so the mount is what is
     imitated: the file system answers EROFS to every open for writing below the journal folder)."""
-    import storage.journal
-
+    import agentos_mem.storage.journal
+    from agentos_mem import storage
     real, folder = storage.journal.os.open, str(Workspace(home).journal_dir)
 
     def refuse(path, flags, *a, **k):
@@ -138,8 +138,8 @@ def _stores(home: Path) -> dict[str, bytes]:
 
 
 def test_a_restore_that_fails_part_way_leaves_what_it_found(indexed_home, monkeypatch):
-    import digest.stages
-
+    import agentos_mem.digest.stages
+    from agentos_mem import digest
     home = indexed_home
     facts, answer = run_cli("facts", "list", home=home).stdout, run_cli("query", QUESTION, "--in-process", home=home).stdout
     stores = _stores(home)  # after the reads (opening the vector index may rewrite its files)
@@ -221,7 +221,7 @@ def test_two_forced_restores_in_the_same_second_keep_both_backups(indexed_home):
 
 
 def test_a_backup_folder_name_is_never_reused_even_by_a_file(tmp_path):
-    from restore.run import unique_folder
+    from agentos_mem.restore.run import unique_folder
 
     (tmp_path / "restore-backup-20260310T100000").mkdir()
     (tmp_path / "restore-backup-20260310T100000-2").write_text("a file of that name", encoding="utf-8")

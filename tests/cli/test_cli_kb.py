@@ -46,8 +46,8 @@ def test_refine_then_review_from_the_command_line(tmp_path, prefect_server):
 
 def test_a_pending_documents_facts_wait_for_approval_on_the_command_line(tmp_path):
     """`kb pending` / `kb show` say how many fact candidates wait; `facts list` has none of them until `kb approve`."""
-    from knowledge.refine import refine
-    from kernel.settings import load_settings
+    from agentos_mem.knowledge.refine import refine
+    from agentos_mem.kernel.settings import load_settings
 
     home = tmp_path / "ws"
     run_cli("init", home=home)
@@ -66,9 +66,9 @@ def test_a_pending_documents_facts_wait_for_approval_on_the_command_line(tmp_pat
 
 
 def test_reading_published_knowledge_from_the_command_line(tmp_path):
-    from knowledge.decisions import decide
-    from knowledge.refine import refine
-    from kernel.settings import load_settings
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.knowledge.refine import refine
+    from agentos_mem.kernel.settings import load_settings
 
     home = tmp_path / "ws"
     run_cli("init", home=home)

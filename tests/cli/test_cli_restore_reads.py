@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from kernel.settings import load_settings
-from kernel.workspace import RESTORE_MARKER, RestoreInProgress, Workspace
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import RESTORE_MARKER, RestoreInProgress, Workspace
 from tests.kit.cli import AGENTOS, run_cli
 
 QUESTION = "服务器现在是什么配置？"
@@ -33,8 +33,8 @@ def _mcp_reads(home, tmp_path):
 
 
 def test_reads_during_a_restore_say_a_restore_is_in_progress(indexed_home, tmp_path):
-    from query.ask import ask
-    from restore.run import restore
+    from agentos_mem.query.ask import ask
+    from agentos_mem.restore.run import restore
 
     home = indexed_home
     before = run_cli("facts", "list", home=home).stdout
@@ -85,7 +85,7 @@ def test_after_a_killed_restore_reads_say_it_did_not_finish_until_it_is_run_agai
 
 
 def test_a_second_restore_while_one_runs_is_refused(indexed_home):
-    from restore.run import restore
+    from agentos_mem.restore.run import restore
 
     home = indexed_home
     seen = []

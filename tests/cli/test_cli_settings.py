@@ -33,7 +33,7 @@ def test_max_log_bytes_minus_one_no_longer_quarantines_every_log(home):
     (logs / "2026-03-10.md").write_text("[09:00] 用户: 数据库端口是 5432。\n", encoding="utf-8")
     out = run_cli("nightly", home=home, check=False, AGENTOS_MAX_LOG_BYTES="-1")
     assert out.returncode == 2 and "AGENTOS_MAX_LOG_BYTES=-1" in out.stderr, out.stderr
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
 
     assert not (Workspace(home).logs / "quarantine.jsonl").exists()
 

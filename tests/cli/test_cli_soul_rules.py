@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 from tests.kit.bad_inputs import SLOW_REGEXES
 from tests.kit.cli import run_cli
 

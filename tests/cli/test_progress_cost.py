@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from cli.common import TerminalProgress
-from kernel import progress
+from agentos_mem.cli.common import TerminalProgress
+from agentos_mem.kernel import progress
 
 
 def test_the_terminal_bar_reports_its_redraw_threads_cpu_and_keeps_the_last_reading():

@@ -59,9 +59,9 @@ class Workspace:
 
 def _conflict(settings, user: str, m: str) -> None:
     """The user said ``{m}port1``; later the assistant inferred ``{m}port2``: an open conflict."""
-    from kernel.domain import Candidate
-    from services.supersession import Supersession
-    from storage.facts import open_facts
+    from agentos_mem.kernel.domain import Candidate
+    from agentos_mem.services.supersession import Supersession
+    from agentos_mem.storage.facts import open_facts
 
     def cand(obj, day, explicitness, conf):
         return Candidate(subject="数据库端口", predicate="value", object=obj, nature="fact", confidence=conf, explicitness=explicitness,
@@ -78,13 +78,13 @@ def _conflict(settings, user: str, m: str) -> None:
 
 def build(home: Path) -> Workspace:
     """The two users' workspace, through the real pipelines (digest, refine, decisions, index rebuild)."""
-    from digest.stages import run_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
-    from knowledge.decisions import decide
-    from knowledge.refine import refine
-    from storage.memory_records import open_book
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.kernel.workspace import init_workspace
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.knowledge.refine import refine
+    from agentos_mem.storage.memory_records import open_book
 
     init_workspace(home)
     w = Workspace(home)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.kit.importgraph import PROJECT, graph, modules
+from tests.kit.importgraph import PKG, PROJECT, graph, local, modules
 
 
 def _resolve(node: ast.ImportFrom, name: str, path: Path) -> str:
     if not node.level:
-        return node.module or ""
+        return local(node.module or "")
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     parts = package.split(".")[: len(package.split(".")) - node.level + 1]
     return ".".join(parts + ([node.module] if node.module else []))
@@ -27,6 +27,9 @@ def private_uses(path: Path, name: str, known: set[str]) -> set[tuple[str, str]]
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = _resolve(node, name, path)
+            if base == PKG:  # from agentos_mem import digest: a layer, bound by its name
+                bound.update({a.asname or a.name: a.name for a in node.names if a.name in PROJECT})
+                continue
             if base.split(".")[0] not in PROJECT:
                 continue
             for a in node.names:
@@ -36,7 +39,7 @@ def private_uses(path: Path, name: str, known: set[str]) -> set[tuple[str, str]]
                     out.add((base, a.name))
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.split(".")[0] in PROJECT:
+                if a.name.split(".")[0] in (*PROJECT, PKG):
                     bound[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
@@ -45,7 +48,7 @@ def private_uses(path: Path, name: str, known: set[str]) -> set[tuple[str, str]]
                 chain.append(value.attr)
                 value = value.value
             if isinstance(value, ast.Name) and value.id in bound:
-                out.add((".".join([bound[value.id], *reversed(chain)]), node.attr))
+                out.add((local(".".join([bound[value.id], *reversed(chain)])).removeprefix("<top>."), node.attr))
     return {(m, n) for m, n in out if m != name}
 
 
@@ -62,8 +65,8 @@ def test_no_private_name_crosses_into_or_out_of_cli():
 
 def test_the_private_name_check_sees_both_forms(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("from cli.common import _x, emit\nimport kernel.clock\nfrom cli import common\n"
-                     "def f():\n    return kernel.clock._now, common._y, emit\n", encoding="utf-8")
+    probe.write_text("from agentos_mem.cli.common import _x, emit\nimport agentos_mem.kernel.clock\nfrom agentos_mem.cli import common\n"
+                     "def f():\n    return agentos_mem.kernel.clock._now, common._y, emit\n", encoding="utf-8")
     found = private_uses(probe, "cli.probe", set(modules()))
     assert found == {("cli.common", "_x"), ("kernel.clock", "_now"), ("cli.common", "_y")}
 
@@ -77,8 +80,8 @@ def test_group_modules_import_only_cli_common_of_the_cli():
 
 
 def test_main_registers_every_group_command_once_in_help_order():
-    from cli import demo
-    from cli.main import COMMANDS, GROUPS, build_parser
+    from agentos_mem.cli import demo
+    from agentos_mem.cli.main import COMMANDS, GROUPS, build_parser
 
     declared = [c for group in GROUPS for c in group.COMMANDS]
     assert sorted(declared) == sorted(COMMANDS) and len(set(COMMANDS)) == len(COMMANDS)

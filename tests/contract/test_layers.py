@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kit.importgraph import (FLOOR, KERNEL_MODULES, PACKAGES, PIPELINES, PROJECT, ROOT, graph, imports_of, layer,
+from tests.kit.importgraph import (FLOOR, KERNEL_MODULES, PACKAGES, PIPELINES, PROJECT, ROOT, folder, graph, imports_of, layer,
                                    modules)
 
 # query -> pipeline edges still to remove (issue 13: query imports only the kernel and storage).
@@ -58,7 +58,7 @@ def test_the_kernel_holds_only_what_every_layer_needs():
     report through); domain logic lives in the floor packages."""
     held = {m.removeprefix("kernel.") for m in modules() if layer(m) == "kernel" and m != "kernel"}
     assert held == KERNEL_MODULES, f"not listed: {sorted(held - KERNEL_MODULES)}, gone: {sorted(KERNEL_MODULES - held)}"
-    assert not [p.name for p in (ROOT / "kernel").iterdir() if p.is_dir() and p.name != "__pycache__"], "no subpackages"
+    assert not [p.name for p in (folder("kernel")).iterdir() if p.is_dir() and p.name != "__pycache__"], "no subpackages"
 
 
 def floor_edges(g) -> set[tuple[str, str]]:
@@ -189,19 +189,23 @@ def test_the_checks_see_what_they_check(tmp_path):
     assert cycles(g) == {("kernel.a", "storage.b")}
     floor = {"safety.s": {"kernel.a", "safety.t", "retrieval.r", "storage.b", "prefect"}, "safety.t": {"kernel.a"}}
     assert floor_edges(floor) == {("safety.s", "retrieval.r"), ("safety.s", "storage.b"), ("safety.s", "prefect")}
-    probe = ROOT / "storage" / "_layer_probe_for_test.py"
+    probe = folder("storage") / "_layer_probe_for_test.py"
     try:
-        probe.write_text("def f():\n    from flows.nightly import nightly\n    import prefect.flows\n")
+        probe.write_text("def f():\n    from agentos_mem.flows.nightly import nightly\n    import prefect.flows\n")
         assert imports_of(probe, "storage._layer_probe_for_test", set(modules())) >= {"flows.nightly", "prefect"}
     finally:
         probe.unlink()
 
 
-def test_no_flow_file_shadows_a_package():
-    """Prefect loads a deployment's entrypoint by its path and puts flows/ on sys.path first: a flows/digest.py
-    would then be what ``import digest`` finds inside every flow run, instead of the digest package."""
-    clash = sorted(p.stem for p in (ROOT / "flows").glob("*.py") if p.stem in PROJECT or (ROOT / p.stem).is_dir())
-    assert not clash, f"flows/ modules named like a top-level package: {clash}"
+def test_every_import_of_the_project_goes_through_its_one_package(tmp_path):
+    """``agentos_mem`` is the one name the project installs: a module that imports a layer by its bare name
+    (``from query.ask import ask``, the layout before one package) would find nothing installed, or another
+    distribution's package of that name (``query``, ``tasks``, ``storage`` are all taken on the registry)."""
+    bare = {(m, t) for m, targets in graph().items() for t in targets if t == "<top>"}
+    assert not bare, sorted(bare)
+    probe = tmp_path / "probe.py"
+    probe.write_text("from query.ask import ask\nimport tasks.digest\nfrom agentos_mem import digest\n", encoding="utf-8")
+    assert imports_of(probe, "cli.probe", set(modules())) == {"<top>", "digest"}
 
 
 def test_every_production_module_is_in_a_layer():
@@ -242,30 +246,30 @@ def test_the_days_stages_are_written_once_and_every_day_runner_follows_them():
     ``day_stages`` (daily-digest) and the ``digest-day`` task (backfill, nightly), which loop over ``DAY_TASKS``."""
     from prefect import Task
 
-    from digest import stages
-    from tasks import digest as t
+    from agentos_mem.digest import stages
+    from agentos_mem.tasks import digest as t
 
     assert [f.__name__ for f in t.DAY_TASKS] == [s.__name__ for s in stages.DAY_STAGES]
-    assert [getattr(f, "fn", f).__module__ for f in t.DAY_TASKS] == ["tasks.digest"] * len(stages.DAY_STAGES)
+    assert [getattr(f, "fn", f).__module__ for f in t.DAY_TASKS] == ["agentos_mem.tasks.digest"] * len(stages.DAY_STAGES)
     # every step is a task but the extract step, which calls the model's and the rules' tasks
     assert [f.__name__ for f in t.DAY_TASKS if not isinstance(f, Task)] == ["extract_step"]
     assert isinstance(t.extract_model, Task) and isinstance(t.extract_rules, Task)
-    for runner, steps in ((ROOT / "digest/stages.py", "run_day"), (ROOT / "tasks/digest.py", "day_stages")):
+    for runner, steps in ((folder("digest") / "stages.py", "run_day"), (folder("tasks") / "digest.py", "day_stages")):
         calls = _calls(runner, steps)
         assert not set(calls) & {s.__name__ for s in stages.DAY_STAGES}, f"{steps} calls a stage by name: {calls}"
-    assert "DAY_STAGES" in _names(ROOT / "digest/stages.py", "run_day") and "DAY_TASKS" in _names(ROOT / "tasks/digest.py", "day_stages")
-    assert "day_stages" in _attrs(ROOT / "tasks/digest.py", "whole_day", None)
+    assert "DAY_STAGES" in _names(folder("digest") / "stages.py", "run_day") and "DAY_TASKS" in _names(folder("tasks") / "digest.py", "day_stages")
+    assert "day_stages" in _attrs(folder("tasks") / "digest.py", "whole_day", None)
     # no flow calls a stage's task (or a stage) itself: a second list of the day could only start there
     step_tasks = {f.__name__ for f in t.DAY_TASKS} | {"extract_model", "extract_rules", "run_day", "digest_day"}
     _no_flow_names(step_tasks)
-    assert "day_stages" in _attrs(ROOT / "flows/daily.py", "daily_digest", "t")
-    assert "whole_day" in _attrs(ROOT / "tasks/digest.py", "digest_days", None)
-    assert "digest_days" in _attrs(ROOT / "flows/daily.py", "backfill", "t") and "digest_days" in _attrs(ROOT / "flows/nightly.py", "nightly", "d")
+    assert "day_stages" in _attrs(folder("flows") / "daily.py", "daily_digest", "t")
+    assert "whole_day" in _attrs(folder("tasks") / "digest.py", "digest_days", None)
+    assert "digest_days" in _attrs(folder("flows") / "daily.py", "backfill", "t") and "digest_days" in _attrs(folder("flows") / "nightly.py", "nightly", "d")
 
 
 def _no_flow_names(names: set[str]) -> None:
     """No module of flows/ names any of ``names`` (a stage, or its task): a second list of stages could only start there."""
-    for path in sorted((ROOT / "flows").glob("*.py")):
+    for path in sorted((folder("flows")).glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         assert not used & names, f"{path.name} calls {sorted(used & names)}"
@@ -299,25 +303,25 @@ def test_the_rebuilds_stages_are_written_once_and_both_runners_follow_them():
     only through ``rebuild_indexes`` and its ``rebuild_stages``, which loops over ``REBUILD_TASKS``."""
     from prefect import Task
 
-    from index import stages
-    from tasks import index as t
+    from agentos_mem.index import stages
+    from agentos_mem.tasks import index as t
 
     assert [f.__name__ for f in t.REBUILD_TASKS] == [s.__name__ for s in stages.REBUILD_STAGES]
-    assert [getattr(f, "fn", f).__module__ for f in t.REBUILD_TASKS] == ["tasks.index"] * len(stages.REBUILD_STAGES)
+    assert [getattr(f, "fn", f).__module__ for f in t.REBUILD_TASKS] == ["agentos_mem.tasks.index"] * len(stages.REBUILD_STAGES)
     # every step is a task but the two that call theirs inside what they hold: the limit the stores are read under,
     # the task runner that maps the embedding batches
     assert [f.__name__ for f in t.REBUILD_TASKS if not isinstance(f, Task)] == ["collect_step", "embed_step"]
     assert isinstance(t.collect_units, Task) and isinstance(t.embed_batch, Task)
-    assert "embed_all" in _attrs(ROOT / "tasks/index.py", "embed_step", None)
-    for runner, steps in ((ROOT / "index/stages.py", "rebuild"), (ROOT / "tasks/index.py", "rebuild_stages")):
+    assert "embed_all" in _attrs(folder("tasks") / "index.py", "embed_step", None)
+    for runner, steps in ((folder("index") / "stages.py", "rebuild"), (folder("tasks") / "index.py", "rebuild_stages")):
         calls = _calls(runner, steps)
         assert not set(calls) & {s.__name__ for s in stages.REBUILD_STAGES}, f"{steps} calls a stage by name: {calls}"
-    assert "REBUILD_STAGES" in _names(ROOT / "index/stages.py", "rebuild")
-    assert "REBUILD_TASKS" in _names(ROOT / "tasks/index.py", "rebuild_stages")
+    assert "REBUILD_STAGES" in _names(folder("index") / "stages.py", "rebuild")
+    assert "REBUILD_TASKS" in _names(folder("tasks") / "index.py", "rebuild_stages")
     step_tasks = {f.__name__ for f in t.REBUILD_TASKS} | {"collect_units", "embed_batch", "embed_all", "rebuild"}
     _no_flow_names(step_tasks)
-    assert "rebuild_stages" in _attrs(ROOT / "tasks/index.py", "rebuild_indexes", None)
-    assert "rebuild_indexes" in _attrs(ROOT / "flows/rebuild.py", "index_rebuild", "t") and "rebuild_indexes" in _attrs(ROOT / "flows/nightly.py", "nightly", "ix")
+    assert "rebuild_stages" in _attrs(folder("tasks") / "index.py", "rebuild_indexes", None)
+    assert "rebuild_indexes" in _attrs(folder("flows") / "rebuild.py", "index_rebuild", "t") and "rebuild_indexes" in _attrs(folder("flows") / "nightly.py", "nightly", "ix")
 
 
 @pytest.mark.heavy  # it imports the tasks modules, and Prefect with them
@@ -329,25 +333,25 @@ def test_collect_is_written_once_and_the_flows_run_it_with_its_tasks():
 
     from prefect import Task
 
-    from knowledge import collect as plain
-    from tasks import knowledge as t
+    from agentos_mem.knowledge import collect as plain
+    from agentos_mem.tasks import knowledge as t
 
     params = inspect.signature(plain.collect).parameters
     assert params["fetch"].default is plain.fetch_feed and params["take"].default is plain.collect_source
     assert isinstance(t.fetch_feed, Task) and isinstance(t.collect_source, Task)
-    tree = ast.parse((ROOT / "tasks/knowledge.py").read_text(encoding="utf-8"))
+    tree = ast.parse((folder("tasks") / "knowledge.py").read_text(encoding="utf-8"))
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "collect_all")
     (call,) = [n for n in ast.walk(fn) if isinstance(n, ast.Call)]
     assert ast.unparse(call.func) == "_collect.collect"
     assert {k.arg: ast.unparse(k.value) for k in call.keywords} == {"fetch": "fetch_feed", "take": "collect_source",
                                                                      "stop": "reraise_stop"}
     stage_names = {"fetch_feed", "collect_source", "plan_sources", "failed_source", "finish_collect", "collect"}
-    for path in sorted((ROOT / "flows").glob("*.py")):
+    for path in sorted((folder("flows")).glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         assert not used & stage_names, f"{path.name} calls {sorted(used & stage_names)}"
-    assert "collect_all" in _attrs(ROOT / "flows/collect.py", "collect_to_inbox", "t")
-    tree = ast.parse((ROOT / "flows/nightly.py").read_text(encoding="utf-8"))
+    assert "collect_all" in _attrs(folder("flows") / "collect.py", "collect_to_inbox", "t")
+    tree = ast.parse((folder("flows") / "nightly.py").read_text(encoding="utf-8"))
     fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "nightly")
     assert "collect_all" in {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)}  # handed to or_failed
 

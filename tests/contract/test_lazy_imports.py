@@ -10,14 +10,15 @@ import io
 import tokenize
 from pathlib import Path
 
-from tests.kit.importgraph import PROJECT, ROOT, modules
+from tests.kit.importgraph import PROJECT, ROOT, local, modules
 
 
 def _imported(node: ast.Import | ast.ImportFrom, name: str, path: Path) -> list[str]:
     if isinstance(node, ast.Import):
-        return [a.name for a in node.names]
+        return [local(a.name) for a in node.names]
     if not node.level:
-        return [node.module or ""]
+        module = local(node.module or "")
+        return [a.name for a in node.names] if module == "agentos_mem" else [module]
     package = (name if path.name == "__init__.py" else name.rpartition(".")[0]).split(".")
     return [".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))]
 
@@ -88,17 +89,17 @@ def test_the_check_sees_a_bare_import_and_accepts_a_commented_block(tmp_path):
     src.parent.mkdir()
     src.write_text(
         "def bare():\n"
-        "    from kernel.clock import today\n"
+        "    from agentos_mem.kernel.clock import today\n"
         "\n"
         "def block():\n"
         "    x = 1  # a comment on another statement covers nothing\n"
-        "    from kernel import text\n"
+        "    from agentos_mem.kernel import text\n"
         "\n"
         "def covered():\n"
         "    # lazy: the query stack stays off `agentos` start-up\n"
-        "    from query.ask import ask\n"
-        "    from query.kb import read_doc\n"
-        "    from kernel import files  # lazy: a cycle\n"
+        "    from agentos_mem.query.ask import ask\n"
+        "    from agentos_mem.query.kb import read_doc\n"
+        "    from agentos_mem.kernel import files  # lazy: a cycle\n"
         "    import json\n", encoding="utf-8")
     found = uncommented(src, "kernel.sample", root=tmp_path)
-    assert [f.split(" ", 1)[1] for f in found] == ["from kernel.clock import today", "from kernel import text"]
+    assert [f.split(" ", 1)[1] for f in found] == ["from agentos_mem.kernel.clock import today", "from agentos_mem.kernel import text"]

@@ -14,8 +14,9 @@ FLAKY_DAY = date(2026, 11, 21)
 def flaky_cards(monkeypatch) -> dict[str, list[date]]:
     """``write_cards`` failing on ``FLAKY_DAY`` as many times as its task retries, then the real one; and the days
     each of ``read_day`` and ``write_cards`` was called for."""
-    import digest.stages
-    from tasks.digest import cards_step
+    import agentos_mem.digest.stages
+    from agentos_mem import digest
+    from agentos_mem.tasks.digest import cards_step
 
     calls: dict[str, list[date]] = {"read": [], "cards": []}
     real_read, real_cards = digest.stages.read_day, digest.stages.write_cards
@@ -44,7 +45,7 @@ def logs(tmp_path):
 
 
 def assert_retried_not_failed(report: dict, calls: dict[str, list[date]]) -> None:
-    from tasks.digest import cards_step
+    from agentos_mem.tasks.digest import cards_step
 
     assert cards_step.retries >= 1
     per_day = {d["day"]: d for d in report["per_day"]}
@@ -55,7 +56,7 @@ def assert_retried_not_failed(report: dict, calls: dict[str, list[date]]) -> Non
 
 
 def test_a_stage_tasks_retries_apply_inside_nightly(ws, tmp_path, monkeypatch):
-    from flows.nightly import nightly
+    from agentos_mem.flows.nightly import nightly
 
     calls = flaky_cards(monkeypatch)
     r = nightly(logs_dir=str(logs(tmp_path)))
@@ -63,7 +64,7 @@ def test_a_stage_tasks_retries_apply_inside_nightly(ws, tmp_path, monkeypatch):
 
 
 def test_a_stage_tasks_retries_apply_inside_backfill(ws, tmp_path, monkeypatch):
-    from flows.daily import backfill
+    from agentos_mem.flows.daily import backfill
 
     calls = flaky_cards(monkeypatch)
     r = backfill(start=date(2026, 11, 20), end=date(2026, 11, 22), logs_dir=str(logs(tmp_path)))

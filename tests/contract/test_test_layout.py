@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.kit.importgraph import folder
+
 TESTS = Path(__file__).resolve().parents[1]
 
 
@@ -58,7 +60,7 @@ def test_every_test_module_sits_in_a_package_folder():
         "support modules belong in tests/kit/"
     # each folder mirrors a project package (tests/flows/ holds the deployments' tests too), or is one of these
     folders = {p.relative_to(TESTS).parts[0] for p in all_test_files()}
-    stray = sorted(f for f in folders - {"bench", "contract"} if not (TESTS.parent / f / "__init__.py").is_file())
+    stray = sorted(f for f in folders - {"bench", "contract"} if not (folder(f) / "__init__.py").is_file())
     assert not stray, f"test folders that mirror no package: {stray}"
 
 

@@ -58,7 +58,7 @@ def test_through_the_kit(tmp_path):
     log_workspace(tmp_path)
 
 def test_import_inside(tmp_path):
-    from digest.stages import digest_day as d
+    from agentos_mem.digest.stages import digest_day as d
 
 def test_process():
     subprocess.run(["true"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import asyncio
 
-from tests.kit.importgraph import PIPELINES, ROOT, graph, layer
+from tests.kit.importgraph import PIPELINES, ROOT, folder, graph, layer, local
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -26,7 +26,7 @@ def nested_definitions(tree: ast.AST) -> list[tuple[int, str]]:
 def test_no_function_in_mcp_server_is_defined_inside_another():
     """A tool nested in a builder can only be called through a server; a module-level one by anyone who has its
     dependencies (a test, another transport)."""
-    found = [f"{p.relative_to(ROOT)}:{line}: {name}" for p in sorted((ROOT / "mcp_server").rglob("*.py"))
+    found = [f"{p.relative_to(ROOT)}:{line}: {name}" for p in sorted((folder("mcp_server")).rglob("*.py"))
              for line, name in nested_definitions(ast.parse(p.read_text(encoding="utf-8")))]
     assert not found, found
 
@@ -40,14 +40,14 @@ def test_the_nesting_check_sees_a_nested_tool():
 def test_every_tool_is_a_module_level_function_of_a_tool_group_module(tmp_path):
     import importlib
 
-    from kernel.settings import load_settings
-    from mcp_server import server as mcp
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.mcp_server import server as mcp
 
     for fn in mcp.TOOLS:
-        assert fn.__module__.startswith("mcp_server.tools."), fn
+        assert fn.__module__.startswith("agentos_mem.mcp_server.tools."), fn
         assert fn.__qualname__ == fn.__name__ and getattr(importlib.import_module(fn.__module__), fn.__name__) is fn, fn
     marked = {(m, n) for m in ("ask", "facts", "memory", "kb")
-              for n, v in vars(importlib.import_module(f"mcp_server.tools.{m}")).items() if hasattr(v, "mcp_tool")}
+              for n, v in vars(importlib.import_module(f"agentos_mem.mcp_server.tools.{m}")).items() if hasattr(v, "mcp_tool")}
     assert marked == {(fn.__module__.rpartition(".")[2], fn.__name__) for fn in mcp.TOOLS}, "a @tool function build_server does not register"
     listed = asyncio.run(mcp.build_server(load_settings(home=tmp_path)).list_tools())
     assert [t.name for t in listed] == [fn.mcp_tool.name for fn in mcp.TOOLS]
@@ -71,7 +71,7 @@ DECISIONS = {
 
 
 def imported_names(path) -> set[tuple[str, str]]:
-    return {(n.module, a.name) for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    return {(local(n.module), a.name) for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
             if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module for a in n.names}
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from digest.logformat import (
+from agentos_mem.digest.logformat import (
     MAX_TURN_CHARS,
     display_name,
     file_signature,
@@ -23,12 +23,12 @@ from digest.logformat import (
     read_bytes_checked,
     read_log,
 )
-from digest.stages import digest_day, pending_days, read_day
-from kernel.settings import Settings
-from kernel.text import split_lines
-from kernel.workspace import Workspace, init_workspace
-from storage.facts import FactStore
-from storage.raw_archive import ArchiveError, RawArchive, safe_name
+from agentos_mem.digest.stages import digest_day, pending_days, read_day
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.text import split_lines
+from agentos_mem.kernel.workspace import Workspace, init_workspace
+from agentos_mem.storage.facts import FactStore
+from agentos_mem.storage.raw_archive import ArchiveError, RawArchive, safe_name
 from tests.kit.bad_logs import DAYS, LONG_NAME, matching, write_corpus
 from tests.kit.digest import log_workspace
 
@@ -146,8 +146,7 @@ def test_a_file_that_breaks_the_reader_costs_only_itself(tmp_path, monkeypatch):
     s = s.model_copy(update={"llm_base_url": None})
     (logs / "2026-11-03.md").write_text("[09:00] 用户: 我叫林晓。\n", encoding="utf-8")
     (logs / "2026-11-03-b.md").write_text("[09:00] 用户: 数据库端口是 5432。\n", encoding="utf-8")
-    import digest.logformat as lf
-
+    import agentos_mem.digest.logformat as lf
     real = lf._parse_markdown
 
     def flaky(log, lines, bad=frozenset()):
@@ -179,7 +178,7 @@ def test_a_day_that_fails_on_a_damaged_store_names_it_and_the_command_that_makes
     workspace's stores are checked and the damaged one is named, with `agentos restore --force` (issue 25)."""
     import sqlite3
 
-    from digest.stages import record_failure
+    from agentos_mem.digest.stages import record_failure
 
     s, logs = log_workspace(tmp_path)
     (logs / "2026-11-20.md").write_text("[09:00] 用户: 数据库端口是 5432。\n", encoding="utf-8")

@@ -9,9 +9,9 @@ from datetime import date, timedelta
 import pytest
 import yaml
 
-from demo import launch_day, write_demo_logs
-from kernel.templates import core_templates
-from digest.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
+from agentos_mem.demo import launch_day, write_demo_logs
+from agentos_mem.kernel.templates import core_templates
+from agentos_mem.digest.logformat import ASSISTANT_LABELS, USER_LABELS, read_log
 
 END = date(2026, 11, 10)
 TURN = re.compile(r"^\[(\d{2}):(\d{2})(?::(\d{2}))?\] ([^\s:：\[\]][^:：\[\]]*?)[:：] ?(.+)$")

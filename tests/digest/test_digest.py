@@ -6,12 +6,12 @@ from datetime import date
 
 import frontmatter
 
-from digest.stages import digest_day, pending_days
-from kernel.settings import Settings
-from demo import init_demo_workspace
-from kernel.workspace import Workspace
-from storage.facts import FactStore
-from storage.raw_archive import RawArchive
+from agentos_mem.digest.stages import digest_day, pending_days
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.demo import init_demo_workspace
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.facts import FactStore
+from agentos_mem.storage.raw_archive import RawArchive
 from tests.kit.digest import log_workspace
 
 DAY = date(2026, 11, 3)
@@ -89,7 +89,7 @@ def test_demo_week_tells_the_story(tmp_path):
     home = tmp_path / "home"
     init_demo_workspace(home, end_day=date(2026, 11, 29))
     s = Settings(home=home, hostname="h")
-    from digest.logformat import list_days
+    from agentos_mem.digest.logformat import list_days
 
     results = [digest_day(s, "default", d, s.working_dir()) for d in list_days(s.working_dir())]
     assert len(results) >= 8

@@ -67,7 +67,7 @@ def test_the_assistant_tells_no_statement_of_the_users(tmp_path):
     s, logs = log_workspace(tmp_path)
     (logs / f"{DAY}.md").write_text("[10:00] 助手: Our whole backend team works out of the Lisbon office, I believe.\n"
                                     "[10:01] 助手: 我们组的周报都交给小王来整理。\n", encoding="utf-8")
-    from digest.stages import digest_day
+    from agentos_mem.digest.stages import digest_day
 
     digest_day(s, "default", DAY, logs)
     assert statements(s) == []

@@ -12,7 +12,7 @@ from datetime import date
 
 import pytest
 
-from digest.stages import digest_day
+from agentos_mem.digest.stages import digest_day
 from tests.kit.cli import run_cli
 from tests.kit.digest import log_workspace, night
 

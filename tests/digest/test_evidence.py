@@ -8,10 +8,10 @@ from datetime import date
 
 import frontmatter
 
-from digest.stages import digest_day, pending_days, run_day
-from kernel.settings import Settings
-from kernel.workspace import Workspace
-from storage.facts import FactStore
+from agentos_mem.digest.stages import digest_day, pending_days, run_day
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.facts import FactStore
 from tests.kit.digest import log_workspace
 
 D1, D2 = date(2026, 11, 3), date(2026, 11, 4)

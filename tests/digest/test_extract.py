@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from kernel.domain import Candidate, Turn
-from digest.extract import extract_candidates
+from agentos_mem.kernel.domain import Candidate, Turn
+from agentos_mem.digest.extract import extract_candidates
 
 DAY = dt.date(2026, 11, 3)  # a Tuesday
 SPEAKERS = {"user": "用户", "assistant": "assistant", "other": "Caroline"}

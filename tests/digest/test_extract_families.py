@@ -10,20 +10,22 @@ import datetime as dt
 
 import pytest
 
-import digest.extract
-from digest.extract import extract_candidates
-from digest.extract.axioms import RULES_AXIOM
-from digest.extract.decisions import DECISIONS
-from digest.extract.identity import IDENTITY, ROLES_AND_PLACES
-from digest.extract.names import NAMES
-from digest.extract.normalize import sentences, Source
-from digest.extract.opinions import OPINIONS
-from digest.extract.plans import FUTURE_PLANS, PLANS
-from digest.extract.preferences import PREFERENCES
-from digest.extract.restatements import ASSISTANT_PREFS
-from digest.extract.rule import PREDICATES, Rule
-from vocabulary.dates import find_date
-from kernel.domain import Turn
+import agentos_mem.digest.extract
+
+from agentos_mem import digest
+from agentos_mem.digest.extract import extract_candidates
+from agentos_mem.digest.extract.axioms import RULES_AXIOM
+from agentos_mem.digest.extract.decisions import DECISIONS
+from agentos_mem.digest.extract.identity import IDENTITY, ROLES_AND_PLACES
+from agentos_mem.digest.extract.names import NAMES
+from agentos_mem.digest.extract.normalize import sentences, Source
+from agentos_mem.digest.extract.opinions import OPINIONS
+from agentos_mem.digest.extract.plans import FUTURE_PLANS, PLANS
+from agentos_mem.digest.extract.preferences import PREFERENCES
+from agentos_mem.digest.extract.restatements import ASSISTANT_PREFS
+from agentos_mem.digest.extract.rule import PREDICATES, Rule
+from agentos_mem.vocabulary.dates import find_date
+from agentos_mem.kernel.domain import Turn
 
 DAY = dt.date(2026, 11, 3)  # a Tuesday
 SPEAKERS = {"user": "用户", "assistant": "assistant", "other": "Caroline"}
@@ -714,8 +716,8 @@ def test_activities_several_at_once(text, expected):
 
 
 def test_activities_a_new_one_adds_and_a_stop_closes_one(tmp_path, monkeypatch):
-    from digest.stages import digest_day
-    from query.facts import facts_as_of
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.query.facts import facts_as_of
     from tests.kit.digest import log_workspace
 
     monkeypatch.setenv("AGENTOS_NOW", "2026-03-30T12:00:00+08:00")

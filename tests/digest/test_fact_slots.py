@@ -9,8 +9,8 @@ from datetime import date
 
 import pytest
 
-from digest.stages import digest_day
-from query.facts import facts_as_of
+from agentos_mem.digest.stages import digest_day
+from agentos_mem.query.facts import facts_as_of
 from tests.kit.cli import run_cli
 from tests.kit.digest import current, log_workspace, night
 
@@ -90,8 +90,8 @@ def test_a_change_whose_old_value_nothing_held_keeps_it_as_history(ws):
 
 
 def test_a_question_gets_the_value_that_holds_now_not_the_one_that_starts_later(ws, monkeypatch):
-    from index.stages import rebuild
-    from query.ask import ask
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.query.ask import ask
 
     s, logs = ws
     monkeypatch.setenv("AGENTOS_NOW", "2026-03-12T20:00:00+08:00")
@@ -133,8 +133,8 @@ def test_examples_quotes_and_test_data_write_no_value(ws, line):
 
 
 def test_an_english_question_names_a_chinese_person_as_it_is_said(ws):
-    from index.stages import rebuild
-    from query.ask import ask
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.query.ask import ask
 
     s, logs = ws
     night(s, logs, date(2026, 3, 10), "我同事小李在广州分部，跟我这边北京总部远程协作")

@@ -10,11 +10,11 @@ from datetime import date
 
 import pytest
 
-from digest.extract.normalize import sentences, Source
-from digest.extract.statements import renews
-from digest.slots import SubjectSlots
-from digest.stages import sentence_embedder, digest_day
-from query.facts import facts_as_of
+from agentos_mem.digest.extract.normalize import sentences, Source
+from agentos_mem.digest.extract.statements import renews
+from agentos_mem.digest.slots import SubjectSlots
+from agentos_mem.digest.stages import sentence_embedder, digest_day
+from agentos_mem.query.facts import facts_as_of
 from tests.kit.digest import current, log_workspace, night
 
 
@@ -66,8 +66,8 @@ def test_a_change_on_another_topic_closes_nothing(ws):
 def test_the_changes_on_another_topic_stand_clear_of_the_matcher_s_edges(tmp_path):
     """The premise of the test above, with the embedder it runs on: no score of its changes lies within EDGE of a
     threshold, so floating-point noise (a CPU's vector unit, a thread count) cannot turn its answer."""
-    from digest.slots import BACKGROUND, CLEAR_MARGIN, content
-    from kernel.settings import Settings
+    from agentos_mem.digest.slots import BACKGROUND, CLEAR_MARGIN, content
+    from agentos_mem.kernel.settings import Settings
 
     embed = sentence_embedder(Settings(home=tmp_path, hostname="h"))
     background = embed(list(BACKGROUND))
@@ -147,7 +147,7 @@ def test_a_question_or_a_wish_is_no_statement(ws):
 
 
 def test_the_matcher_needs_a_clear_winner(tmp_path):
-    from kernel.settings import Settings
+    from agentos_mem.kernel.settings import Settings
 
     slots = SubjectSlots(embed=sentence_embedder(Settings(home=tmp_path, hostname="h")))
     options = [(1, "My go-to password manager is 1Password"), (2, "I live in Denver"), (3, "We use Jira for tickets")]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from digest.importers import import_locomo, import_memorybank
-from digest.logformat import read_log
+from agentos_mem.digest.importers import import_locomo, import_memorybank
+from agentos_mem.digest.logformat import read_log
 
 TURN = re.compile(r"^\[(\d{2}:\d{2}(?::\d{2})?)\] ([^\s:：\[\]][^:：\[\]]*?): (.+)$")
 

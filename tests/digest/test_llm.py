@@ -6,9 +6,9 @@ from datetime import date
 
 import pytest
 
-from digest.model_extract import ExtractionCache, ModelStats, extract_with_model, parts_of, schema
-from kernel.domain import Turn
-from kernel.llm import ChatClient, LLMError, repair_json
+from agentos_mem.digest.model_extract import ExtractionCache, ModelStats, extract_with_model, parts_of, schema
+from agentos_mem.kernel.domain import Turn
+from agentos_mem.kernel.llm import ChatClient, LLMError, repair_json
 from tests.kit.chat_server import ChatServer
 from tests.kit.loopback import JSONServer
 
@@ -194,7 +194,7 @@ def test_the_model_is_shown_known_values_never_the_rules_statements(tmp_path):
     night(s, logs, date(2026, 6, 2), "我住在杭州。", "I've been volunteering at the animal shelter near my place.")
     (logs / "2026-06-03.md").write_text("[10:00] 用户: 周末打算去爬山\n", encoding="utf-8")
     with ChatServer([ops()]) as srv:
-        from digest.stages import digest_day
+        from agentos_mem.digest.stages import digest_day
 
         report = digest_day(s.model_copy(update={"llm_base_url": srv.base_url}), "default", date(2026, 6, 3), logs)
         shown = srv.requests[0]["body"]["messages"][-1]["content"]
@@ -226,8 +226,8 @@ def test_a_request_without_a_schema_never_drops_the_grammar_of_the_next_one():
 
 ASK_ONCE = """
 import json, sys
-from kernel.llm import ChatClient
-from kernel.settings import load_settings
+from agentos_mem.kernel.llm import ChatClient
+from agentos_mem.kernel.settings import load_settings
 client = ChatClient.for_settings(load_settings(home=sys.argv[1]).model_copy(update={"llm_base_url": sys.argv[2]}))
 print(json.dumps(client.complete_json("s", "u", schema={"type": "object"})))
 """
@@ -239,7 +239,7 @@ def test_a_new_process_asks_in_the_form_the_workspace_server_took(tmp_path):
     import subprocess
     import sys
 
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
     from tests.kit.digest import log_workspace
 
     s, _ = log_workspace(tmp_path)

@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from digest.logformat import day_files, list_days, read_log
+from agentos_mem.digest.logformat import day_files, list_days, read_log
 
 MD = """---
 date: 2026-11-03

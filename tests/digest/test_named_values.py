@@ -8,9 +8,9 @@ from datetime import date
 
 import pytest
 
-from digest.extract.engine import extract_candidates
-from kernel.domain import Turn
-from query.facts import facts_as_of
+from agentos_mem.digest.extract.engine import extract_candidates
+from agentos_mem.kernel.domain import Turn
+from agentos_mem.query.facts import facts_as_of
 from tests.kit.digest import log_workspace, night
 
 

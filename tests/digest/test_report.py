@@ -1,7 +1,7 @@
 """The digest's reports own their field names, artifact tables and CLI summaries; the dict form is what
 flows return and `agentos ... --json` prints."""
 
-from digest.report import COUNTS, DayReport, RangeReport, summary_lines
+from agentos_mem.digest.report import COUNTS, DayReport, RangeReport, summary_lines
 
 
 def _day(day: str, added: int, quarantined: list[str]) -> DayReport:

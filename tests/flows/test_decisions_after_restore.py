@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 from tests.kit.cli import run_cli
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -20,7 +20,7 @@ def memories(home) -> list[dict]:
 
 
 def test_a_deleted_memory_stays_deleted_after_a_restore_an_edit_of_its_day_and_a_nightly(indexed_home):
-    from flows.nightly import nightly
+    from agentos_mem.flows.nightly import nightly
 
     home = indexed_home
     (rec,) = [r for r in memories(home) if "coffee" in r["name"]]

@@ -47,7 +47,7 @@ def test_every_deployed_flow_has_typed_described_parameters():
     from prefect.flows import load_flow_from_entrypoint
     from prefect.utilities.callables import parameter_schema
 
-    from deployments.serve import load_deployment_specs
+    from agentos_mem.deployments.serve import load_deployment_specs
 
     specs = load_deployment_specs()
     assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly", "index-rebuild", "collect-to-inbox", "inbox-refine", "review"}

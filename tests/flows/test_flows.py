@@ -23,7 +23,7 @@ def latest_artifacts():
 
 
 def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
-    from flows.daily import daily_digest
+    from agentos_mem.flows.daily import daily_digest
 
     day = date(2026, 11, 22)
     r = daily_digest(day=day)
@@ -40,14 +40,14 @@ def test_daily_digest_writes_all_layers_and_publishes_an_artifact(demo_home):
 
 
 def test_missing_day_is_a_clean_noop(demo_home):
-    from flows.daily import daily_digest
+    from agentos_mem.flows.daily import daily_digest
 
     r = daily_digest(day=date(2020, 1, 1))
     assert (r["files"], r["turns"], r["facts_added"], r["quarantined"]) == ([], 0, 0, [])
 
 
 def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
-    from flows.daily import backfill
+    from agentos_mem.flows.daily import backfill
 
     first = backfill(start=date(2026, 11, 1), end=DEMO_END)
     assert len(first["days"]) >= 8 and first["facts_superseded"] >= 2 and first["conflicts"] >= 1
@@ -63,7 +63,7 @@ def test_backfill_then_rerun_leaves_stores_exactly_as_they_were(demo_home):
 
 
 def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
-    from flows.nightly import nightly
+    from agentos_mem.flows.nightly import nightly
 
     inbox = demo_home / "agent-sync/03_knowledge/00_stream/inbox/memory"
     (inbox / "card.md").write_text("---\ntype: user\ndescription: 我是数据平台组的负责人\n---\n负责数据平台组。\n", encoding="utf-8")
@@ -73,8 +73,8 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
     assert any(d["memories"]["created"] for d in r["digest"]["per_day"])
     assert r["memory_inbox"]["cards"] == 1 and len(r["memory_inbox"]["created"]) == 1
     assert r["index"]["status"] == "rebuilt" and r["index"]["units"] > 20 and r["index"]["embedded"] == r["index"]["units"]
-    from index.stages import doctor
-    from kernel.settings import load_settings
+    from agentos_mem.index.stages import doctor
+    from agentos_mem.kernel.settings import load_settings
 
     assert doctor(load_settings())["ok"]  # the chain leaves no drift for anyone to fix by hand
     again = nightly()
@@ -82,8 +82,8 @@ def test_nightly_catches_up_then_has_nothing_to_do(demo_home):
 
 
 def test_index_rebuild_flow_is_incremental(demo_home):
-    from flows.rebuild import index_rebuild
-    from flows.nightly import nightly
+    from agentos_mem.flows.rebuild import index_rebuild
+    from agentos_mem.flows.nightly import nightly
 
     nightly()
     card = next((demo_home / "agent-local/memory/cards/default").glob("*.md"))
@@ -95,7 +95,7 @@ def test_index_rebuild_flow_is_incremental(demo_home):
 
 
 def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
-    from flows.daily import daily_digest
+    from agentos_mem.flows.daily import daily_digest
 
     answer = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"}]}
     with ChatServer([(500, ""), (500, ""), (200, json.dumps(answer, ensure_ascii=False))]) as srv:
@@ -105,8 +105,8 @@ def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
         fact_requests = [q for q in srv.requests if q["body"]["messages"][0]["content"].startswith("You keep a person's memory")]
         assert len(fact_requests) >= 3 and fact_requests[0]["body"]["messages"][-1]["content"] == fact_requests[2]["body"]["messages"][-1]["content"]
     assert r["extractor"].startswith("llm:")
-    from kernel.settings import load_settings
-    from storage.facts import open_facts
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.facts import open_facts
 
     store = open_facts(load_settings())
     try:
@@ -119,7 +119,7 @@ def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
 
 
 def test_model_failure_falls_back_to_rules(demo_home, monkeypatch):
-    from flows.daily import daily_digest
+    from agentos_mem.flows.daily import daily_digest
 
     with ChatServer([(200, "no json here")]) as srv:
         monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 
 def _digest_demo(settings) -> None:
-    from digest.stages import pending_days, run_day
+    from agentos_mem.digest.stages import pending_days, run_day
 
     folder = settings.working_dir()
     for day in pending_days(settings, settings.user, folder, DEMO_END):
@@ -42,8 +42,8 @@ def _embed_batch_runs(flow_run_name: str) -> list:
 
 
 def test_embedding_batches_run_on_dask_worker_processes_and_build_the_same_index(demo_home, tmp_path, monkeypatch):
-    from flows.rebuild import index_rebuild
-    from kernel.settings import load_settings
+    from agentos_mem.flows.rebuild import index_rebuild
+    from agentos_mem.kernel.settings import load_settings
 
     _digest_demo(load_settings())
     threads_home = tmp_path / "threads"
@@ -69,7 +69,7 @@ def test_embedding_batches_run_on_dask_worker_processes_and_build_the_same_index
     assert t["embedded"] == r["embedded"]
     assert _vectors(threads_home) == _vectors(demo_home)  # the same vectors, whichever runner computed them
 
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     for home in (demo_home, threads_home):
         a = ask("服务器现在是什么配置？", settings=load_settings(home=home))

@@ -53,7 +53,7 @@ def _days_done(err: str) -> tuple[int, list[str]]:
 
 
 def _gone(pid: int) -> bool:
-    from tasks.slots import alive
+    from agentos_mem.tasks.slots import alive
 
     return not alive(pid, None)
 
@@ -74,7 +74,7 @@ def _waiter_stopped(home, err_file, sig, code) -> str:
     return err
 
 def test_a_killed_nightly_blocks_no_later_one_and_a_waiting_run_stops_on_sigterm_or_ctrl_c(demo_home, tmp_path):
-    from kernel.prefect_env import orphaned_servers
+    from agentos_mem.kernel.prefect_env import orphaned_servers
 
     home, prefect_home = demo_home, demo_home / "agent-local/runtime/prefect"
     first_err = tmp_path / "first.err"
@@ -181,7 +181,7 @@ def test_a_nightly_stopped_by_sigterm_ends_at_once_keeps_its_days_and_the_next_p
     """SIGTERM in the middle of the digest (the night is too long, the machine shuts down): the run ends with one
     line and exit 143, leaves no Prefect server behind, keeps the days it committed, and the next run digests only
     the rest."""
-    from kernel.prefect_env import orphaned_servers
+    from agentos_mem.kernel.prefect_env import orphaned_servers
 
     err_file = tmp_path / "stopped.err"
     run = _start(demo_home, "nightly", err=err_file)

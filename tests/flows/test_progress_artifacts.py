@@ -36,8 +36,8 @@ def _flush_logs():
 
 
 def test_a_backfill_and_a_rebuild_leave_progress_artifacts_at_100_and_counted_log_lines(demo_home):
-    from flows.daily import backfill
-    from flows.rebuild import index_rebuild
+    from agentos_mem.flows.daily import backfill
+    from agentos_mem.flows.rebuild import index_rebuild
 
     state = backfill(start=date(2026, 11, 22), end=date(2026, 11, 24), return_state=True)
     assert len(state.result()["days"]) == 3

@@ -55,8 +55,8 @@ def _resume(run_id, run_input: dict) -> None:
 
 
 def test_review_flow_waits_for_the_form_and_applies_it(ws, kit_cache):
-    from flows.review import review
-    from knowledge.decisions import show, visible
+    from agentos_mem.flows.review import review
+    from agentos_mem.knowledge.decisions import show, visible
 
     item(ws, "knowledge/clipping", "a.md", "# 接口限流方案\n\n令牌桶算法适合突发流量。\n", title="接口限流方案", source="https://martinfowler.com/rate")
     item(ws, "knowledge/clipping", "b.md", "# 旧的日志规范\n\n日志统一写到本地文件。\n", title="旧的日志规范", source="https://medium.com/logs")
@@ -88,7 +88,7 @@ def test_review_flow_waits_for_the_form_and_applies_it(ws, kit_cache):
 
 
 def test_an_invalid_form_is_refused_by_the_server(ws, kit_cache):
-    from flows.review import review
+    from agentos_mem.flows.review import review
 
     item(ws, "knowledge/clipping", "a.md", "# 缓存穿透\n\n用布隆过滤器挡住不存在的键。\n", title="缓存穿透", source="https://redis.io/x")
     refine_all(kit_cache)
@@ -109,6 +109,6 @@ def test_an_invalid_form_is_refused_by_the_server(ws, kit_cache):
 
 
 def test_nothing_to_review_finishes_at_once(ws):
-    from flows.review import review
+    from agentos_mem.flows.review import review
 
     assert review(poll_seconds=1) == {"pending": 0, "conflicts": 0, "decision": None}

@@ -12,8 +12,8 @@ import urllib.request
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from demo import init_demo_workspace
-from deployments.serve import wait_healthy
+from agentos_mem.demo import init_demo_workspace
+from agentos_mem.deployments.serve import wait_healthy
 from tests.kit.prefect_server import api, base_env, flow_runs, free_port
 
 
@@ -30,7 +30,7 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
                AGENTOS_SCHEDULES=json.dumps({"daily-digest": "* * * * *"}))
     env.pop("PREFECT_UI_API_URL", None)
     log = open(tmp_path / "serve.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "serve", "--port", str(port)], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "agentos_mem.cli.main", "serve", "--port", str(port)], cwd=tmp_path, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/api"
     try:
@@ -59,10 +59,10 @@ def test_serve_fires_a_cron_schedule_and_its_ui_talks_to_its_own_port(tmp_path):
         con = sqlite3.connect(home / "agent-local/memory/facts.db")
         assert con.execute("select count(*) from facts where source_day=?", [yesterday.isoformat()]).fetchone()[0] > 0
         # the same process keeps the warm query service `agentos query` uses, and it answers as a fresh process does
-        from mcp_server.local_service import running
+        from agentos_mem.mcp_server.local_service import running
 
         assert running(home)
-        client = "import sys; from cli.main import main; c = main(sys.argv[1:]); print('IN' if 'query.ask' in sys.modules else 'OUT', file=sys.stderr); sys.exit(c)"
+        client = "import sys; from agentos_mem.cli.main import main; c = main(sys.argv[1:]); print('IN' if 'agentos_mem.query.ask' in sys.modules else 'OUT', file=sys.stderr); sys.exit(c)"
         served, alone = (subprocess.run([sys.executable, "-c", client, "query", *extra, "服务器现在是什么配置？"], env=env, cwd=tmp_path,
                                         capture_output=True, text=True, timeout=300) for extra in ([], ["--in-process"]))
         assert "OUT" in served.stderr and "IN" in alone.stderr

@@ -48,7 +48,7 @@ def server(tmp_path, postgres):
 
 def workspace(root: Path) -> Path:
     """One workspace with three users' demo logs."""
-    from demo import init_demo_workspace
+    from agentos_mem.demo import init_demo_workspace
 
     home = root / "home"
     for user in USERS:
@@ -59,9 +59,9 @@ def workspace(root: Path) -> Path:
 def one_process_facts(root: Path) -> tuple[dict[str, list[tuple]], int]:
     """The same logs digested by plain function calls in this process, one user after the other; and how many
     days each user has."""
-    from digest.stages import pending_days, run_day
-    from kernel.settings import load_settings
-    from kernel.workspace import Workspace
+    from agentos_mem.digest.stages import pending_days, run_day
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.kernel.workspace import Workspace
 
     home = workspace(root)
     settings = load_settings(home=home, hostname="one-host", llm_base_url=None)
@@ -75,7 +75,7 @@ def one_process_facts(root: Path) -> tuple[dict[str, list[tuple]], int]:
 
 def facts_by_user(home: Path) -> dict[str, list[tuple]]:
     """Every fact row of each user, ids (which depend on how users' writes interleave) replaced by what they point at."""
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
 
     con = sqlite3.connect(Workspace(home).facts_db)
     con.row_factory = sqlite3.Row
@@ -191,7 +191,7 @@ def test_three_users_on_two_workers_against_postgres(tmp_path, server, postgres)
     for log in logs:  # each worker ran some of the runs (at most two at a time, and six were waiting)
         assert "submitted to infrastructure" in log.read_text(errors="replace"), log
 
-    from kernel.workspace import workspace_key
+    from agentos_mem.kernel.workspace import workspace_key
 
     key = workspace_key(home)
     limits = {lim["name"]: lim for lim in api(server.url, "/v2/concurrency_limits/filter", {"limit": 100})}
@@ -208,8 +208,8 @@ def test_three_users_on_two_workers_against_postgres(tmp_path, server, postgres)
 
 
 def test_limit_names_are_stable_short_and_shared_by_hosts_of_one_agent_sync(tmp_path):
-    from tasks.writers import user_limit, workspace_limit
-    from kernel.settings import load_settings
+    from agentos_mem.tasks.writers import user_limit, workspace_limit
+    from agentos_mem.kernel.settings import load_settings
 
     a, b = tmp_path / "a" / "home", tmp_path / "b" / "home"
     (a / "agent-sync").mkdir(parents=True)

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from kernel.settings import load_settings
-from storage.index_store import IndexStore
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.storage.index_store import IndexStore
 from tests.kit.cli import run_cli
 
 QUERIES = ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "flat white coffee"]
@@ -103,7 +103,7 @@ def test_rebuilds_write_new_prefixes_swap_current_and_prune_old_collections(on_s
 
 
 def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, chroma_server):
-    from storage.vector_index import VectorIndex, delete_server_collections
+    from agentos_mem.storage.vector_index import VectorIndex, delete_server_collections
 
     first = _rebuild(on_server)["generation"]
     _note(on_server, 1, "拉萨")
@@ -125,7 +125,7 @@ def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, 
     vi.close()
     p = run_cli("query", "服务器现在是什么配置？", home=on_server, check=False)
     assert p.returncode != 0 and "agentos rebuild" in p.stderr  # no intact generation left: the command that repairs it
-    from storage.index_store import IndexCorrupt
+    from agentos_mem.storage.index_store import IndexCorrupt
 
     with pytest.raises(IndexCorrupt, match=rf"server collection {older} holds \d+ vectors, manifest says \d+"):
         IndexStore(on_server / "agent-local/vector_db", chroma_url=chroma_server.url).generations()[0].verify()
@@ -137,7 +137,7 @@ def test_a_server_collection_deleted_behind_our_back_is_never_served(on_server, 
 
 
 def test_doctor_reports_orphan_collections_and_the_next_rebuild_deletes_them(on_server, chroma_server):
-    from storage.vector_index import VectorIndex
+    from agentos_mem.storage.vector_index import VectorIndex
 
     gen = _rebuild(on_server)["generation"]
     store = _store(on_server)
@@ -217,12 +217,12 @@ def test_the_knowledge_section_index_lives_on_the_server_too(on_server, chroma_s
     and a collection gone behind our back turns knowledge search exact (doctor says why) until the next night."""
     import numpy as np
 
-    from index.section_ann import ann_store, publish_section_ann
-    from index.stages import section_ann_drift
-    from query.kb import section_ann
-    from storage.embed_cache import open_cache
-    from storage.kb_sections import SectionUnit, embed_text, section_key, text_hash
-    from storage.vector_index import delete_server_collections
+    from agentos_mem.index.section_ann import ann_store, publish_section_ann
+    from agentos_mem.index.stages import section_ann_drift
+    from agentos_mem.query.kb import section_ann
+    from agentos_mem.storage.embed_cache import open_cache
+    from agentos_mem.storage.kb_sections import SectionUnit, embed_text, section_key, text_hash
+    from agentos_mem.storage.vector_index import delete_server_collections
 
     s = load_settings()
     rng = np.random.default_rng(7)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from index.stages import doctor, rebuild
-from kernel.settings import load_settings
-from storage.index_store import IndexStore
+from agentos_mem.index.stages import doctor, rebuild
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.storage.index_store import IndexStore
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 
@@ -28,7 +28,7 @@ def _store(home: Path) -> IndexStore:
 
 
 def _chroma_count(home: Path) -> int:
-    from storage.vector_index import VectorIndex
+    from agentos_mem.storage.vector_index import VectorIndex
 
     gen = _store(home).current()
     vi = VectorIndex(gen.chroma_dir)
@@ -57,7 +57,7 @@ def test_a_run_with_nothing_changed_does_no_work(indexed_home):
 
 
 def test_a_new_day_is_indexed_incrementally_and_only_its_units_are_embedded(indexed_home):
-    from digest.stages import run_day
+    from agentos_mem.digest.stages import run_day
 
     s = _settings()
     before = _store(indexed_home).current_name()
@@ -72,7 +72,7 @@ def test_a_new_day_is_indexed_incrementally_and_only_its_units_are_embedded(inde
     assert doctor(s)["ok"]
     gens = [g.name for g in _store(indexed_home).generations()]
     assert before in gens and len(gens) == 2  # the previous generation stays for readers still on it
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     a = ask("Redis 最大内存是多少", settings=s)
     assert any("4GB" in i.text for i in a.items if i.kind == "fact")
@@ -90,7 +90,7 @@ def test_a_card_deleted_from_the_store_leaves_both_indexes(indexed_home):
     assert r["deleted"] == 1 and r["embedded"] == 0
     assert _chroma_count(indexed_home) == n_before - 1
     assert doctor(s)["ok"]
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     a = ask("flat white coffee", settings=s)
     assert all(i.source.get("card") != victim.stem for i in a.items)
@@ -107,7 +107,7 @@ def _edit_summary(card: Path, more: str) -> None:
 def _unreachable(home: Path) -> list[str]:
     """The live generation's units that a vector query with their own stored vector does not return (each query asks
     for every record): a memory no question could find by meaning."""
-    from storage.vector_index import VectorIndex
+    from agentos_mem.storage.vector_index import VectorIndex
 
     vi = VectorIndex(_store(home).current().chroma_dir)
     try:
@@ -127,7 +127,7 @@ def test_every_unit_stays_found_by_meaning_through_nights_of_edits_and_removals(
     """Chroma 1.5.9 leaves some live records unreachable by query() after deletes and upserts (chroma-core/chroma#7758;
     two machines of the demo answered differently once in a dozen runs because of it): nightly rebuilds that edit,
     remove and forget must never make a memory unfindable."""
-    from storage.facts import open_facts
+    from agentos_mem.storage.facts import open_facts
 
     s = _settings()
     cards = sorted((indexed_home / "agent-local/memory/cards/default").glob("*.md"))
@@ -201,7 +201,7 @@ def test_a_rebuild_killed_half_way_leaves_the_last_complete_index_serving(indexe
         if n:
             break
         time.sleep(0.05)
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     during = ask("服务器配置", settings=_settings())  # a query while the rebuild runs
     assert proc.poll() is None, "the rebuild finished before it could be killed"
@@ -232,7 +232,7 @@ def _damage(gen) -> None:
 def test_a_damaged_live_index_is_never_served_nor_repaired_by_a_read(indexed_home):
     """The read path writes nothing: with no earlier intact generation it says which command repairs the
     index; the next rebuild does."""
-    from query.ask import QueryError, ask
+    from agentos_mem.query.ask import QueryError, ask
 
     for g in _store(indexed_home).generations()[:-1]:  # only the live generation is left
         import shutil
@@ -260,7 +260,7 @@ def test_a_damaged_live_index_is_answered_from_the_last_good_generation(indexed_
     live = _store(indexed_home).current()
     assert live.name != before and before in {g.name for g in _store(indexed_home).generations()}
     _damage(live)
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     a = ask("服务器配置是什么", settings=_settings())
     assert a.status == "ok" and a.generation == before  # never the damaged one
@@ -274,7 +274,7 @@ def test_leftovers_of_a_killed_build_are_never_read_and_are_cleaned_up(indexed_h
     junk = root / ".build-gen-20260101T000000-dead00"
     (junk / "keyword").mkdir(parents=True)
     (junk / "units.db").write_bytes(b"half a file")
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     assert ask("database port", settings=_settings()).status == "ok"
     (indexed_home / "agent-local/memory/cards/default").joinpath("testhost_20261122_note.md").write_text(
@@ -290,7 +290,7 @@ def test_an_unreadable_card_is_reported_and_the_rest_is_indexed(indexed_home):
     assert any("testhost_20261122_broken.md" in p for p in r["problems"])
     d = doctor(_settings())
     assert any("testhost_20261122_broken.md" in line for line in d["drift"])
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     assert ask("服务器配置", settings=_settings()).status == "ok"
 

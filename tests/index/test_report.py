@@ -1,6 +1,6 @@
 """The rebuild's report: one field list for the JSON users read, the artifact and the CLI summary."""
 
-from index.report import RebuildReport
+from agentos_mem.index.report import RebuildReport
 
 
 def test_an_unchanged_rebuild_reports_no_embedding_fields():

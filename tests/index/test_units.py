@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from index.units import fact_unit, romanized
+from agentos_mem.index.units import fact_unit, romanized
 
 ROW = {"id": 7, "user_id": "li", "subject": "朵朵", "predicate": "lives_in", "object": "外国语小学", "source_file": "2026-03-30.md",
        "line_start": 3, "line_end": 3, "raw_ref": None, "evidence": "朵朵转学了，这周已经在外国语小学上课了", "valid_from": "2026-03-30T10:00:00",

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from kernel import clock
+from agentos_mem.kernel import clock
 from tests.kit.cli import agentos
 from tests.kit.cli import run_cli
-from tests.kit.importgraph import PACKAGES
+from tests.kit.importgraph import PACKAGES, folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,8 +116,8 @@ def _host_clock_calls(path: Path) -> list[str]:
 
 
 def test_only_the_clock_module_reads_the_time_of_day():
-    found = [hit for pkg in PRODUCTION for path in sorted((ROOT / pkg).rglob("*.py"))
-             if path != ROOT / "kernel/clock.py" for hit in _host_clock_calls(path)]
+    found = [hit for pkg in PRODUCTION for path in sorted(folder(pkg).rglob("*.py"))
+             if path != folder("kernel") / "clock.py" for hit in _host_clock_calls(path)]
     assert not found, "use kernel.clock (the workspace's time zone):\n" + "\n".join(found)
 
 
@@ -168,8 +168,8 @@ def test_nightly_digests_up_to_the_workspaces_yesterday_and_todays_facts_are_cur
     current = json.loads(cli("facts", "list", "--json", home=home).stdout)["facts"]
     assert ("服务器配置", "4C8G") in {(f["subject"], f["object"]) for f in current}
 
-    from digest.stages import digest_day
-    from kernel.settings import load_settings
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.kernel.settings import load_settings
 
     settings = load_settings(home=home, hostname="testhost")
     digest_day(settings, "default", today, logs)  # what `nightly --include-today` adds (its stages, without Prefect)
@@ -192,7 +192,7 @@ def _facts_db_days(home: Path):
 
 
 def test_a_document_valid_until_today_is_still_served_today(at, tmp_path):
-    from storage.kb_store import KBStore
+    from agentos_mem.storage.kb_store import KBStore
 
     _, today = at
     store = KBStore(tmp_path / "kb.db", timezone="Asia/Shanghai")

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from kernel.files import NotARegularFile, atomic_write, read_regular_file
+from agentos_mem.kernel.files import NotARegularFile, atomic_write, read_regular_file
 
 
 def test_atomic_write_replaces_whole_and_leaves_no_temporary(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 import threading
 
-from kernel import progress
+from agentos_mem.kernel import progress
 
 
 class Recorder:

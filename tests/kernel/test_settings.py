@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel.settings import Settings, SettingsError, known_variables, load_settings, unknown_variables
+from agentos_mem.kernel.settings import Settings, SettingsError, known_variables, load_settings, unknown_variables
 from tests.kit.bad_inputs import BAD_SETTINGS, UNKNOWN_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from kernel.text import STOPWORDS
-from kernel.tokenize import Tokenizer, default_tokenizer, protected_tokens
+from agentos_mem.kernel.text import STOPWORDS
+from agentos_mem.kernel.tokenize import Tokenizer, default_tokenizer, protected_tokens
 
 _WORD_CHAR = re.compile(r"[^\W_]")
 

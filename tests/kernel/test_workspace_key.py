@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from kernel.workspace import workspace_key
+from agentos_mem.kernel.workspace import workspace_key
 
 
 def test_hosts_sharing_one_agent_sync_get_one_key_and_another_workspace_another(tmp_path):
@@ -18,7 +18,7 @@ def test_hosts_sharing_one_agent_sync_get_one_key_and_another_workspace_another(
 
 
 def test_processes_asking_at_once_agree(tmp_path):
-    code = "import sys; from kernel.workspace import workspace_key; print(workspace_key(sys.argv[1]))"
+    code = "import sys; from agentos_mem.kernel.workspace import workspace_key; print(workspace_key(sys.argv[1]))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "home")], stdout=subprocess.PIPE, text=True) for _ in range(6)]
     keys = {p.communicate(timeout=60)[0].strip() for p in procs}
     assert len(keys) == 1 and "" not in keys

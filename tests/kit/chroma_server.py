@@ -54,6 +54,6 @@ class ChromaServer:
 
     def collections(self) -> dict[str, int]:
         """Every collection on the server: name -> count (what a person sees with Chroma's own client)."""
-        from storage.vector_index import server_collections
+        from agentos_mem.storage.vector_index import server_collections
 
         return server_collections(self.url, "")

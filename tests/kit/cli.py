@@ -78,7 +78,7 @@ def run_cli(*args, home, check=True, stdin=None, **env):
     """``agentos *args`` in this process through ``cli.main.main``, with AGENTOS_HOME=home (and any extra
     environment) for this call only; stdout and stderr captured, ``stdin`` (text) as the standard input (empty,
     not a terminal, when None). Assert success unless check=False."""
-    from cli.main import main
+    from agentos_mem.cli.main import main
 
     argv = [os.fspath(a) for a in args]
     prefect_before = "prefect" in sys.modules

@@ -15,8 +15,8 @@ from pathlib import Path
 
 def log_workspace(tmp_path: Path):
     """``(settings, logs)``: a fresh workspace and an empty logs folder."""
-    from kernel.settings import Settings
-    from kernel.workspace import init_workspace
+    from agentos_mem.kernel.settings import Settings
+    from agentos_mem.kernel.workspace import init_workspace
 
     home = tmp_path / "home"
     init_workspace(home)
@@ -28,7 +28,7 @@ def log_workspace(tmp_path: Path):
 def digested_workspace(tmp_path: Path, log: str, day: date):
     """``(settings, logs)`` of ``log_workspace`` with ``log`` written as ``<day>.md`` and that day digested for the
     default user."""
-    from digest.stages import digest_day
+    from agentos_mem.digest.stages import digest_day
 
     s, logs = log_workspace(tmp_path)
     (logs / f"{day}.md").write_text(log, encoding="utf-8")
@@ -37,13 +37,13 @@ def digested_workspace(tmp_path: Path, log: str, day: date):
 
 
 def night(s, logs: Path, day: date, *lines: str) -> None:
-    from digest.stages import digest_day
+    from agentos_mem.digest.stages import digest_day
 
     (logs / f"{day}.md").write_text("".join(f"[10:0{i}] 用户: {t}\n" for i, t in enumerate(lines)), encoding="utf-8")
     digest_day(s, "default", day, logs)
 
 
 def current(s, when: date | None = None) -> list[str]:
-    from query.facts import facts_as_of
+    from agentos_mem.query.facts import facts_as_of
 
     return sorted(f["object"] for f in facts_as_of(s, when)["facts"])

@@ -8,6 +8,9 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# The one installed package; a module is named here without it ("kernel.settings" for agentos_mem.kernel.settings), so
+# the layer contract reads as the design map does.
+PKG = "agentos_mem"
 PIPELINES = {"digest", "memory", "index", "knowledge", "restore"}
 # The packages of domain logic on the kernel (each imports only the kernel): what storage and every layer above it
 # may use. The kernel itself holds only KERNEL_MODULES.
@@ -17,17 +20,33 @@ KERNEL_MODULES = {"settings", "domain", "clock", "files", "workspace", "text", "
 PACKAGES = ["kernel", *sorted(FLOOR), "storage", "services", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server",
             "flows", "tasks", "deployments", "cli"]
 PROJECT = set(PACKAGES)
+# The design map's folders at the repository's top, mapped into the package by pyproject.toml's package-dir.
+MAPPED = {"flows", "tasks", "storage", "deployments", "bench"}
+
+
+def folder(pkg: str) -> Path:
+    """Where a layer's source lies: its folder at the top (MAPPED) or in agentos_mem/."""
+    return ROOT / pkg if pkg in MAPPED else ROOT / PKG / pkg
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    rel = path.relative_to(ROOT)
+    parts = list((rel.relative_to(PKG) if rel.parts[0] == PKG else rel).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+    return {module_name(p): p for pkg in PACKAGES for p in sorted(folder(pkg).rglob("*.py"))}
+
+
+def local(name: str) -> str:
+    """A module's name within the package ("agentos_mem.kernel.clock" -> "kernel.clock"); a top-level import of a layer's
+    bare name ("kernel.clock", the layout before one package) keeps a mark that no layer has: it names no module."""
+    if name == PKG or name.startswith(PKG + "."):
+        return name[len(PKG) + 1:] or PKG
+    return f"<top>.{name}" if name.split(".")[0] in PROJECT else name
 
 
 def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
@@ -36,12 +55,17 @@ def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            targets = [local(a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            else:
+                base = local(base)
+            if base == PKG:  # from agentos_mem import digest: the layer itself
+                targets = [a.name for a in node.names]
+            else:
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         else:
             continue
         for t in targets:

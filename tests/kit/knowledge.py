@@ -26,7 +26,7 @@ RUNBOOK = ("# Backup runbook\n\n## Steps\n\nStop writes first. Export a snapshot
 
 def _new_workspace(home: Path, mp: pytest.MonkeyPatch) -> Path:
     """Create a workspace at ``home`` and select it through AGENTOS_HOME (hostname testhost, no chat model)."""
-    from kernel.workspace import init_workspace
+    from agentos_mem.kernel.workspace import init_workspace
 
     init_workspace(home)
     mp.setenv("AGENTOS_HOME", str(home))
@@ -58,21 +58,21 @@ def kit_cache():
 
 def kb_settings(**kw):
     """The workspace's settings (``load_settings(**kw)``), imported late like the rest of the project."""
-    from kernel.settings import load_settings
+    from agentos_mem.kernel.settings import load_settings
 
     return load_settings(**kw)
 
 
 def refine_kit(settings, kit_cache):
     """The refine kit (embedder, tokenizer, taxonomy, reliability lists, no chat client), the models cached."""
-    from knowledge.refine import make_kit
+    from agentos_mem.knowledge.refine import make_kit
 
     if "kit" not in kit_cache:  # the embedder and tokenizer load once for the module
         kit_cache["kit"] = make_kit(settings)
     kit = dict(kit_cache["kit"])
-    from knowledge.review import load_reliability
-    from knowledge.taxonomy import load_taxonomy
-    from knowledge.refine import kb_paths
+    from agentos_mem.knowledge.review import load_reliability
+    from agentos_mem.knowledge.taxonomy import load_taxonomy
+    from agentos_mem.knowledge.refine import kb_paths
 
     kit.update(taxonomy=load_taxonomy(settings), lists=load_reliability(kb_paths(settings)["reliability"]), client=None)
     return kit
@@ -91,7 +91,7 @@ def item(home: Path, part: str, name: str, body: str, **meta) -> Path:
 
 def refine_all(kit_cache, today=TODAY, **kw):
     """Refine everything in the inbox (settings from ``kb_settings(**kw)``); return refine's report."""
-    from knowledge.refine import refine
+    from agentos_mem.knowledge.refine import refine
 
     s = kb_settings(**kw)
     return refine(s, kit=refine_kit(s, kit_cache), today=today)

@@ -9,7 +9,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import Workspace
 
 # A row's id (and the ids it points at) is one machine's; learned_at is when this machine's digest read the line.
 FACT_COLUMNS_MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}

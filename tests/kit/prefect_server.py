@@ -9,7 +9,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from deployments.serve import wait_healthy
+from agentos_mem.deployments.serve import wait_healthy
 from tests.kit.loopback import free_port  # noqa: F401 - re-exported for the serve test
 
 PROJECT = Path(__file__).resolve().parents[2]

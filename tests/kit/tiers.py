@@ -24,6 +24,8 @@ import ast
 from functools import cache
 from pathlib import Path
 
+from tests.kit.importgraph import MAPPED, PKG
+
 TESTS = Path(__file__).resolve().parents[1]
 TIERS = ("unit", "heavy", "cli", "prefect", "service", "e2e", "bench")
 E2E_FILES = {("flows", "test_serve.py"), ("flows", "test_deployment.py"), ("flows", "test_workers_postgres.py")}
@@ -93,7 +95,10 @@ def module_at(path: Path) -> Module:
 
 
 def module_path(dotted: str) -> Path | None:
-    path = TESTS.parent.joinpath(*dotted.split("."))
+    parts = dotted.split(".")
+    if len(parts) > 1 and parts[0] == PKG and parts[1] in MAPPED:
+        parts = parts[1:]  # agentos_mem.flows.daily lies in flows/daily.py
+    path = TESTS.parent.joinpath(*parts)
     for candidate in (path.with_suffix(".py"), path / "__init__.py"):
         if candidate.is_file():
             return candidate

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from embedders import make_embedder
-from storage.embed_cache import Cache
-from knowledge import classify as clf
-from knowledge.classify import classify, item_text
-from knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path
-from kernel.llm import ChatClient
-from kernel.settings import Settings
-from kernel.workspace import KNOWLEDGE_DIRS
+from agentos_mem.embedders import make_embedder
+from agentos_mem.storage.embed_cache import Cache
+from agentos_mem.knowledge import classify as clf
+from agentos_mem.knowledge.classify import classify, item_text
+from agentos_mem.knowledge.taxonomy import TEMPLATE, builtin_taxonomy, load_taxonomy, parse_taxonomy, taxonomy_path
+from agentos_mem.kernel.llm import ChatClient
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.workspace import KNOWLEDGE_DIRS
 from tests.kit.chat_server import ChatServer
 
 SAMPLE = Path(__file__).resolve().parents[2] / "bench" / "data" / "kb_classify_sample.jsonl"

@@ -17,9 +17,9 @@ from pathlib import Path
 import frontmatter
 import pytest
 
-from knowledge.collect import collect, collect_markdown, load_sources, registry_path, sources_file
-from kernel.settings import load_settings
-from kernel.workspace import init_workspace
+from agentos_mem.knowledge.collect import collect, collect_markdown, load_sources, registry_path, sources_file
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import init_workspace
 
 INBOX = "agent-sync/03_knowledge/00_stream/inbox"
 
@@ -269,7 +269,7 @@ def test_memory_cards_go_to_the_memory_partition_readable_by_the_memory_stage(ho
     assert r["collected"][0]["partition"] == "memory"
     meta, _ = item(card)
     assert meta["source_type"] == "memory" and meta["type"] == "feedback" and meta["user"] == "alice"
-    from memory.inbox import read_card
+    from agentos_mem.memory.inbox import read_card
 
     cand = read_card(card, "someone-else")
     assert cand["user"] == "alice" and cand["type"] == "feedback" and cand["description"] == "回答尽量简短"
@@ -377,7 +377,7 @@ def test_a_feed_that_is_not_a_feed_is_reported(home):
 
 
 def test_broken_sources_file_is_a_clear_error(home):
-    from knowledge.collect import SourcesError
+    from agentos_mem.knowledge.collect import SourcesError
 
     path = sources_file(settings(home))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -393,7 +393,7 @@ def test_collect_flow_publishes_an_artifact(home):
 
     from prefect.client.orchestration import get_client
 
-    from flows.collect import collect_to_inbox
+    from agentos_mem.flows.collect import collect_to_inbox
 
     async def read():
         async with get_client() as c:
@@ -421,7 +421,7 @@ def test_collect_flow_publishes_an_artifact(home):
 def test_cli_collect_runs_the_flow(home, capsys):
     import argparse
 
-    from cli.knowledge import add_parser
+    from agentos_mem.cli.knowledge import add_parser
 
     write(materials(home) / "tools" / "jq.md", "# jq 速查\n\n`jq '.items[]'` 逐项输出。\n")
     parser = argparse.ArgumentParser(prog="agentos")

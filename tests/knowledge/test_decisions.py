@@ -10,9 +10,9 @@ from tests.kit.knowledge import item, kb_settings, refine_all
 
 def _conflict(settings, subject: str, old: str, new: str) -> None:
     """The user said ``old``; later the assistant inferred ``new``: an open conflict for a person to settle."""
-    from kernel.domain import Candidate
-    from services.supersession import Supersession
-    from storage.facts import open_facts
+    from agentos_mem.kernel.domain import Candidate
+    from agentos_mem.services.supersession import Supersession
+    from agentos_mem.storage.facts import open_facts
 
     def cand(obj, day, explicitness, conf):
         return Candidate(subject=subject, predicate="value", object=obj, nature="fact", confidence=conf, explicitness=explicitness,
@@ -28,7 +28,7 @@ def _conflict(settings, subject: str, old: str, new: str) -> None:
 
 
 def test_a_review_decision_applies_what_is_allowed_and_reports_the_rest(ws, kit_cache):
-    from knowledge.decisions import apply_review, open_conflicts, pending, show, waiting_markdown
+    from agentos_mem.knowledge.decisions import apply_review, open_conflicts, pending, show, waiting_markdown
 
     item(ws, "personal", "a.md", "# Alice 的周报模板\n\n先写结论，再写风险。\n", title="Alice 的周报模板", source_type="personal",
          scope="personal", owner="alice")
@@ -55,8 +55,8 @@ def test_a_review_decision_applies_what_is_allowed_and_reports_the_rest(ws, kit_
 
 def test_the_review_decision_applies_or_drops_a_documents_fact_candidates(ws, kit_cache):
     """The review flow's path (apply_review) settles staged facts as the CLI does: approve applies, reject drops."""
-    from knowledge.decisions import apply_review, open_conflicts, pending, show, waiting_markdown
-    from storage.facts import open_facts
+    from agentos_mem.knowledge.decisions import apply_review, open_conflicts, pending, show, waiting_markdown
+    from agentos_mem.storage.facts import open_facts
 
     item(ws, "knowledge/clipping", "a.md", "# Python 3.13 新特性\n\n默认解释器是 CPython。\n\nPython 最新版本是 3.13。\n",
          title="Python 3.13 新特性", source="https://docs.python.org/3/whatsnew/3.13.html")
@@ -95,9 +95,9 @@ def test_a_registry_from_before_staging_is_migrated_and_its_documents_still_deci
 
     import sqlite_utils
 
-    from knowledge.decisions import decide, pending, show
-    from knowledge.refine import kb_paths
-    from storage.kb_store import m001_initial
+    from agentos_mem.knowledge.decisions import decide, pending, show
+    from agentos_mem.knowledge.refine import kb_paths
+    from agentos_mem.storage.kb_store import m001_initial
 
     settings = kb_settings()
     db = sqlite_utils.Database(kb_paths(settings)["db"])
@@ -120,11 +120,11 @@ def _as_refined_by_the_earlier_version(settings, doc_id: str, status: str = "pen
     (FactStore.apply as its ingest review called it), their ids in its review, nothing staged."""
     import hashlib
 
-    from kernel.domain import Candidate
-    from knowledge.refine import kb_paths, open_kb
-    from services.supersession import Supersession
-    from storage.facts import open_facts
-    from storage.kb_cards import read_body
+    from agentos_mem.kernel.domain import Candidate
+    from agentos_mem.knowledge.refine import kb_paths, open_kb
+    from agentos_mem.services.supersession import Supersession
+    from agentos_mem.storage.facts import open_facts
+    from agentos_mem.storage.kb_cards import read_body
 
     kb = open_kb(settings)
     doc = kb.get(doc_id)
@@ -145,7 +145,7 @@ def test_facts_an_earlier_version_wrote_for_unreviewed_documents_are_taken_back(
     """Existing workspaces: a pending or rejected document whose facts were written when it was refined. The next
     refine run retracts what only it said (and withdraws its conflicts) and stages a pending one's statements for
     its review; deciding one before that run does the same for a rejection."""
-    from knowledge.decisions import apply_review, decide, open_conflicts, show
+    from agentos_mem.knowledge.decisions import apply_review, decide, open_conflicts, show
 
     item(ws, "knowledge/clipping", "a.md", "# 缓存与队列\n\nRedis 端口是 6379。\n\n数据库端口是 5432。\n", title="缓存与队列",
          source="https://kubernetes.io/docs/a")
@@ -159,7 +159,7 @@ def test_facts_an_earlier_version_wrote_for_unreviewed_documents_are_taken_back(
     _as_refined_by_the_earlier_version(settings, ids["搜索服务"])
 
     def held():
-        from storage.facts import open_facts
+        from agentos_mem.storage.facts import open_facts
 
         store = open_facts(settings)
         try:

@@ -7,13 +7,13 @@ from datetime import date, timedelta
 
 import pytest
 
-from kernel.domain import Candidate
+from agentos_mem.kernel.domain import Candidate
 from tests.kit.knowledge import TODAY, item, kb_settings, refine_all, refine_kit
 
 
 def _facts(settings, *values):
-    from services.supersession import Supersession
-    from storage.facts import open_facts
+    from agentos_mem.services.supersession import Supersession
+    from agentos_mem.storage.facts import open_facts
 
     store = open_facts(settings)
     cands = [Candidate(subject=s, predicate="value", object=o, nature="fact", confidence=0.9, explicitness="stated", source_file="2026-11-01.md",
@@ -36,14 +36,14 @@ def _facts(settings, *values):
     ({}, "unknown", 0.2),
 ])
 def test_source_reliability(tmp_path, meta, cls, score):
-    from knowledge.review import load_reliability, reliability
+    from agentos_mem.knowledge.review import load_reliability, reliability
 
     r = reliability(meta, load_reliability(tmp_path / "reliability.yaml"))
     assert (r["class"], r["score"]) == (cls, score) and r["why"]
 
 
 def test_the_source_lists_are_the_users_to_edit(tmp_path):
-    from knowledge.review import load_reliability, reliability
+    from agentos_mem.knowledge.review import load_reliability, reliability
 
     path = tmp_path / "reliability.yaml"
     load_reliability(path)  # written from the template
@@ -53,7 +53,7 @@ def test_the_source_lists_are_the_users_to_edit(tmp_path):
 
 # -- the refine run ------------------------------------------------------------------------------------------
 def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
-    from knowledge.decisions import decide, pending, visible
+    from agentos_mem.knowledge.decisions import decide, pending, visible
 
     src = item(ws, "knowledge/clipping", "pg.md", "# PostgreSQL 逻辑复制\n\n## 概念\n\nPostgreSQL 的逻辑复制基于发布和订阅。\n\n## 配置\n\n"
                 "需要把 wal_level 设为 logical。\n", source="https://www.postgresql.org/docs/current/logical-replication.html",
@@ -72,7 +72,7 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
     log = [json.loads(x) for x in (ws / "agent-local/logs/kb_ingest.log").read_text(encoding="utf-8").splitlines()]
     assert log[-1]["doc_id"] == doc_id and log[-1]["outcome"] == "new"
 
-    from knowledge.decisions import show
+    from agentos_mem.knowledge.decisions import show
 
     doc = show(settings, doc_id)
     assert [s["title"] for s in doc["outline"]][:3] == ["PostgreSQL 逻辑复制", "概念", "配置"]
@@ -86,7 +86,7 @@ def test_items_become_pending_cards_that_only_approval_publishes(ws, kit_cache):
 
 
 def _conflicts(settings):
-    from storage.facts import open_facts
+    from agentos_mem.storage.facts import open_facts
 
     store = open_facts(settings)
     try:
@@ -97,7 +97,7 @@ def _conflicts(settings):
 
 def _fact_rows(settings, where: str = "1", params=()) -> list[dict]:
     """Every row of the fact store (any status), for asserting what a document did or did not write."""
-    from storage.facts import open_facts
+    from agentos_mem.storage.facts import open_facts
 
     store = open_facts(settings)
     try:
@@ -107,7 +107,7 @@ def _fact_rows(settings, where: str = "1", params=()) -> list[dict]:
 
 
 def test_consistency_with_facts_identical_new_and_contradicting(ws, kit_cache):
-    from knowledge.decisions import decide, show
+    from agentos_mem.knowledge.decisions import decide, show
 
     settings = kb_settings()
     before = _facts(settings, ("服务器配置", "8C16G"), ("数据库端口", "5433"))
@@ -136,7 +136,7 @@ def test_consistency_with_facts_identical_new_and_contradicting(ws, kit_cache):
 
 
 def test_an_unreliable_source_adds_nothing_but_still_flags_contradictions(ws, kit_cache):
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     settings = kb_settings()
     _facts(settings, ("数据库端口", "5433"))
@@ -155,7 +155,7 @@ OFFICIAL_BODY = "# Python 3.13 新特性\n\nPython 最新版本是 3.13。\n\n�
 
 def test_a_pending_clipping_claiming_an_official_url_writes_no_facts(ws, kit_cache):
     """Nothing unreviewed writes facts: the candidates wait with the document; rejecting drops them."""
-    from knowledge.decisions import decide, pending, show
+    from agentos_mem.knowledge.decisions import decide, pending, show
 
     item(ws, "knowledge/clipping", "py.md", OFFICIAL_BODY, **OFFICIAL)
     r = refine_all(kit_cache)["refined"][0]
@@ -175,7 +175,7 @@ def test_a_pending_clipping_claiming_an_official_url_writes_no_facts(ws, kit_cac
 
 
 def test_approving_applies_the_staged_facts_and_a_conflicting_value_goes_to_review(ws, kit_cache):
-    from knowledge.decisions import decide, show
+    from agentos_mem.knowledge.decisions import decide, show
 
     settings = kb_settings()
     item(ws, "knowledge/clipping", "py.md", OFFICIAL_BODY, **OFFICIAL)
@@ -195,7 +195,7 @@ def test_approving_applies_the_staged_facts_and_a_conflicting_value_goes_to_revi
 
 
 def test_a_new_version_restages_its_candidates(ws, kit_cache):
-    from knowledge.decisions import decide, show
+    from agentos_mem.knowledge.decisions import decide, show
 
     settings = kb_settings()
     url = "https://kubernetes.io/docs/spec"
@@ -212,7 +212,7 @@ def test_a_new_version_restages_its_candidates(ws, kit_cache):
 
 
 def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
-    from knowledge.decisions import decide, visible
+    from agentos_mem.knowledge.decisions import decide, visible
 
     item(ws, "knowledge/clipping", "k8s.md", "# Kubernetes HPA 配置指南\n\n步骤一：安装 metrics-server。步骤二：创建 HPA。\n",
           source="https://kubernetes.io/docs/hpa", title="Kubernetes HPA 配置指南", category="20_methods")
@@ -228,8 +228,8 @@ def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
     for d in r.values():
         decide(settings, d["doc_id"], "approve", "default")
     assert len(visible(settings, "default")) == 3
-    from storage.kb_store import KBStore
-    from knowledge.refine import kb_paths
+    from agentos_mem.storage.kb_store import KBStore
+    from agentos_mem.knowledge.refine import kb_paths
 
     store = KBStore(kb_paths(settings)["db"])
     later = {d["title"] for d in store.visible("default", today=TODAY + timedelta(days=200))}
@@ -238,7 +238,7 @@ def test_time_validity_and_expiry_leave_retrieval(ws, kit_cache):
 
 
 def test_version_rules(ws, kit_cache):
-    from knowledge.decisions import show
+    from agentos_mem.knowledge.decisions import show
 
     settings = kb_settings()
     url = "https://docs.example-cloud.com/specs/server"
@@ -277,8 +277,8 @@ def test_version_rules(ws, kit_cache):
 
 
 def test_visibility_and_who_decides(ws, kit_cache):
-    from knowledge.decisions import NotAllowed, decide, pending, show, visible
-    from storage.kb_store import DocumentNotFound
+    from agentos_mem.knowledge.decisions import NotAllowed, decide, pending, show, visible
+    from agentos_mem.storage.kb_store import DocumentNotFound
 
     item(ws, "personal", "alice.md", "# Alice 的读书笔记\n\n《设计数据密集型应用》第五章讲复制。\n", title="Alice 的读书笔记",
           source_type="personal", scope="personal", owner="alice")
@@ -303,7 +303,7 @@ def test_visibility_and_who_decides(ws, kit_cache):
 
 
 def test_rejected_documents_are_kept_and_marked(ws, kit_cache):
-    from knowledge.decisions import decide, show, visible
+    from agentos_mem.knowledge.decisions import decide, show, visible
 
     item(ws, "knowledge/clipping", "bad.md", "# 过时的部署说明\n\n用 FTP 上传到服务器。\n", title="过时的部署说明", source="https://medium.com/x")
     doc_id = refine_all(kit_cache)["refined"][0]["doc_id"]
@@ -340,9 +340,9 @@ def test_bad_inbox_items_are_quarantined_and_the_rest_refined(ws, kit_cache):
 
 def test_a_failed_summary_never_blocks(ws, kit_cache):
     from tests.kit.chat_server import ChatServer
-    from knowledge.refine import refine
-    from knowledge.decisions import show
-    from kernel.llm import ChatClient
+    from agentos_mem.knowledge.refine import refine
+    from agentos_mem.knowledge.decisions import show
+    from agentos_mem.kernel.llm import ChatClient
 
     item(ws, "knowledge/clipping", "s.md", "# 缓存策略\n\n读多写少的数据适合用 Redis 缓存。\n", title="缓存策略", source="https://redis.io/docs")
     settings = kb_settings()
@@ -361,7 +361,7 @@ def test_a_failed_summary_never_blocks(ws, kit_cache):
 
 
 def test_a_body_edited_by_hand_is_parsed_again_and_reviewed_again(ws, kit_cache):
-    from knowledge.decisions import decide, show, visible
+    from agentos_mem.knowledge.decisions import decide, show, visible
 
     item(ws, "knowledge/clipping", "e.md", "# 部署手册\n\n## 准备\n\n先备份数据库。\n", title="部署手册", source="https://kubernetes.io/deploy")
     doc_id = refine_all(kit_cache)["refined"][0]["doc_id"]

@@ -1,7 +1,7 @@
 """The knowledge stages' reports own their field names, artifact tables and CLI summaries; the dict form is what
 the collect-to-inbox and inbox-refine flows return and `agentos collect|refine --json` prints."""
 
-from knowledge.report import CollectReport, RefineReport, SourceReport
+from agentos_mem.knowledge.report import CollectReport, RefineReport, SourceReport
 
 PDF = {"file": "/home/材料/paper.pdf", "reason": "paper.pdf: a PDF document is not collected (only Markdown and UTF-8 text); "
        "convert it to Markdown (.md) or UTF-8 text (.txt) first", "severity": "error", "sha256": None}

@@ -12,8 +12,8 @@ from mcp import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 import tests.kit.mcp as mcpkit  # noqa: E402
-from digest.stages import digest_day  # noqa: E402
-from storage.facts import FactStore  # noqa: E402
+from agentos_mem.digest.stages import digest_day  # noqa: E402
+from agentos_mem.storage.facts import FactStore  # noqa: E402
 from tests.kit.digest import digested_workspace  # noqa: E402
 from tests.kit.mcp import data, error_text, session  # noqa: E402
 

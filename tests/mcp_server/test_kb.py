@@ -14,7 +14,7 @@ TOOLS = {"kb_map": set(), "kb_search": {"query"}, "kb_outline": {"doc_id"}, "kb_
 
 
 def test_kb_tools_over_stdio(ws, kit_cache, tmp_path):
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     answer_items(ws)
     ids = refine_clean(kit_cache)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.local_service import QueryService, Unavailable, ask_service, running, service_file
+from agentos_mem.mcp_server.local_service import QueryService, Unavailable, ask_service, running, service_file
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 QUESTION = "服务器现在是什么配置？"
 # A client that reports whether it loaded the query stack itself (it must not, when the service answers).
-CLIENT = ("import sys; from cli.main import main; code = main(sys.argv[1:]); sys.stdout.flush(); "
-          "print('IN_PROCESS' if 'query.ask' in sys.modules else 'SERVED', file=sys.stderr); sys.exit(code)")
+CLIENT = ("import sys; from agentos_mem.cli.main import main; code = main(sys.argv[1:]); sys.stdout.flush(); "
+          "print('IN_PROCESS' if 'agentos_mem.query.ask' in sys.modules else 'SERVED', file=sys.stderr); sys.exit(code)")
 
 
 def _query(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -128,7 +128,7 @@ def test_a_sigterm_the_kernel_hands_to_another_thread_still_stops_the_service(se
 
 
 def test_only_a_client_with_the_token_and_the_same_settings_is_answered(indexed_home):
-    from kernel.settings import load_settings
+    from agentos_mem.kernel.settings import load_settings
 
     service = QueryService(load_settings()).start(warm=False)
     try:

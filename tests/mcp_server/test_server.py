@@ -131,7 +131,7 @@ def test_mcp_session_over_stdio(indexed_home, tmp_path):
 
 
 def test_mcp_without_index_says_to_rebuild(tmp_path):
-    from kernel.workspace import init_workspace
+    from agentos_mem.kernel.workspace import init_workspace
 
     home = tmp_path / "home"
     init_workspace(home)
@@ -148,11 +148,11 @@ def test_mcp_without_index_says_to_rebuild(tmp_path):
 def test_mcp_server_module_does_not_import_prefect(indexed_home):
     code = (
         "import sys\n"
-        "from kernel.settings import load_settings\n"
-        "from mcp_server.server import build_server\n"
+        "from agentos_mem.kernel.settings import load_settings\n"
+        "from agentos_mem.mcp_server.server import build_server\n"
         "build_server(load_settings())\n"
         "assert 'prefect' not in sys.modules, 'prefect was imported'\n"
-        "assert 'query.ask' not in sys.modules, 'the query stack loads on first use'\n"
+        "assert 'agentos_mem.query.ask' not in sys.modules, 'the query stack loads on first use'\n"
     )
     env = {**os.environ, "AGENTOS_HOME": str(indexed_home), "AGENTOS_HOSTNAME": "testhost"}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,

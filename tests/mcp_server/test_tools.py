@@ -11,8 +11,8 @@ pytest.importorskip("mcp")
 
 
 def test_a_tool_is_a_plain_function_called_with_its_settings(tmp_path):
-    from kernel.settings import load_settings
-    from mcp_server.tools import facts
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.mcp_server.tools import facts
 
     settings = load_settings(home=tmp_path)
     refused = facts.fact_lookup(settings, "  ")
@@ -22,8 +22,8 @@ def test_a_tool_is_a_plain_function_called_with_its_settings(tmp_path):
 
 
 def test_the_schema_holds_the_clients_arguments_and_the_configured_defaults(tmp_path):
-    from kernel.settings import load_settings
-    from mcp_server.server import build_server
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.mcp_server.server import build_server
 
     tools = {t.name: t for t in asyncio.run(build_server(load_settings(home=tmp_path, query_k=7, query_budget=900)).list_tools())}
     props = tools["memory_query"].input_schema["properties"]
@@ -32,8 +32,8 @@ def test_the_schema_holds_the_clients_arguments_and_the_configured_defaults(tmp_
 
 
 def test_a_tool_needing_what_the_server_lacks_is_refused_when_registered(tmp_path):
-    from kernel.settings import load_settings
-    from mcp_server.tools import bind, memory
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.mcp_server.tools import bind, memory
 
     with pytest.raises(TypeError, match="book"):
         bind(memory.memory_delete, {"settings": load_settings(home=tmp_path)})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from digest.stages import digest_day, pending_days, run_day
-from kernel.settings import Settings
-from kernel.workspace import init_workspace
-from storage.memory_records import observation_keys, open_book
+from agentos_mem.digest.stages import digest_day, pending_days, run_day
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.storage.memory_records import observation_keys, open_book
 from tests.kit.cli import run_cli
 
 DAY, NEXT = date(2026, 11, 3), date(2026, 11, 4)

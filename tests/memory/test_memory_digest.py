@@ -9,13 +9,13 @@ from tests.conftest import DEMO_END, snapshot
 
 
 def _settings():
-    from kernel.settings import load_settings
+    from agentos_mem.kernel.settings import load_settings
 
     return load_settings(llm_base_url=None)
 
 
 def _digest_all(settings) -> list[dict]:
-    from digest.stages import pending_days, run_day
+    from agentos_mem.digest.stages import pending_days, run_day
 
     folder = settings.working_dir()
     return [run_day(settings, settings.user, d, folder) for d in pending_days(settings, settings.user, folder, DEMO_END)]
@@ -27,7 +27,7 @@ def _records(home: Path, user: str = "default") -> dict[str, str]:
 
 
 def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
-    from storage.memory_records import open_book
+    from agentos_mem.storage.memory_records import open_book
 
     settings = _settings()
     results = _digest_all(settings)
@@ -47,7 +47,7 @@ def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
     for day in {r["day"] for r in results}:  # digest every day again
         from datetime import date
 
-        from digest.stages import run_day
+        from agentos_mem.digest.stages import run_day
 
         again = run_day(settings, "default", date.fromisoformat(day), settings.working_dir())
         assert again["memories"]["created"] == again["memories"]["updated"] == again["memories"]["proposals"] == []
@@ -55,7 +55,7 @@ def test_digest_writes_lasting_memories_and_a_rerun_changes_nothing(demo_home):
 
 
 def test_a_manual_memory_is_proposed_to_never_changed(demo_home):
-    from storage.memory_records import open_book
+    from agentos_mem.storage.memory_records import open_book
 
     settings = _settings()
     book = open_book(settings)
@@ -69,7 +69,7 @@ def test_a_manual_memory_is_proposed_to_never_changed(demo_home):
     assert proposals and [p["id"] for p in pending] == proposals
     assert pending[0]["target"] == "answer-language" and "written by the user" in pending[0]["reason"]
 
-    from tasks.digest import digest_markdown
+    from agentos_mem.tasks.digest import digest_markdown
 
     md = digest_markdown(next(r for r in results if r["memories"]["proposals"]))
     assert "## User memories" in md and "Proposals waiting for the user" in md and f"#{pending[0]['id']}" in md
@@ -93,8 +93,8 @@ def _card(inbox: Path, name: str, data: bytes) -> Path:
 
 
 def test_memory_cards_from_the_inbox_join_the_records_once(demo_home):
-    from storage.memory_records import open_book
-    from memory.inbox import ingest_cards, inbox_dir
+    from agentos_mem.storage.memory_records import open_book
+    from agentos_mem.memory.inbox import ingest_cards, inbox_dir
 
     settings = _settings()
     inbox = inbox_dir(settings)

@@ -4,14 +4,14 @@ import json
 
 import pytest
 
-from kernel.domain import Turn
-from kernel.llm import ChatClient
-from storage.memory_records import MemoryBook
-from memory.extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
+from agentos_mem.kernel.domain import Turn
+from agentos_mem.kernel.llm import ChatClient
+from agentos_mem.storage.memory_records import MemoryBook
+from agentos_mem.memory.extract import (cues, differs, extract, keep_problem, last_exchanges, messages_from_turns, scope_of,
                                     similarity)
-from kernel.settings import Settings
-from storage.memory_proposals import ProposalStore
-from storage.memory_store import FileRecordStore
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.storage.memory_proposals import ProposalStore
+from agentos_mem.storage.memory_store import FileRecordStore
 from tests.kit.chat_server import ChatServer
 
 USER = "alice"

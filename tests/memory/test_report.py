@@ -1,8 +1,8 @@
 """The memory stages' reports own their field names, Markdown and summaries; a day's digest report holds the
 day's MemoryReport in its dict form (``memories``), and the nightly chain returns the InboxReport's."""
 
-from digest.report import NO_MEMORIES, DayReport, RangeReport
-from memory.report import InboxReport, MemoryReport, memories_markdown
+from agentos_mem.digest.report import NO_MEMORIES, DayReport, RangeReport
+from agentos_mem.memory.report import InboxReport, MemoryReport, memories_markdown
 
 PENDING = {"id": 7, "kind": "update", "target": "coffee", "description": "每天喝两杯咖啡", "reason": "the number differs"}
 

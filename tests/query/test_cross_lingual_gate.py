@@ -9,8 +9,8 @@ from datetime import date
 
 import pytest
 
-import query.ask as qa
-from query.ask import ask, gate_cosines, gate_matches, script_lang, unit_lang, vector_matches
+import agentos_mem.query.ask as qa
+from agentos_mem.query.ask import ask, gate_cosines, gate_matches, script_lang, unit_lang, vector_matches
 
 NOW = "2026-11-20T23:00:00+08:00"
 DAY = "2026-11-20"
@@ -22,10 +22,10 @@ EN_LOG = ["The database backup time is 2 am every night.", "The weekly meeting m
 def two_logs(tmp_path_factory):
     """One workspace through the real stages (digest_day, then rebuild; the clock pinned): li chats in Chinese,
     amy in English, each a JSONL chat export of one day."""
-    from digest.stages import digest_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("cross_lingual") / "home"
     with pytest.MonkeyPatch.context() as mp:
@@ -70,10 +70,10 @@ READING = ["我的读书笔记一直都记在Notion里，这两天同步老转�
 @pytest.fixture(scope="module")
 def notes_log(tmp_path_factory):
     """A Chinese chat about where reading notes are kept (two days), digested and indexed by the real stages."""
-    from digest.stages import digest_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from kernel.workspace import init_workspace
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.kernel.workspace import init_workspace
 
     home = tmp_path_factory.mktemp("bridge") / "home"
     with pytest.MonkeyPatch.context() as mp:

@@ -55,11 +55,11 @@ def digested(tmp_path_factory, kit_cache):
 
 
 def _digest(ws, kit_cache, tmp_path):
-    from digest.stages import run_day
-    from index.stages import rebuild
-    from knowledge.collect import collect, ensure_sources_file
-    from knowledge.decisions import decide
-    from kernel.settings import load_settings
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.knowledge.collect import collect, ensure_sources_file
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.kernel.settings import load_settings
 
     settings = load_settings(home=ws, hostname="testhost", llm_base_url=None)
     logs = settings.working_dir()
@@ -84,7 +84,7 @@ def _digest(ws, kit_cache, tmp_path):
 
 
 def test_credentials_without_a_cue_are_never_served_nor_kept(digested, tmp_path):
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
 
     settings, doc_id, team = digested
     home = settings.home

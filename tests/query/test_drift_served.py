@@ -10,7 +10,7 @@ from datetime import date
 
 import pytest
 
-from index.stages import rebuild
+from agentos_mem.index.stages import rebuild
 from tests.kit.cli import run_cli
 from tests.kit.digest import log_workspace, night
 

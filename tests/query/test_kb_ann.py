@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from query.kb import SectionANN, rank_sections, search_docs, section_ann, section_index, selected_docs, settings_dense
+from agentos_mem.query.kb import SectionANN, rank_sections, search_docs, section_ann, section_index, selected_docs, settings_dense
 from tests.kit.knowledge import item, kb_settings, module_ws, refine_clean, write_selection
 
 DOCS = {
@@ -27,7 +27,7 @@ QUERIES = ["逻辑复制怎么配置", "how does Redis evict keys", "备份的�
 
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     with module_ws(tmp_path_factory, "kb-ann") as home, pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENTOS_KB_ANN_MIN_SECTIONS", "2")
@@ -50,16 +50,16 @@ def _top(settings, query, **kw):
 
 
 def test_the_nightly_embedding_publishes_the_index_and_search_answers_as_exact_search(kb):
-    from index.section_ann import read_manifest
-    from index.vectors import embed_sections
+    from agentos_mem.index.section_ann import read_manifest
+    from agentos_mem.index.vectors import embed_sections
 
     s = kb["settings"]
     first = embed_sections(s)
     assert first["ann"]["status"] == "published" and first["ann"]["sections"] == first["sections"]
     assert read_manifest(s)["collections"]["global"]["units"] == first["sections"]
     assert embed_sections(s)["ann"]["status"] == "unchanged"  # nothing new: no new generation
-    from index.section_ann import ann_store
-    from index.stages import section_ann_drift
+    from agentos_mem.index.section_ann import ann_store
+    from agentos_mem.index.stages import section_ann_drift
 
     counts: dict = {}
     assert section_ann_drift(s, settings_dense(s).embedder.identity, counts) == []  # what `agentos doctor` checks
@@ -86,8 +86,8 @@ def test_the_nightly_embedding_publishes_the_index_and_search_answers_as_exact_s
 
 
 def test_a_document_approved_after_the_nightly_is_searchable_at_once_and_indexed_the_next_night(kb):
-    from index.vectors import embed_sections
-    from knowledge.decisions import decide
+    from agentos_mem.index.vectors import embed_sections
+    from agentos_mem.knowledge.decisions import decide
     from tests.kit.knowledge import refine_all
 
     s = kb["settings"]
@@ -113,9 +113,9 @@ def test_a_document_approved_after_the_nightly_is_searchable_at_once_and_indexed
 def test_nearest_sections_come_from_the_index_and_missing_ones_are_scored_exactly(kb, tmp_path):
     """At the ranking level: an index that holds only some sections (a stand-in for one a night old) still ranks
     every section, with the index's cosines equal to exact ones."""
-    from embedders import make_settings_embedder
-    from query.kb import Dense
-    from storage.vector_index import VectorIndex
+    from agentos_mem.embedders import make_settings_embedder
+    from agentos_mem.query.kb import Dense
+    from agentos_mem.storage.vector_index import VectorIndex
 
     s = kb["settings"]
     index = section_index(selected_docs(s, "default"))

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from kernel.llm import ChatClient
-from kernel.text import count_tokens
-from query.kb import KBQueryError
-from query.kb_answer import answer, key_terms
+from agentos_mem.kernel.llm import ChatClient
+from agentos_mem.kernel.text import count_tokens
+from agentos_mem.query.kb import KBQueryError
+from agentos_mem.query.kb_answer import answer, key_terms
 from tests.kit.chat_server import ChatServer
 from tests.kit.knowledge import answer_items, item, kb_settings, module_ws, refine_clean, write_selection
 
@@ -19,7 +19,7 @@ from tests.kit.knowledge import answer_items, item, kb_settings, module_ws, refi
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """Two selected documents that answer questions, and three that hold answers no one may be given."""
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     with module_ws(tmp_path_factory, "kba") as home:
         answer_items(home)
@@ -136,7 +136,7 @@ def test_a_partly_covered_question_names_what_is_missing(kb):
 
 
 def test_pending_invisible_and_unselected_documents_are_never_cited(kb):
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     s, ids = kb["settings"], kb["ids"]
     secrets = [("斑马集群的迁移窗口是什么时候？", ids["斑马集群"], "周六", None, "default"),  # pending

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from query.kb import KBQueryError, doc_map, kb_terms, read_doc, read_section, search_docs
+from agentos_mem.query.kb import KBQueryError, doc_map, kb_terms, read_doc, read_section, search_docs
 from tests.kit.knowledge import item, kb_settings, module_ws, refine_all, refine_clean, write_selection
 
 # A long Chinese section: many lines, and one line longer than any page.
@@ -28,7 +28,7 @@ BACKUP = ("# 数据库备份流程\n\n## 步骤\n\n第一步停止写入，第�
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory, kit_cache):
     """One workspace for the module: two selected documents, and one of each kind that must never appear."""
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     with module_ws(tmp_path_factory, "kb") as home:
         clip = "knowledge/clipping"
@@ -206,7 +206,7 @@ def test_read_section_pages_walk_a_long_section_exactly(kb):
 
 
 def test_a_cursor_from_before_a_change_is_refused(ws, kit_cache):
-    from knowledge.decisions import decide
+    from agentos_mem.knowledge.decisions import decide
 
     body = "# 手册\n\n## 安装\n\n" + "\n".join("安装步骤说明第%d行，先下载再校验。" % i for i in range(60)) + "\n"
     item(ws, "knowledge/clipping", "m.md", body, title="手册", category="20_methods")
@@ -259,8 +259,8 @@ def test_the_write_side_embeds_sections_and_a_search_writes_nothing(kb):
     reads it: a search leaves cache.db byte for byte as it was."""
     import sqlite3
 
-    from index.vectors import embed_sections
-    from kernel.workspace import Workspace
+    from agentos_mem.index.vectors import embed_sections
+    from agentos_mem.kernel.workspace import Workspace
 
     s = kb["settings"]
     cache_db = Workspace(s.home).index_dir / "cache.db"
@@ -293,8 +293,8 @@ def test_hybrid_leans_on_meaning_when_bm25_has_no_clear_best_and_the_sides_agree
     (bench/results/beir-*.md, links-vue.md)."""
     import numpy as np
 
-    from query import kb as K
-    from query.fusion import AGREE_TOP, ALPHA_CROWDED, CLEAR_TOP
+    from agentos_mem.query import kb as K
+    from agentos_mem.query.fusion import AGREE_TOP, ALPHA_CROWDED, CLEAR_TOP
 
     crowded = np.array([0.0, 7.9, 8.1, 7.6, 0.0])
     clear = np.array([0.0, 12.0, 6.0, 5.5, 0.0])

@@ -94,11 +94,11 @@ def _stores_at_rest(home: Path) -> dict[str, list[str]]:
 @pytest.fixture
 def planted(ws, kit_cache):
     """The workspace ``ws`` after the nightly's stages over the planted logs, a record, a published document."""
-    from digest.stages import run_day
-    from index.stages import rebuild
-    from kernel.settings import load_settings
-    from knowledge.decisions import decide
-    from storage.memory_records import open_book
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.storage.memory_records import open_book
 
     settings = load_settings(home=ws, hostname="testhost", llm_base_url=None)
     logs = settings.working_dir()
@@ -119,7 +119,7 @@ def planted(ws, kit_cache):
 
 def _plant_old_stores(settings) -> None:
     """What a workspace digested before this change holds: a clear secret in a fact row, a card and a record file."""
-    from kernel.workspace import Workspace
+    from agentos_mem.kernel.workspace import Workspace
 
     ws = Workspace(settings.home)
     con = sqlite3.connect(ws.facts_db)
@@ -138,13 +138,13 @@ def _plant_old_stores(settings) -> None:
 
 
 def test_no_read_path_serves_a_secret(planted, tmp_path):
-    from index.stages import rebuild
-    from query.ask import ask
-    from query.facts import conflicts, fact_history, facts_as_of, raw_lines
-    from query.kb import KBBlocked, doc_map, read_doc, read_section, search_docs
-    from query.kb_answer import answer
-    from query.recall import recall
-    from kernel.workspace import Workspace
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.query.ask import ask
+    from agentos_mem.query.facts import conflicts, fact_history, facts_as_of, raw_lines
+    from agentos_mem.query.kb import KBBlocked, doc_map, read_doc, read_section, search_docs
+    from agentos_mem.query.kb_answer import answer
+    from agentos_mem.query.recall import recall
+    from agentos_mem.kernel.workspace import Workspace
 
     settings, saved, doc_id = planted
     home, user = settings.home, settings.user

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel.settings import load_settings
-from query.ask import QueryError, ask, convex, rrf
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.query.ask import QueryError, ask, convex, rrf
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
 
@@ -106,7 +106,7 @@ def test_bad_input_gets_clear_errors(indexed_home, tmp_path, monkeypatch):
     long = "服务器配置 " * 400
     a = ask(long)
     assert any("cut to its first" in n for n in a.notices) and len(a.query) <= 500
-    from kernel.workspace import init_workspace
+    from agentos_mem.kernel.workspace import init_workspace
 
     fresh = tmp_path / "fresh"
     init_workspace(fresh)
@@ -118,8 +118,8 @@ def test_bad_input_gets_clear_errors(indexed_home, tmp_path, monkeypatch):
 def test_users_never_see_each_others_memory(indexed_home):
     import datetime as dt
 
-    from digest.stages import run_day
-    from index.stages import rebuild
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.index.stages import rebuild
 
     s = load_settings(user="alice")
     folder = s.working_dir()

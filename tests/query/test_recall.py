@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from storage.memory_records import MemoryBook
-from kernel.settings import load_settings
-from query.recall import lexical_selector, recall
-from storage.memory_store import FileRecordStore, SqliteRecordStore
+from agentos_mem.storage.memory_records import MemoryBook
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.query.recall import lexical_selector, recall
+from agentos_mem.storage.memory_store import FileRecordStore, SqliteRecordStore
 from tests.kit.chat_server import ChatServer
 
 RECORDS = [
@@ -179,9 +179,9 @@ def test_the_write_side_embeds_records_and_recall_writes_no_vectors(tmp_path, mo
     reads it: a record written since then is embedded in memory, and the cache is left as it was."""
     import sqlite3
 
-    from index.vectors import embed_records
-    from kernel.workspace import Workspace, init_workspace
-    from storage.memory_records import open_book
+    from agentos_mem.index.vectors import embed_records
+    from agentos_mem.kernel.workspace import Workspace, init_workspace
+    from agentos_mem.storage.memory_records import open_book
 
     home = tmp_path / "home"
     init_workspace(home)
@@ -222,7 +222,7 @@ def test_a_question_in_the_other_language_recalls_the_memory(env, query, expecte
 
 
 def test_the_dictionary_bridge_serves_only_records_in_the_other_language_that_meet_the_question(env):
-    from query.recall import LexicalSelector
+    from agentos_mem.query.recall import LexicalSelector
 
     _, book = env
     records = [book.read("alice", n) for n, *_ in RECORDS]

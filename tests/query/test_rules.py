@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from kernel.templates import core_templates
-from query.rules import Rule, RulesError, check, load_rules, parse_rules
+from agentos_mem.kernel.templates import core_templates
+from agentos_mem.query.rules import Rule, RulesError, check, load_rules, parse_rules
 
 SOUL = core_templates()["SOUL.md"]
 

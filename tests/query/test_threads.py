@@ -10,9 +10,9 @@ from datetime import date
 
 import pytest
 
-from index.stages import rebuild
-from query.facts import in_threads
-from query.threads import Piece, arrange, content_words, replaced
+from agentos_mem.index.stages import rebuild
+from agentos_mem.query.facts import in_threads
+from agentos_mem.query.threads import Piece, arrange, content_words, replaced
 from tests.kit.cli import run_cli
 from tests.kit.digest import log_workspace, night
 

@@ -13,8 +13,8 @@ from datetime import date
 
 import pytest
 
-from kernel.settings import load_settings
-from kernel.workspace import Workspace
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
 from tests.kit.chat_server import ChatServer
 from tests.kit.machines import conflicts_ids_aside, facts_ids_aside, sqlite_files, synced_bytes
 
@@ -26,8 +26,8 @@ def answer_ids_aside(a) -> list[tuple]:
 @pytest.fixture
 def machine_a(indexed_home):
     """The demo after its nights, then a person's decisions: a fact forgotten, the open conflict accepted."""
-    from knowledge.decisions import open_conflicts
-    from services.decisions import forget_fact, resolve_conflict
+    from agentos_mem.knowledge.decisions import open_conflicts
+    from agentos_mem.services.decisions import forget_fact, resolve_conflict
 
     settings = load_settings(home=indexed_home, hostname="laptop")
     con = sqlite3.connect(Workspace(indexed_home).facts_db)
@@ -36,16 +36,16 @@ def machine_a(indexed_home):
     forget_fact(settings, settings.user, coffee, "I switched to tea")
     (java,) = [c for c in open_conflicts(settings, settings.user) if c["candidate_object"] == "Java"]
     resolve_conflict(settings, settings.user, java["id"], accept=True)
-    from index.stages import rebuild
+    from agentos_mem.index.stages import rebuild
 
     rebuild(settings)
     return indexed_home
 
 
 def test_a_second_machine_gets_the_same_memory_from_agent_sync_alone(machine_a, tmp_path, monkeypatch):
-    from digest.logformat import list_days
-    from query.ask import ask
-    from restore.run import restore
+    from agentos_mem.digest.logformat import list_days
+    from agentos_mem.query.ask import ask
+    from agentos_mem.restore.run import restore
 
     journal = list((machine_a / "agent-sync/04_memory/journal").glob("*.jsonl"))
     assert [p.name for p in journal] == ["laptop.jsonl"]
@@ -76,7 +76,7 @@ def test_a_second_machine_gets_the_same_memory_from_agent_sync_alone(machine_a, 
 
 
 def test_restore_over_existing_stores_needs_force_and_moves_them_aside(machine_a):
-    from restore.run import RestoreError, restore
+    from agentos_mem.restore.run import RestoreError, restore
 
     settings = load_settings(home=machine_a, hostname="laptop")
     old = Workspace(machine_a).facts_db.read_bytes()
@@ -92,10 +92,10 @@ def test_restore_over_existing_stores_needs_force_and_moves_them_aside(machine_a
 def test_a_decision_whose_log_has_not_synced_yet_waits_for_it(machine_a, tmp_path):
     """The journal arrives before the log that said the forgotten fact: the forget waits, and applies (on the next
     replay, which every nightly run does) once the day is digested."""
-    from digest.stages import run_day
-    from restore.replay import replay
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.restore.replay import replay
 
-    from digest.logformat import list_days
+    from agentos_mem.digest.logformat import list_days
 
     b = tmp_path / "b"
     shutil.copytree(machine_a / "agent-sync", b / "agent-sync")
@@ -120,7 +120,7 @@ def test_a_decision_whose_log_has_not_synced_yet_waits_for_it(machine_a, tmp_pat
 
 
 def test_a_workspace_from_before_the_split_is_read_in_place_and_moved_by_the_next_writer(indexed_home):
-    from query.ask import ask
+    from agentos_mem.query.ask import ask
 
     ws = Workspace(indexed_home)
     settings = load_settings(home=indexed_home)
@@ -145,12 +145,12 @@ def test_a_workspace_from_before_the_split_is_read_in_place_and_moved_by_the_nex
 
 
 def test_a_chat_model_s_extraction_is_replayed_from_the_synced_cache_without_the_model(demo_home, tmp_path):
-    from digest.stages import run_day
-    from restore.run import restore
+    from agentos_mem.digest.stages import run_day
+    from agentos_mem.restore.run import restore
 
     facts = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"},
                      {"op": "new", "turn": 1, "who": "user", "what": "公司", "value": "云栈科技"}]}
-    from digest.logformat import list_days
+    from agentos_mem.digest.logformat import list_days
 
     folder = demo_home / "agent-sync/04_memory/working/default"
     first = list_days(folder)[0]  # the day the user introduces themself

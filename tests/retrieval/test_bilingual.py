@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval import bilingual as B
+from agentos_mem.retrieval import bilingual as B
 
 
 @pytest.mark.parametrize("word, chinese", [("notes", "笔记"), ("backup", "备份"), ("database", "数据库"), ("camera", "相机"),

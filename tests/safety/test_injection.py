@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from safety.injection import overrides_instructions
+from agentos_mem.safety.injection import overrides_instructions
 from tests.kit.bad_inputs import INJECTIONS, INNOCENT
 
 

@@ -11,8 +11,8 @@ import string
 
 import pytest
 
-from safety.secrets import asks_for_secret, has_secret, looks_like_password, marker, mask_text
-from kernel.text import fold_request
+from agentos_mem.safety.secrets import asks_for_secret, has_secret, looks_like_password, marker, mask_text
+from agentos_mem.kernel.text import fold_request
 from tests.kit.bad_secrets import DISGUISED, INNOCENT, NOT_PAIRS, PAIRS
 
 REF = "alice/2026-11-20/r1/2026-11-20.md"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from safety.secrets import (CUES, MARKER_RE, CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
+from agentos_mem.safety.secrets import (CUES, MARKER_RE, CUE_STEMS, asks_for_secret, has_secret, is_random, marker, mask_lines,
                             mask_text, mask_value, secret_subject, strip_markers)
 
 REF = "alice/2026-11-20/r1/2026-11-20.md"

@@ -8,9 +8,9 @@ from datetime import date
 
 import pytest
 
-from kernel.domain import Candidate
-from services.supersession import Supersession
-from storage.facts import FactStore
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.services.supersession import Supersession
+from agentos_mem.storage.facts import FactStore
 
 D1, D2, D3 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)
 

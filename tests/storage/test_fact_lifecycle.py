@@ -9,10 +9,10 @@ from datetime import date
 import pytest
 import sqlite_utils
 
-from kernel.domain import Candidate
-from services.supersession import Supersession
-from storage import facts as facts_module
-from storage.facts import FactStore
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.services.supersession import Supersession
+from agentos_mem.storage import facts as facts_module
+from agentos_mem.storage.facts import FactStore
 
 D1, D2 = date(2026, 3, 10), date(2026, 3, 11)
 

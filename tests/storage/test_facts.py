@@ -4,9 +4,9 @@ from datetime import date
 
 import pytest
 
-from kernel.domain import Candidate
-from services.supersession import Supersession
-from storage.facts import FactStore
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.services.supersession import Supersession
+from agentos_mem.storage.facts import FactStore
 
 D1, D2, D3 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)
 
@@ -138,7 +138,7 @@ def test_one_subject_in_two_languages_supersedes_across_them(store):
 
 
 def test_workspace_aliases_extend_the_built_in_ones(tmp_path):
-    from kernel.text import load_aliases
+    from agentos_mem.kernel.text import load_aliases
 
     f = tmp_path / "subject_aliases.txt"
     f.write_text("# mine\n灰度比例 = canary ratio\n", encoding="utf-8")

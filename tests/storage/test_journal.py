@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from storage import journal
+from agentos_mem.storage import journal
 
 
 def _ev(at: str, user: str = "default", **kw) -> dict:

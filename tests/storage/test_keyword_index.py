@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from storage.keyword_index import KeywordIndex, KeywordIndexError
+from agentos_mem.storage.keyword_index import KeywordIndex, KeywordIndexError
 
 
 @pytest.fixture

@@ -134,10 +134,10 @@ def test_cli_dotdot_names_are_refused(home, name):
 
 
 def test_api_the_memory_book_refuses_a_linked_user_folder(home, outside):
-    from kernel.files import UnsafePath
-    from kernel.settings import load_settings
-    from query.recall import recall
-    from storage.memory_records import open_book
+    from agentos_mem.kernel.files import UnsafePath
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.query.recall import recall
+    from agentos_mem.storage.memory_records import open_book
 
     folder = _user_link_outside(home, outside)
     settings = load_settings()
@@ -202,9 +202,9 @@ def test_mcp_bob_linked_to_alice_gets_nothing_of_alice(home, tmp_path):
 def test_digest_a_working_folder_linked_to_another_users_is_not_digested(home):
     from datetime import date
 
-    from digest.stages import pending_days
-    from kernel.settings import load_settings
-    from storage.facts import open_facts
+    from agentos_mem.digest.stages import pending_days
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.facts import open_facts
 
     working = home / "agent-sync" / "04_memory" / "working"
     (working / "alice").mkdir(parents=True)
@@ -233,8 +233,8 @@ def alice_digested(home):
     """alice's day, digested through the plain stage functions (no Prefect): her raw archive and her cards exist."""
     from datetime import date
 
-    from digest.stages import digest_day
-    from kernel.settings import load_settings
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.kernel.settings import load_settings
 
     folder = home / "agent-sync" / "04_memory" / "working" / "alice"
     folder.mkdir(parents=True)
@@ -271,8 +271,8 @@ def test_mcp_raw_read_through_a_linked_user_archive_serves_nothing(alice_digeste
 
 
 def test_rebuild_never_indexes_a_card_folder_linked_to_another_users(alice_digested):
-    from index.stages import collect_units
-    from kernel.settings import load_settings
+    from agentos_mem.index.stages import collect_units
+    from agentos_mem.kernel.settings import load_settings
 
     home = alice_digested
     cards = home / "agent-local" / "memory" / "cards"
@@ -287,9 +287,9 @@ def test_rebuild_never_indexes_a_card_folder_linked_to_another_users(alice_diges
 def test_a_card_file_linked_outside_is_neither_indexed_nor_removed_by_a_re_digest(alice_digested, outside):
     from datetime import date
 
-    from digest.stages import digest_day
-    from index.stages import collect_units
-    from kernel.settings import load_settings
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.index.stages import collect_units
+    from agentos_mem.kernel.settings import load_settings
 
     home = alice_digested
     cards = home / "agent-local" / "memory" / "cards" / "alice"
@@ -304,8 +304,8 @@ def test_a_card_file_linked_outside_is_neither_indexed_nor_removed_by_a_re_diges
 
 
 def test_journal_a_linked_journal_file_is_never_appended_to_and_the_decision_not_made(home, tmp_path):
-    from kernel.settings import load_settings
-    from storage import journal
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage import journal
 
     target = tmp_path / "some" / "journal.jsonl"
     target.parent.mkdir(parents=True)
@@ -322,7 +322,7 @@ def test_journal_a_linked_journal_file_is_never_appended_to_and_the_decision_not
 
 
 def test_journal_folder_linked_outside_is_not_replayed(home, tmp_path):
-    from storage import journal
+    from agentos_mem.storage import journal
 
     other = tmp_path / "forged"
     other.mkdir()
@@ -336,7 +336,7 @@ def test_journal_folder_linked_outside_is_not_replayed(home, tmp_path):
 
 
 def test_rules_a_soul_linked_outside_is_named_not_read(home, tmp_path):
-    from query.rules import RulesError, load_rules
+    from agentos_mem.query.rules import RulesError, load_rules
 
     soul = home / "agent-sync" / "01_core" / "SOUL.md"
     elsewhere = tmp_path / "some" / "SOUL.md"
@@ -352,9 +352,9 @@ def test_rules_a_soul_linked_outside_is_named_not_read(home, tmp_path):
 
 
 def test_memory_inbox_a_card_linked_outside_is_quarantined_and_the_rest_taken(home, outside):
-    from kernel.settings import load_settings
-    from memory.inbox import ingest_cards
-    from storage.memory_records import open_book
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.memory.inbox import ingest_cards
+    from agentos_mem.storage.memory_records import open_book
 
     inbox = home / "agent-sync" / "03_knowledge" / "00_stream" / "inbox" / "memory"
     (inbox / "real.md").write_text("---\ntype: user\n---\nprefers green tea in the morning\n", encoding="utf-8")
@@ -370,9 +370,9 @@ def test_memory_inbox_a_card_linked_outside_is_quarantined_and_the_rest_taken(ho
 
 
 def test_event_logs_a_linked_errors_log_is_refused_not_appended(home, tmp_path):
-    from kernel.domain import Quarantined
-    from kernel.files import UnsafePath
-    from storage.eventlog import log_errors
+    from agentos_mem.kernel.domain import Quarantined
+    from agentos_mem.kernel.files import UnsafePath
+    from agentos_mem.storage.eventlog import log_errors
 
     target = tmp_path / "some" / "errors.log"
     target.parent.mkdir(parents=True)
@@ -391,8 +391,8 @@ DOC = ("---\nid: doc-outside\ntitle: Outside doc\ncategory: 10_concepts/ai\nscop
 
 
 def test_knowledge_a_taxonomy_folder_linked_outside_registers_nothing_from_it(home, tmp_path):
-    from kernel.settings import load_settings
-    from restore.registry import cards
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.restore.registry import cards
 
     elsewhere = Outside.make(tmp_path / "some" / "kb", {"doc.md": DOC})
     ai = home / "agent-sync" / "03_knowledge" / "10_concepts" / "ai"
@@ -405,8 +405,8 @@ def test_knowledge_a_taxonomy_folder_linked_outside_registers_nothing_from_it(ho
 
 
 def test_refine_inbox_a_linked_partition_and_a_fifo_are_named_items_never_read(home, outside):
-    from kernel.settings import load_settings
-    from knowledge.refine import ItemError, inbox_items, read_item
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.knowledge.refine import ItemError, inbox_items, read_item
 
     inbox = home / "agent-sync" / "03_knowledge" / "00_stream" / "inbox"
     feed = inbox / "knowledge" / "feed"
@@ -433,9 +433,9 @@ def test_init_never_writes_an_identity_file_through_a_dangling_link(home, tmp_pa
 
 
 def test_index_a_current_pointer_linked_outside_is_named_not_followed(home, tmp_path):
-    from index.stages import index_store
-    from kernel.settings import load_settings
-    from storage.index_store import IndexCorrupt
+    from agentos_mem.index.stages import index_store
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.index_store import IndexCorrupt
 
     target = tmp_path / "some" / "CURRENT"
     target.parent.mkdir(parents=True)
@@ -454,8 +454,8 @@ def test_restore_skips_a_working_folder_linked_to_another_users_and_restores_the
     report = json.loads(p.stdout)
     assert report["users"].get("alice") == [DAY] and "bob" not in report["users"]
     assert any(str(bob) in q and "symbolic link" in q for q in report["problems"])
-    from kernel.settings import load_settings
-    from storage.facts import open_facts
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.storage.facts import open_facts
 
     store = open_facts(load_settings())
     try:
@@ -505,7 +505,7 @@ def _plant(tree: Path, outside: Outside, bad: str) -> tuple[Path, str]:
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("bad", BAD)
 def test_below_refuses_every_bad_path_for_every_operation(tmp_path, outside, bad, op):
-    from kernel.files import UnsafePath, database_file, guard, open_lock
+    from agentos_mem.kernel.files import UnsafePath, database_file, guard, open_lock
 
     tree = tmp_path / "ws" / "agent-sync"
     tree.mkdir(parents=True)
@@ -533,7 +533,7 @@ def test_below_refuses_every_bad_path_for_every_operation(tmp_path, outside, bad
 
 def test_below_takes_a_workspace_whose_root_and_trees_are_links(tmp_path):
     """AGENTOS_HOME, agent-sync and agent-local may be links (another disk, a synced mount): only below is checked."""
-    from kernel.files import guard
+    from agentos_mem.kernel.files import guard
 
     disk = tmp_path / "disk"
     (disk / "sync").mkdir(parents=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
-from storage.memory_records import (ManualRecordProtected, MemoryBook, RecordError, RecordExists, parse, render)
-from storage.memory_proposals import ProposalStore
-from storage.memory_store import FileRecordStore, InvalidName, RecordNotFound, SqliteRecordStore, name_problem
+from agentos_mem.storage.memory_records import (ManualRecordProtected, MemoryBook, RecordError, RecordExists, parse, render)
+from agentos_mem.storage.memory_proposals import ProposalStore
+from agentos_mem.storage.memory_store import FileRecordStore, InvalidName, RecordNotFound, SqliteRecordStore, name_problem
 
 
 @pytest.fixture(params=["files", "sqlite"])

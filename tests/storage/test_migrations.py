@@ -5,7 +5,7 @@ import sys
 
 
 def test_processes_opening_a_new_facts_store_at_once_all_get_it(tmp_path):
-    code = ("import sys; from storage.facts import FactStore; s = FactStore(sys.argv[1]); "
+    code = ("import sys; from agentos_mem.storage.facts import FactStore; s = FactStore(sys.argv[1]); "
             "print(s.db.execute('select count(*) from _migrations').fetchone()[0]); s.close()")
     db = tmp_path / "facts.db"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

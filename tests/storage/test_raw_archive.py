@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from storage.raw_archive import ArchiveError, RawArchive
+from agentos_mem.storage.raw_archive import ArchiveError, RawArchive
 
 DAY = date(2026, 11, 3)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sqlite3
 from datetime import date
 
-from kernel.domain import Candidate
-from services.supersession import Supersession
-from storage.facts import FactStore
-from storage.memory_records import MemoryBook
-from storage.memory_store import FileRecordStore
+from agentos_mem.kernel.domain import Candidate
+from agentos_mem.services.supersession import Supersession
+from agentos_mem.storage.facts import FactStore
+from agentos_mem.storage.memory_records import MemoryBook
+from agentos_mem.storage.memory_store import FileRecordStore
 
 REF = "alice/2026-11-20/r1/2026-11-20.md"
 

@@ -13,7 +13,7 @@ import textwrap
 HOLD = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from tasks.slots import SlotLock
+    from agentos_mem.tasks.slots import SlotLock
     held = SlotLock(Path(sys.argv[1]), "agentos-ws-test").take()  # kept: a dropped lock object closes its file
     print("held", flush=True)
     sys.stdin.read()  # hold until the test ends it
@@ -28,7 +28,7 @@ def _holder(home):
 
 
 def test_a_killed_holder_frees_the_slot_and_is_named_as_the_previous_one(tmp_path):
-    from tasks.slots import SlotLock, alive
+    from agentos_mem.tasks.slots import SlotLock, alive
 
     holder = _holder(tmp_path)
     try:
@@ -60,7 +60,7 @@ def test_a_killed_holder_frees_the_slot_and_is_named_as_the_previous_one(tmp_pat
 
 
 def test_a_pid_reused_by_another_process_is_not_the_holder():
-    from tasks.slots import alive, process_start
+    from agentos_mem.tasks.slots import alive, process_start
 
     start = process_start(os.getpid())
     assert start is not None and alive(os.getpid(), start)

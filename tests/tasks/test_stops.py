@@ -10,9 +10,9 @@ from datetime import date
 import pytest
 from prefect.exceptions import TerminationSignal
 
-from digest.stages import DayInput, extract
-from kernel.settings import load_settings
-from tasks.stops import stops_through
+from agentos_mem.digest.stages import DayInput, extract
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.tasks.stops import stops_through
 
 
 def _stopped_while_starting(*_args):

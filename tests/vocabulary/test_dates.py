@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from vocabulary.dates import (
+from agentos_mem.vocabulary.dates import (
     EN_WEEKDAYS,
     MONTHS,
     WEEKDAYS,

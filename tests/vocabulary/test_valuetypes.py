@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vocabulary.valuetypes import find_values, value_type
+from agentos_mem.vocabulary.valuetypes import find_values, value_type
 
 
 @pytest.mark.parametrize(
@@ -60,19 +60,19 @@ def test_what_only_looks_like_a_value_is_none(text):
      ("8C16G", "８ｃ１６ｇ")],
 )
 def test_value_key_one_value_however_written(a, b):
-    from vocabulary.valuetypes import value_key
+    from agentos_mem.vocabulary.valuetypes import value_key
 
     assert value_key(a) == value_key(b)
 
 
 def test_value_key_keeps_different_times_apart():
-    from vocabulary.valuetypes import value_key
+    from agentos_mem.vocabulary.valuetypes import value_key
 
     assert value_key("7点") != value_key("晚上7点") and value_key("9:30") != value_key("9点")
 
 
 @pytest.mark.parametrize(("text", "value"), [("My rent is $2,400 a month", "$2,400"), ("涨到了 ¥3,500.50", "¥3,500.50"), ("it's $18 now", "$18")])
 def test_an_amount_after_its_currency_sign_is_read_whole(text, value):
-    from vocabulary.valuetypes import find_values
+    from agentos_mem.vocabulary.valuetypes import find_values
 
     assert [(text[a:b], kind) for a, b, kind in find_values(text)] == [(value, "quantity:money")]

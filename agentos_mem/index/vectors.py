@@ -1,0 +1,80 @@
+"""Embedding ahead of the read path (the nightly chain): the sections of published knowledge documents and
+the memory records recall scans.
+
+Each text is embedded once, by its hash, into the workspace's embedding cache (``storage/embed_cache.py``)
+under the embedder's identity. Knowledge search and memory recall only read that cache: a section published
+or a record written since the last run is embedded in the reading process's memory, never written by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentos_mem.kernel import progress
+from agentos_mem.embedders import make_settings_embedder
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.index.section_ann import publish_section_ann
+from agentos_mem.kernel.workspace import kb_paths
+from agentos_mem.storage.embed_cache import open_cache
+from agentos_mem.storage.kb_sections import embed_text, published_docs, section_units, text_hash
+from agentos_mem.storage.kb_store import KBStore
+from agentos_mem.storage.memory_records import EMBED_CHARS as RECORD_EMBED_CHARS
+from agentos_mem.storage.memory_records import open_book, record_text
+
+BATCH = 32
+
+
+def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
+    """Embed the published sections the cache lacks, then publish their ANN index when the base is large enough
+    (``index.section_ann``); returns {sections, embedded, embedder, ann}."""
+    paths = kb_paths(settings)
+    if not paths["db"].exists():
+        return {"sections": 0, "embedded": 0, "embedder": None}
+    store = KBStore(paths["db"], timezone=settings.timezone)
+    try:
+        rows = store.documents(status="ready")
+    finally:
+        store.close()
+    units = section_units(published_docs(paths["knowledge"], rows))
+    texts = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    if not texts:
+        return {"sections": len(units), "embedded": 0, "embedder": None}
+    embedder = embedder or make_settings_embedder(settings)
+    embedded = _embed_missing(settings, embedder, texts, log, what="embedding sections")
+    ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
+                              min_sections=settings.kb_ann_min_sections)
+    return {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
+
+
+def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:
+    """Embed the user's records in recall's window (the most recently modified) that the cache lacks; returns
+    {records, embedded, embedder}."""
+    book = open_book(settings)
+    try:
+        records = book.list(user, limit=settings.recall_window)
+    finally:
+        if book.proposals:
+            book.proposals.close()
+    texts = {text_hash(t): t for t in (record_text(r)[:RECORD_EMBED_CHARS] for r in records)}
+    if not texts:
+        return {"records": 0, "embedded": 0, "embedder": None}
+    embedder = embedder or make_settings_embedder(settings)
+    return {"records": len(records), "embedded": _embed_missing(settings, embedder, texts, what="embedding records"), "embedder": embedder.identity}
+
+
+def _embed_missing(settings: Settings, embedder, texts: dict[str, str], log: Callable[[str], None] | None = None, *,
+                   what: str = "embedding") -> int:
+    cache = open_cache(settings)
+    try:
+        known = cache.vectors(embedder.identity, list(texts))
+        todo = [h for h in texts if h not in known]
+        with progress.stage(what, total=len(todo)) as st:
+            for i in range(0, len(todo), BATCH):
+                chunk = todo[i:i + BATCH]
+                cache.put_vectors(embedder.identity, dict(zip(chunk, embedder.embed_documents([texts[h] for h in chunk]))))
+                st.advance(len(chunk))
+                if log:
+                    log(f"  embedded {min(i + BATCH, len(todo))}/{len(todo)} new texts")
+    finally:
+        cache.close()
+    return len(todo)
