@@ -16,7 +16,7 @@ Two read paths, each asked in its own language (the reference) and in the other,
 The memory query's own cross-lingual figures are in ``bench/results/facts.md`` (fact_updates' cross-lingual
 questions) and ``bench/results/gate-calibration.md`` (MemoryBank, the demo's unrelated questions).
 
-    agentos bench crosslingual ../shared/eval --work /tmp/xl --report bench/results/cross-lingual.md
+    agentos bench crosslingual $AGENTOS_EVAL_DIR --work /tmp/xl --report bench/results/cross-lingual.md
 """
 
 from __future__ import annotations

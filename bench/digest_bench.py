@@ -4,7 +4,7 @@ Imports each dataset into daily logs, then digests every user's days in date ord
 stage functions the Prefect flow runs (``--prefect`` runs the real ``backfill`` flow instead), and
 prints lines per second, facts per day and peak memory.
 
-    .venv/bin/python bench/digest_bench.py [--eval ../shared/eval] [--prefect] [--json]
+    .venv/bin/python bench/digest_bench.py [--eval $AGENTOS_EVAL_DIR] [--prefect] [--json]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentos_mem.bench.data import data_root
 from agentos_mem.digest.importers import import_locomo, import_memorybank
 from agentos_mem.digest.logformat import list_days
 from agentos_mem.digest.stages import digest_day
@@ -80,7 +81,7 @@ def one_big_day(src: Path, out: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--eval", default=os.environ.get("AGENTOS_EVAL_DIR", str(ROOT.parent / "shared" / "eval")))
+    ap.add_argument("--eval", default=None, help="the evaluation data (default: $AGENTOS_EVAL_DIR, else the fetched cache)")
     ap.add_argument("--prefect", action="store_true", help="run the backfill flow (ephemeral Prefect) instead of the plain stages")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--report", metavar="PATH", help="also write the table as Markdown (with the command and versions) to PATH")
@@ -90,7 +91,7 @@ def main() -> int:
             os.environ.setdefault(k, v)
         os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 
-    eval_dir = Path(args.eval)
+    eval_dir = data_root(args.eval)
     if not eval_dir.is_dir():
         print(f"evaluation data not found at {eval_dir}", file=sys.stderr)
         return 2

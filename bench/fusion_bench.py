@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentos_mem.bench.data import data_root
 from agentos_mem.demo import init_demo_workspace
 from agentos_mem.digest.importers import import_locomo
 from agentos_mem.digest.logformat import list_days
@@ -45,10 +46,8 @@ METHODS = ["bm25", "dense", "rrf", "convex-0.3", "convex-0.4", "convex-0.5", "co
 
 
 def default_eval() -> Path:
-    for c in (ROOT.parent / "shared" / "eval", Path("/work/shared/eval")):
-        if c.is_dir():
-            return c
-    return ROOT.parent / "shared" / "eval"
+    """The evaluation data: $AGENTOS_EVAL_DIR, else the fetched cache (bench.data)."""
+    return data_root()
 
 
 # The project's own demo workspace (Chinese, English and mixed), with questions it can and cannot answer.

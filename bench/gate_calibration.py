@@ -38,7 +38,7 @@ Checks, chosen by nothing above (each optional, each asks through ``query.ask.as
   (memory holds the topic) and the questions of the next three cases with logs in the same language (another
   person's memory: should stop at ``no_history``); the no_history rates by split and by same-language / cross-lingual.
 
-    .venv/bin/python bench/gate_calibration.py [--work DIR] [--demo] [--fact-updates ../shared/eval/fact_updates] [--json] [--report FILE]
+    .venv/bin/python bench/gate_calibration.py [--work DIR] [--demo] [--fact-updates $AGENTOS_EVAL_DIR/fact_updates] [--json] [--report FILE]
 
 ``--work DIR`` keeps the MemoryBank workspaces (digest and index take minutes) and reuses them on the next run.
 """
@@ -58,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from agentos_mem.bench.data import data_root
 from agentos_mem.bench.facts import USER, case_clock, load, run_case
 from agentos_mem.bench.fusion_bench import DEMO_MATCH, DEMO_NO, build_demo
 from agentos_mem.digest.importers import import_memorybank
@@ -89,10 +90,8 @@ TEST_NO = ["what is the weather on Mars?", "量子力学的薛定谔方程怎么
 
 
 def default_eval() -> Path:
-    for c in (ROOT.parent / "shared" / "eval", Path("/work/shared/eval")):
-        if c.is_dir():
-            return c
-    return ROOT.parent / "shared" / "eval"
+    """The evaluation data: $AGENTOS_EVAL_DIR, else the fetched cache (bench.data)."""
+    return data_root()
 
 
 def _jsonl(path: Path) -> list[dict]:

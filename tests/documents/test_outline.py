@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.conftest import eval_path
+from tests.conftest import eval_path, missing_data
 
 from agentos_mem.documents.outline import (
     PREAMBLE_ANCHOR,
@@ -25,8 +25,9 @@ from agentos_mem.kernel.text import count_tokens
 
 
 def _load(rel: str) -> list:
-    path = eval_path() / rel
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    root = eval_path()
+    path = root / rel if root else None
+    return json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else []
 
 
 HEADING_EXAMPLES = {e["example"]: e for e in _load("commonmark_spec/heading_examples.json")}
@@ -278,7 +279,7 @@ def test_crlf_and_bom_are_handled():
 def _vue_root(eval_dir: Path, corpus: str = "vue_docs_zh_cn") -> Path:
     root = eval_dir / corpus
     if not (root / "src").is_dir():
-        pytest.skip(f"Vue docs not found under {root}")
+        missing_data(f"Vue docs not found under {root}")
     return root
 
 

@@ -52,7 +52,7 @@ def test_every_deployed_flow_has_typed_described_parameters():
     specs = load_deployment_specs()
     assert {s["name"] for s in specs} == {"daily-digest", "backfill", "nightly", "index-rebuild", "collect-to-inbox", "inbox-refine", "review"}
     for spec in specs:
-        flow = load_flow_from_entrypoint(str(PROJECT / spec["entrypoint"]))
+        flow = load_flow_from_entrypoint(spec["entrypoint"])  # a module path: loads from a clone and a wheel alike
         props = parameter_schema(flow.fn).model_dump()["properties"]
         assert props, spec["name"]
         for name, prop in props.items():
