@@ -56,7 +56,7 @@ DISTRACTORS = 10
 USER = "bench"
 CATEGORY = "40_references/bench"
 GOAL_R1 = 0.97
-# Eval README (shared/eval): jieba precise + bm25s lucene (k1 1.5, b 0.75), CMRC2018 dev (848 paragraphs).
+# The evaluation data's README: jieba precise + bm25s lucene (k1 1.5, b 0.75), CMRC2018 dev (848 paragraphs).
 REFERENCE = {"system": "jieba + BM25 (bm25s lucene), CMRC2018 dev, 848 paragraphs", "recall@1": 0.970, "recall@5": 0.994,
              "mrr@10": 0.981}
 

@@ -35,7 +35,7 @@ from agentos_mem.bench.locomo import library_versions
 from agentos_mem.bench.madial import load, record_of
 from agentos_mem.index.stages import make_settings_embedder
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import init_workspace
 from agentos_mem.knowledge.refine import outline_of
 from agentos_mem.query.kb import KBQueryError

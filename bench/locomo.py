@@ -28,7 +28,7 @@ from agentos_mem.index.stages import make_settings_embedder
 from agentos_mem.kernel import prefect_env, progress
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.kernel.text import count_tokens
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import init_workspace
 from agentos_mem.query.ask import ask, convex
 from agentos_mem.storage.keyword_index import KeywordIndex

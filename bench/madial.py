@@ -36,7 +36,7 @@ from agentos_mem.bench.locomo import library_versions
 from agentos_mem.index.stages import make_settings_embedder
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import init_workspace
 from agentos_mem.query.recall import ChatSelector, LexicalSelector, recall
 from agentos_mem.storage.memory_records import open_book

@@ -36,7 +36,7 @@ from agentos_mem.index.stages import collect_units, embed_key, make_settings_emb
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.domain import Candidate
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import Workspace, init_workspace
 from agentos_mem.query.kb import Dense, SectionANN, SectionIndex, parse_query, rank_sections
 from agentos_mem.services.supersession import Supersession

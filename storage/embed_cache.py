@@ -14,7 +14,7 @@ import numpy as np
 
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.index_units import Unit
-from agentos_mem.kernel.files import database_file
+from agentos_mem.storage.guards import database_file
 
 
 class Cache:

@@ -24,8 +24,9 @@ import sqlite_utils
 
 from agentos_mem.kernel import clock
 from agentos_mem.kernel.domain import Candidate, check_row_id
-from agentos_mem.kernel.files import database_file
-from agentos_mem.kernel.text import load_aliases, normalize_key, subject_key
+from agentos_mem.storage.guards import database_file
+from agentos_mem.kernel.text import normalize_key
+from agentos_mem.vocabulary.subjects import load_aliases, subject_key
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.safety.secrets import locate_markers, mask_lines, mask_value, repair_markers
 from agentos_mem.storage import drift

@@ -16,7 +16,7 @@ from pathlib import Path
 import sqlite_utils
 
 from agentos_mem.kernel import clock
-from agentos_mem.kernel.files import database_file
+from agentos_mem.storage.guards import database_file
 from agentos_mem.kernel.text import normalize_key
 from agentos_mem.storage.migrations import Migrations
 

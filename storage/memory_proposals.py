@@ -14,7 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from agentos_mem.kernel import clock
-from agentos_mem.kernel.files import database_file
+from agentos_mem.storage.guards import database_file
 
 STATUSES = ("pending", "accepted", "rejected")
 

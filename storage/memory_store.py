@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from agentos_mem.kernel.files import UnsafePath, database_file, guard
+from agentos_mem.kernel.files import UnsafePath, guard
+from agentos_mem.storage.guards import database_file
 
 MAX_NAME_CHARS = 100  # record names and user ids
 MAX_NAME_BYTES = 240  # in UTF-8: a file name holds 255 bytes, less ".md" and room to spare (80 Chinese characters)

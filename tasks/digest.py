@@ -19,7 +19,8 @@ from agentos_mem.digest.stages import DayInput, DayRun
 from agentos_mem.kernel import clock, progress
 from agentos_mem.kernel.domain import Candidate
 from agentos_mem.kernel.settings import Settings, load_settings
-from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import workspace_lock
 from agentos_mem.restore.replay import take_in
 from agentos_mem.tasks.stops import reraise_stop, stops_through
 from agentos_mem.tasks.writers import workspace_writer

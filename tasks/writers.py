@@ -1,6 +1,6 @@
 """Who may write now, across hosts: Prefect's global concurrency limits, limit 1, one per user and one per workspace.
 
-A host's file lock (``kernel.workspace.workspace_lock``) only sees the processes of that host (flock on a network
+A host's file lock (``storage.guards.workspace_lock``) only sees the processes of that host (flock on a network
 mount is not to be trusted); workers on two hosts sharing one workspace need the server to decide. Two limits,
 always taken in this order (so never a deadlock):
 

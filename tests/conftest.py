@@ -4,7 +4,7 @@ The folders under tests/ mirror the packages (tests/kernel/, tests/storage/, ...
 tests/bench/ (the benchmarks), tests/contract/ (the project's static contracts) and tests/kit/ (shared helpers:
 test modules import only from tests.kit and this file, never from each other).
 
-``eval_dir``: the public evaluation data (``shared/eval`` next to the repository, or $AGENTOS_EVAL_DIR).
+``eval_dir``: the evaluation data ($AGENTOS_EVAL_DIR, which .ci/run sets; missing: skipped, or failed under CI=true).
 Tests that need it skip, saying why, when it is absent: the project must test without it.
 
 Tiers (markers registered in pyproject.toml): every test gets exactly one, the dearest of ``unit`` < ``heavy`` < ``cli``

@@ -19,7 +19,7 @@ from agentos_mem.cli import admin, bench, demo, facts, kb, knowledge, memory, qu
 from agentos_mem.cli.common import CliError, space_folders, terminal_progress
 from agentos_mem.kernel.files import UnsafePath
 from agentos_mem.kernel.settings import SettingsError, load_settings, warn_unknown_variables
-from agentos_mem.kernel.workspace import RestoreInProgress, check_no_restore
+from agentos_mem.storage.guards import RestoreInProgress, check_no_restore
 from agentos_mem.storage.journal import JournalUnwritable
 
 GROUPS = (admin, stages, facts, query, bench, memory, knowledge, kb)

@@ -34,7 +34,7 @@ from agentos_mem.digest.extract.disclosures import kind_of, unread
 from agentos_mem.digest.extract.events import event_object
 from agentos_mem.digest.extract.statements import ADDS
 from agentos_mem.kernel.domain import Candidate, Turn
-from agentos_mem.kernel.text import names_whole
+from agentos_mem.vocabulary.subjects import names_whole
 from agentos_mem.vocabulary.valuetypes import find_values, value_key, value_type
 from agentos_mem.storage.drift import STATEMENT
 

@@ -27,8 +27,10 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.storage.drift import is_statement
 from agentos_mem.storage.facts import FactStore, facts_for, open_facts
 from agentos_mem.safety.secrets import MARK, mask_lines, short_markers, strip_markers
-from agentos_mem.kernel.text import configure_jieba, keywords, sentences, slugify, truncate
-from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.kernel.text import configure_jieba, sentences, slugify, truncate
+from agentos_mem.retrieval.keywords import keywords
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import workspace_lock
 from agentos_mem.storage.cards import CardStore
 from agentos_mem.storage.eventlog import log_conflicts, log_errors, log_model_usage, record_quarantine
 from agentos_mem.storage.raw_archive import ArchiveError, RawArchive

@@ -27,8 +27,9 @@ from agentos_mem.index.units import TurnReader, card_unit, fact_unit
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.files import UnsafePath, guard
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.kernel.tokenize import default_tokenizer
-from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.retrieval.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import workspace_lock
 from agentos_mem.retrieval import bilingual
 from agentos_mem.storage.embed_cache import Cache, cache_for, open_cache
 from agentos_mem.storage.facts import open_facts

@@ -356,17 +356,6 @@ def guard(path: Path) -> Below:
     return Below(root if root is not None else Path(os.path.abspath(path)).parent)
 
 
-def database_file(path: Path) -> Path:
-    """``path`` for a SQLite store to open: it, its ``-wal``/``-journal``/``-shm`` companions and its folder pass
-    ``Below`` (SQLite follows a link and would write a store outside the workspace), the folder created through it."""
-    path = Path(path)
-    below = guard(path)
-    for p in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
-        below.check(p, "file")
-    below.mkdirs(path.parent)
-    return path
-
-
 def open_lock(path: Path) -> int:
     """A descriptor on the lock file ``path`` for ``fcntl.flock`` (created when missing, folder included): never
     through a link, never a FIFO (a lock file is opened by every writer; one planted as a link would be created or

@@ -1,8 +1,5 @@
-"""Text tooling that treats Chinese as first-class: normalised keys, slugs, keywords, token estimates.
-
-Never an ASCII-only regex here: ``\\w`` is Unicode-aware in Python 3 and CJK ranges are spelled out
-where a class needs them.
-"""
+"""Text tooling that treats Chinese as first-class: normalised keys, slugs, words, token estimates, lines. Never an
+ASCII-only regex here: ``\\w`` is Unicode-aware in Python 3 and CJK ranges are spelled out where a class needs them."""
 
 from __future__ import annotations
 
@@ -73,49 +70,6 @@ def normalize_key(text: str) -> str:
         prev = s
         s = _LEADING_ARTICLES.sub("", s).strip()
     return _PUNCT_OR_SPACE.sub("", s)
-
-
-# The same subject said in either language gets one key, so "The database port is now 5433" supersedes
-# "数据库端口是 5432". Keys are ``normalize_key`` forms; a workspace adds its own in
-# ``03_knowledge/99_system/subject_aliases.txt`` (one "alias = canonical" per line).
-SUBJECT_ALIASES = {
-    "databaseport": "数据库端口", "dbport": "数据库端口",
-    "serverconfig": "服务器配置", "serverconfiguration": "服务器配置", "serverspec": "服务器配置", "serverspecs": "服务器配置",
-    "apiversion": "api版本",
-    "redismaxmemory": "redis最大内存", "redis的最大内存": "redis最大内存", "redis最大内存": "redis最大内存",
-    "techstack": "技术栈", "technologystack": "技术栈",
-    "timezone": "时区",
-}
-
-
-def subject_key(text: str, extra: dict[str, str] | None = None) -> str:
-    """``normalize_key`` plus bilingual aliases: one key for one subject, whichever language named it."""
-    key = normalize_key(text)
-    if extra and key in extra:
-        return extra[key]
-    return SUBJECT_ALIASES.get(key, key)
-
-
-def load_aliases(path: Path) -> dict[str, str]:
-    """``alias = canonical`` lines (``#`` comments allowed), both sides normalised."""
-    out: dict[str, str] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            line = line.split("#", 1)[0]
-            if "=" in line:
-                alias, canonical = (normalize_key(x) for x in line.split("=", 1))
-                if alias and canonical:
-                    out[alias] = canonical
-    return out
-
-
-def names_whole(text: str, value: str) -> bool:
-    """``text`` (case-folded) names ``value`` as a whole: a word of its own in Latin script ("500 rps", not "sql" in
-    "postgresql"), anywhere in Chinese."""
-    v = value.casefold().strip()
-    if not v:
-        return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(v)}(?![a-z0-9])", text) is not None
 
 
 def has_cjk(text: str) -> bool:
@@ -262,26 +216,6 @@ def idf_table() -> tuple[dict[str, float], float]:
         values = sorted(table.values())
         _idf = (table, values[len(values) // 2])
     return _idf
-
-
-KEYWORD_CHARS = 100_000  # keywords are read from this much of a text: the topic shows long before, and jieba costs ~6 s/MB
-
-
-def keywords(text: str, k: int = 8) -> list[str]:
-    """Top ``k`` keywords by TF-IDF (jieba's IDF table for Chinese; the median IDF for unknown words), from the
-    first ``KEYWORD_CHARS`` characters."""
-    toks = words(text[:KEYWORD_CHARS])
-    if not toks:
-        return []
-    idf, median = idf_table()
-    tf: dict[str, int] = {}
-    for t in toks:
-        if len(t) < 2:
-            continue  # single characters (Chinese or not) carry little meaning on an index card
-        tf[t] = tf.get(t, 0) + 1
-    first = {t: i for i, t in reversed(list(enumerate(toks)))}
-    scored = sorted(tf, key=lambda t: (-tf[t] * idf.get(t, median), first[t]))
-    return scored[:k]
 
 
 # Line breaks as editors count them (VS Code; vim for \n and \r\n): \n, \r\n and a lone \r end a line. U+2028,

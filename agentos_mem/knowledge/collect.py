@@ -40,7 +40,8 @@ from agentos_mem.kernel import clock, progress
 from agentos_mem.kernel.files import NotARegularFile, read_regular_file
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import slugify, truncate
-from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import workspace_lock
 from agentos_mem.knowledge import feeds
 from agentos_mem.knowledge.feeds import FeedError
 from agentos_mem.knowledge.report import CollectReport, SourceReport

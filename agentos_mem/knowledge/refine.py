@@ -28,7 +28,8 @@ from agentos_mem.kernel.domain import Candidate, Turn
 from agentos_mem.kernel.files import UnsafePath, atomic_write, guard
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.safety.secrets import mask_text
-from agentos_mem.kernel.text import normalize_key, sentences, slugify, subject_key, truncate
+from agentos_mem.kernel.text import normalize_key, sentences, slugify, truncate
+from agentos_mem.vocabulary.subjects import subject_key
 from agentos_mem.kernel.workspace import Workspace, kb_paths
 from agentos_mem.knowledge.review import (
     changed_values,
@@ -40,7 +41,7 @@ from agentos_mem.knowledge.review import (
 from agentos_mem.digest.extract import extract_candidates
 from agentos_mem.documents.outline import parse_outline
 from agentos_mem.index.stages import make_settings_embedder, open_cache
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.knowledge.classify import classify
 from agentos_mem.knowledge.report import RefineReport
 from agentos_mem.knowledge.taxonomy import load_taxonomy

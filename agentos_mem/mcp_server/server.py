@@ -31,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from agentos_mem.kernel.settings import Settings, warn_unknown_variables
-from agentos_mem.kernel.workspace import restore_state
+from agentos_mem.storage.guards import restore_state
 from agentos_mem.mcp_server.local_service import start_unless_running, warm_up
 from agentos_mem.mcp_server.tools import ask, facts, kb, memory, register
 

@@ -48,7 +48,7 @@ from agentos_mem.storage.memory_records import (
     observation_key,
 )
 from agentos_mem.kernel.text import CJK, nfkc, normalize_key, sentences, slugify, truncate
-from agentos_mem.kernel.tokenize import Tokenizer, default_tokenizer
+from agentos_mem.retrieval.tokenize import Tokenizer, default_tokenizer
 from agentos_mem.safety.injection import overrides_instructions
 from agentos_mem.safety.secrets import strip_markers
 

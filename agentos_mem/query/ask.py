@@ -27,8 +27,9 @@ from agentos_mem.embedders import make_settings_embedder
 from agentos_mem.kernel import clock
 from agentos_mem.kernel.settings import Settings, load_settings
 from agentos_mem.kernel.text import count_tokens
-from agentos_mem.kernel.tokenize import default_tokenizer
-from agentos_mem.kernel.workspace import Workspace, check_no_restore
+from agentos_mem.retrieval.tokenize import default_tokenizer
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import check_no_restore
 from agentos_mem.query.index_reader import open_last_good, open_reader
 from agentos_mem.query.rules import check, load_rules
 from agentos_mem.query.threads import Piece, arrange
@@ -349,7 +350,8 @@ def _card_item(uid: str, meta: dict, score: float) -> Item:
 
 def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None = None, budget: int | None = None,
         history: bool = False, settings: Settings | None = None, fusion: str | None = None) -> Answer:
-    """Answer ``text`` for ``user`` through the layers; see the module docstring for the stop rules."""
+    """Answer ``text`` for ``user`` through the layers; see the module docstring for the stop rules. Each layer is a
+    function below: L0 the rules, L1 the fused search, L2 the facts and cards in topic threads, L3 the raw lines."""
     t0 = time.perf_counter()
     settings = settings or load_settings()
     check_no_restore(settings.home)  # RestoreInProgress: a restore's partial store is never served as the memory
@@ -362,40 +364,64 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     q = _clean(text, settings, notices)
     ws = Workspace(settings.home)
     rules = load_rules(ws.core / "SOUL.md")
-    constraints = [r.text for r in rules]
-    ans = Answer("ok", "L0", q, user, constraints=constraints, notices=notices)
-
-    # L0
-    hit = check(rules, q, notices)  # a rule that cannot be used is named in the notices, and the query goes on
-    if hit is not None:
-        rule, phrase = hit
-        ans.status, ans.rule = "blocked", f"L0 rule {rule.number}: {rule.text}"
-        notices.append(f"blocked by SOUL.md L0 rule {rule.number} (matched {phrase!r})")
+    ans = Answer("ok", "L0", q, user, constraints=[r.text for r in rules], notices=notices)
+    if _blocked(ans, rules):
         return _finish(ans, t0)
+    found = _layer1(ans, settings, user, fusion, k)
+    if found is None:
+        return _finish(ans, t0)
+    matches, top, units = found
+    ans.layer = "L2"
+    ordered, facts = _layer2(settings, user, matches, top, units, history)
+    spent = _within_budget(ans, ordered, budget)
+    cards = [u for u, *_ in top if units.get(u, {}).get("kind") == "card"]
+    ans.tokens_raw = sum(int(units[u]["meta"].get("raw_tokens") or 0) for u in cards)
+    if not facts and not raw:
+        ans.status = "no_memory"
+        return _finish(ans, t0)
+    if raw:  # L3, only on request
+        ans.layer = "L3"
+        _layer3(ans, settings, ws, [units[u]["meta"] for u in cards], spent, budget)
+        ans.status = "ok"
+    return _finish(ans, t0)
 
-    # L1
-    reader = _reader(settings, notices)
+
+def _blocked(ans: Answer, rules) -> bool:
+    """L0: a SOUL.md rule the question matches stops it (a rule that cannot be used is named in the notices)."""
+    hit = check(rules, ans.query, ans.notices)
+    if hit is None:
+        return False
+    rule, phrase = hit
+    ans.status, ans.rule = "blocked", f"L0 rule {rule.number}: {rule.text}"
+    ans.notices.append(f"blocked by SOUL.md L0 rule {rule.number} (matched {phrase!r})")
+    return True
+
+
+def _layer1(ans: Answer, settings: Settings, user: str, fusion: str | None, k: int):
+    """L1: the fused search over the user's cards and facts; (every match, the k best, their units), or None with the
+    answer's status ``no_history`` when memory holds nothing on the question."""
+    reader = _reader(settings, ans.notices)
     ans.generation = reader.name
     coll = collection_name("local", user)
     if coll not in reader.collections():
         known = sorted(c.get("user") for c in reader.collections().values() if c.get("user"))
         raise QueryError(f"unknown user {user!r}: nothing is indexed for them (users with memory: {', '.join(known) or 'none'})")
     ans.layer = "L1"
-    matches = hybrid_search(settings, reader, coll, q, fusion=fusion, timings=ans.timings_ms)
+    matches = hybrid_search(settings, reader, coll, ans.query, fusion=fusion, timings=ans.timings_ms)
     if not matches:
         ans.status = "no_history"
-        return _finish(ans, t0)
+        return None
     top = matches[:k]  # the k best units, cards and facts together, by fused rank
-    units = reader.units(coll, [u for u, *_ in top])
-    cards = [(u, s) for u, s, *_ in top if units.get(u, {}).get("kind") == "card"]
+    return matches, top, reader.units(coll, [u for u, *_ in top])
 
-    # L2
-    ans.layer = "L2"
-    # Items in fused order: a fact matched directly where it ranks; a card where it ranks, followed by
-    # the facts it points to (at most CARD_FACTS, best-ranked first: a card's other facts may be off-topic).
-    # The token budget then cuts this one list, so a small budget keeps the best of both kinds.
+
+def _layer2(settings: Settings, user: str, matches, top, units: dict, history: bool) -> tuple[list[Item], list[Item]]:
+    """L2: (the items in the order served, the facts among them). Items in fused order: a fact matched directly where
+    it ranks; a card where it ranks, followed by the facts it points to (at most CARD_FACTS, best-ranked first: a
+    card's other facts may be off-topic); facts and statements then in topic threads; stale facts below every fresh
+    item; with ``history``, the closed versions of the served facts' slots last. The token budget cuts this one list,
+    so a small budget keeps the best of both kinds."""
     fused = {u: s for u, s, *_ in matches}
-
     store = open_facts(settings)
     ordered: list[Item] = []
     stale: list[Item] = []
@@ -403,7 +429,6 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
     seen: set[int] = set()
     now = clock.wall_iso(settings.timezone)  # facts' validity is wall time in the workspace's zone
     changed: dict[int, dict] = {}  # facts a later sentence may have changed (storage.drift)
-
     # What topic threads read of each served fact (query.threads): the facts and statements the digest kept from the
     # user's sentences. Cards keep their rank: a card is a stretch of conversation, not one thing said, and threading
     # them (every card of a long chat shares its people's names) cost LoCoMo's evidence at 500 tokens 0.869 -> 0.529.
@@ -436,54 +461,58 @@ def ask(text: str, *, user: str | None = None, raw: bool = False, k: int | None 
         ordered = in_threads(ordered, pieces)
         ordered.extend(stale)
         if history:
-            shown = {f.source["fact"] for f in facts}
-            for f in list(facts):
-                row = store.get(f.source["fact"])
-                for old in store.history(user, row["subject"], closed=False):
-                    if old["id"] not in shown and old["predicate"] == row["predicate"]:
-                        shown.add(old["id"])
-                        ordered.append(_fact_item(old, None))
+            ordered.extend(_history(store, user, facts))
     finally:
         store.close()
+    return ordered, facts
 
+
+def _history(store, user: str, facts: list[Item]) -> list[Item]:
+    """The closed versions of the served facts' slots (same subject and predicate), each once."""
+    shown = {f.source["fact"] for f in facts}
+    out = []
+    for f in list(facts):
+        row = store.get(f.source["fact"])
+        for old in store.history(user, row["subject"], closed=False):
+            if old["id"] not in shown and old["predicate"] == row["predicate"]:
+                shown.add(old["id"])
+                out.append(_fact_item(old, None))
+    return out
+
+
+def _within_budget(ans: Answer, ordered: list[Item], budget: int) -> int:
+    """Serve ``ordered`` until the token budget (the first item always); the tokens spent."""
     spent = 0
     for item in ordered:
         if spent + item.tokens > budget and ans.items:
-            notices.append(f"token budget {budget} reached: {len(ordered) - len(ans.items)} more item(s) left out")
+            ans.notices.append(f"token budget {budget} reached: {len(ordered) - len(ans.items)} more item(s) left out")
             break
         ans.items.append(item)
         spent += item.tokens
-    ans.tokens_raw = sum(int(units[u]["meta"].get("raw_tokens") or 0) for u, _ in cards)
-    if not facts and not raw:
-        ans.status = "no_memory"
-        return _finish(ans, t0)
+    return spent
 
-    # L3, only on request
-    if raw:
-        ans.layer = "L3"
 
-        archive = RawArchive(ws.raw_dir)
-        for u, _ in cards:
-            meta = units[u]["meta"]
-            first, last = (meta.get("lines") or [None, None])
-            if not meta.get("raw_ref") or first is None:
-                continue
-            last = min(int(last), int(first) + settings.raw_max_lines - 1)
-            try:
-                lines = archive.read_lines(meta["raw_ref"], int(first), last)
-            except ArchiveError as e:
-                notices.append(f"raw lines of {meta.get('card')} unavailable: {e}")
-                continue
-            body = mask_lines("\n".join(lines), meta["raw_ref"], int(first))[0]  # the archive keeps the bytes; a read never serves a secret
-            n = count_tokens(body)
-            if spent + n > budget:
-                notices.append(f"token budget {budget} reached before the raw lines of {meta.get('card')}")
-                break
-            spent += n
-            ans.items.append(Item("L3", "raw", f"raw:{meta['raw_ref']}#{first}-{last}", body, n,
-                                  {"raw_ref": meta["raw_ref"], "file": meta.get("file"), "lines": [int(first), last], "card": meta.get("card")}))
-        ans.status = "ok"
-    return _finish(ans, t0)
+def _layer3(ans: Answer, settings: Settings, ws: Workspace, cards: list[dict], spent: int, budget: int) -> None:
+    """L3, only on request: the served cards' raw lines (at most ``raw_max_lines`` a card), masked, within the budget."""
+    archive = RawArchive(ws.raw_dir)
+    for meta in cards:
+        first, last = (meta.get("lines") or [None, None])
+        if not meta.get("raw_ref") or first is None:
+            continue
+        last = min(int(last), int(first) + settings.raw_max_lines - 1)
+        try:
+            lines = archive.read_lines(meta["raw_ref"], int(first), last)
+        except ArchiveError as e:
+            ans.notices.append(f"raw lines of {meta.get('card')} unavailable: {e}")
+            continue
+        body = mask_lines("\n".join(lines), meta["raw_ref"], int(first))[0]  # the archive keeps the bytes; a read never serves a secret
+        n = count_tokens(body)
+        if spent + n > budget:
+            ans.notices.append(f"token budget {budget} reached before the raw lines of {meta.get('card')}")
+            break
+        spent += n
+        ans.items.append(Item("L3", "raw", f"raw:{meta['raw_ref']}#{first}-{last}", body, n,
+                              {"raw_ref": meta["raw_ref"], "file": meta.get("file"), "lines": [int(first), last], "card": meta.get("card")}))
 
 
 def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:

@@ -9,7 +9,7 @@ from datetime import date
 
 from agentos_mem.safety.secrets import mask_lines, mask_value
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.kernel.workspace import check_no_restore
+from agentos_mem.storage.guards import check_no_restore
 from agentos_mem.query.rules import check_request
 from agentos_mem.query.threads import Piece, replaced
 from agentos_mem.storage.drift import as_served

@@ -39,7 +39,7 @@ import numpy as np
 from agentos_mem.embedders import make_settings_embedder
 from agentos_mem.kernel.domain import ASSISTANT_LABELS
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.tokenize import default_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.query.rules import check_request
 from agentos_mem.retrieval import bilingual

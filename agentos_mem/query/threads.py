@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentos_mem.kernel.text import names_whole
+from agentos_mem.vocabulary.subjects import names_whole
 from agentos_mem.vocabulary.content import content_words as _content
 from agentos_mem.vocabulary.people import persons
 from agentos_mem.vocabulary.valuetypes import find_values, value_key, value_type

@@ -34,7 +34,8 @@ from agentos_mem.index.vectors import embed_records, embed_sections
 from agentos_mem.kernel import clock, progress
 from agentos_mem.kernel.files import UnsafePath, guard
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.kernel.workspace import RestoreInProgress, Workspace, restore_marker
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import RestoreInProgress, restore_marker
 from agentos_mem.restore import registry
 from agentos_mem.restore.replay import ReplayReport, replay
 

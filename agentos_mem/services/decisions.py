@@ -15,7 +15,8 @@ from __future__ import annotations
 from datetime import date
 
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.kernel.workspace import Workspace, workspace_lock
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import workspace_lock
 from agentos_mem.services.supersession import Supersession
 from agentos_mem.storage import journal
 from agentos_mem.storage.cards import CardStore

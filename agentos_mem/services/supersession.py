@@ -24,7 +24,8 @@ from typing import Protocol
 
 from agentos_mem.kernel import clock
 from agentos_mem.kernel.domain import AUTHORITY, Candidate
-from agentos_mem.kernel.text import has_cjk, names_whole, normalize_key, subject_key
+from agentos_mem.kernel.text import has_cjk, normalize_key
+from agentos_mem.vocabulary.subjects import names_whole, subject_key
 from agentos_mem.vocabulary.valuetypes import SELF_NAMED, value_key, value_type
 from agentos_mem.storage.facts import STOPPED, FactStore, masked_candidate
 

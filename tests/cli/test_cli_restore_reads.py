@@ -11,7 +11,8 @@ import subprocess
 import pytest
 
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.workspace import RESTORE_MARKER, RestoreInProgress, Workspace
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.guards import RESTORE_MARKER, RestoreInProgress
 from tests.kit.cli import AGENTOS, run_cli
 
 QUESTION = "服务器现在是什么配置？"

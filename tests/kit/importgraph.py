@@ -16,7 +16,7 @@ PIPELINES = {"digest", "memory", "index", "knowledge", "restore"}
 # may use. The kernel itself holds only KERNEL_MODULES.
 FLOOR = {"safety", "embedders", "documents", "retrieval", "vocabulary"}
 KERNEL_MODULES = {"settings", "domain", "clock", "files", "workspace", "text", "templates", "llm", "prefect_env",
-                  "tokenize", "progress"}
+                  "progress"}
 PACKAGES = ["kernel", *sorted(FLOOR), "storage", "services", *sorted(PIPELINES), "demo", "bench", "query", "mcp_server",
             "flows", "tasks", "deployments", "cli"]
 PROJECT = set(PACKAGES)

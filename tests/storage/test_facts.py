@@ -138,7 +138,7 @@ def test_one_subject_in_two_languages_supersedes_across_them(store):
 
 
 def test_workspace_aliases_extend_the_built_in_ones(tmp_path):
-    from agentos_mem.kernel.text import load_aliases
+    from agentos_mem.vocabulary.subjects import load_aliases
 
     f = tmp_path / "subject_aliases.txt"
     f.write_text("# mine\n灰度比例 = canary ratio\n", encoding="utf-8")

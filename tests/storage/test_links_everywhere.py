@@ -505,7 +505,8 @@ def _plant(tree: Path, outside: Outside, bad: str) -> tuple[Path, str]:
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("bad", BAD)
 def test_below_refuses_every_bad_path_for_every_operation(tmp_path, outside, bad, op):
-    from agentos_mem.kernel.files import UnsafePath, database_file, guard, open_lock
+    from agentos_mem.kernel.files import UnsafePath, guard, open_lock
+    from agentos_mem.storage.guards import database_file
 
     tree = tmp_path / "ws" / "agent-sync"
     tree.mkdir(parents=True)

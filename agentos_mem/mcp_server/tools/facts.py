@@ -15,7 +15,7 @@ from pydantic import Field
 
 from agentos_mem.kernel.domain import ROW_ID_MAX
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.kernel.text import load_aliases, subject_key
+from agentos_mem.vocabulary.subjects import load_aliases, subject_key
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.mcp_server.tools import READ_ONLY, error, tool
 from agentos_mem.services.decisions import forget_fact

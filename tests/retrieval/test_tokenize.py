@@ -8,7 +8,7 @@ import re
 import pytest
 
 from agentos_mem.kernel.text import STOPWORDS
-from agentos_mem.kernel.tokenize import Tokenizer, default_tokenizer, protected_tokens
+from agentos_mem.retrieval.tokenize import Tokenizer, default_tokenizer, protected_tokens
 
 _WORD_CHAR = re.compile(r"[^\W_]")
 
