@@ -1,4 +1,4 @@
-"""The secret detector and masker (safety/secrets.py): stated secrets in both languages, shapes, high entropy,
+"""The secret detector and masker (agentos_mem/safety/secrets/): stated secrets in both languages, shapes, high entropy,
 what must never be masked, the marker, and properties (idempotent, no change without a secret, lines kept)."""
 
 from __future__ import annotations
