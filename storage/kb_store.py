@@ -136,13 +136,12 @@ class KBStore:
         rows = self._rows("select * from documents where status='ready' and (scope='system' or owner=?) order by created, id", [user])
         return [r for r in rows if include_expired or not r["valid_until"] or r["valid_until"] >= today]
 
-    def by_identity(self, source_url: str | None, title_key: str) -> list[dict]:
-        """Earlier documents that are the same document (same source URL, else the same normalised title)."""
-        if source_url:
-            rows = self._rows("select * from documents where source_url=? order by version", [source_url])
-            if rows:
-                return rows
-        return [r for r in self._rows("select * from documents order by version", []) if _title_key(r["title"]) == title_key]
+    def shelf(self, owner: str) -> list[dict]:
+        """The documents a new item of ``owner`` may be the same document as (a new version, a duplicate, a title
+        taken): the system ones and the owner's own personal ones. Another user's personal document is never matched,
+        so nothing one user refines re-owns, hides, changes or names it."""
+        return self._rows("select * from documents where scope='system' or (scope='personal' and owner=?) order by created, id",
+                          [owner])
 
     def ingested(self, inbox_hash: str) -> dict | None:
         row = self.db.execute("select inbox_hash, inbox_file, doc_id, outcome, at from ingested where inbox_hash=?", [inbox_hash]).fetchone()

@@ -305,23 +305,31 @@ def outline_of(body: str) -> list[dict]:
 
 
 # -- one item -------------------------------------------------------------------------------------------------
-def _doc_id(settings: Settings, store: KBStore, title: str, day: date) -> str:
+def _doc_id(settings: Settings, store: KBStore, title: str, day: date, shelf: list[dict], owner: str) -> str:
+    """``{hostname}_{YYYYMMDD}_{slug}``, made unique. Past a document on the item's own shelf it is numbered (-2, -3);
+    past one the owner may not see it takes a suffix of the owner's own (a hash of owner and id), so the id says
+    nothing of another user's document (a "-2" would say one exists with that title that day)."""
     slug = slugify(title, 40) or "doc"
     base = f"{settings.hostname}_{day.strftime('%Y%m%d')}_{slug}"
+    mine = {d["id"] for d in shelf}
+    if store.find(base) and base not in mine:
+        own = hashlib.sha256("\0".join((owner, base)).encode("utf-8")).hexdigest()[:6]
+        base = f"{base}-{own}"
     doc_id, n = base, 2
     while store.find(doc_id):
         doc_id, n = f"{base}-{n}", n + 1
     return doc_id
 
 
-def _identity(store: KBStore, meta: dict, title: str) -> tuple[dict | None, str]:
-    """The latest earlier document this item is (by source, else by title), and how it matched."""
+def _identity(shelf: list[dict], meta: dict, title: str) -> tuple[dict | None, str]:
+    """The latest earlier document on the item's shelf (``KBStore.shelf``) that this item is (by source, else by
+    title), and how it matched."""
     src = str(meta.get("source_url") or meta.get("link") or meta.get("source") or "") or None
-    same_src = [d for d in store.documents() if src and (d["source_url"] == src or d["source"] == src)]
+    same_src = [d for d in shelf if src and (d["source_url"] == src or d["source"] == src)]
     if same_src:
         return max(same_src, key=lambda d: d["version"]), "source"
     key = title_key(title)
-    same_title = [d for d in store.documents() if title_key(d["title"]) == key or title_key(_unversioned(d["title"])) == title_key(_unversioned(title))]
+    same_title = [d for d in shelf if title_key(d["title"]) == key or title_key(_unversioned(d["title"])) == title_key(_unversioned(title))]
     if same_title:
         return max(same_title, key=lambda d: d["version"]), "title"
     return None, ""
@@ -348,8 +356,14 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
     cls = classify_item(settings, title, body, meta, kit)
     category = cls["category"]
     val = validity(category, body, meta, today)
-    same_content = [d for d in store.documents() if d["content_hash"] == content_hash]
-    old, matched = _identity(store, meta, title)
+    # A document's identity (its content, source and title) is looked up among what the item's owner may see: the
+    # system documents and their own personal ones. Another user's personal document is neither updated, nor hidden
+    # behind a new version, nor named in a refusal or a "duplicate of" (issue 42: a clipping with the same source URL
+    # as another user's approved document became that document's pending v2, readable by its new owner). A personal
+    # item never takes a system document's place either: as its new version it would leave every other user's view.
+    shelf = store.shelf(owner)
+    same_content = [d for d in shelf if d["content_hash"] == content_hash]
+    old, matched = _identity([d for d in shelf if scope == "system" or d["scope"] == "personal"], meta, title)
     rule = "new"
     if same_content:
         rule, old = "duplicate", same_content[0]
@@ -362,7 +376,7 @@ def refine_item(settings: Settings, store: KBStore, part: str, path: Path, data:
     if rule == "duplicate":
         return {"outcome": "duplicate", "doc_id": old["id"], "title": title}
 
-    doc_id = old["id"] if rule in ("hard_update", "opinion_confirmed") else _doc_id(settings, store, title, today)
+    doc_id = old["id"] if rule in ("hard_update", "opinion_confirmed") else _doc_id(settings, store, title, today, shelf, owner)
     rel_path = f"{category}/{doc_id}.md"
     doc = {
         "id": doc_id, "path": rel_path, "title": title, "category": category, "scope": scope, "owner": owner, "status": "pending",

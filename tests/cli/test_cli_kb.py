@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -100,3 +101,56 @@ def test_reading_published_knowledge_from_the_command_line(tmp_path):
     assert {c["doc_id"] for c in asked["citations"]} == {ids["运维手册"]}  # never the pending draft
     gap = json.loads(run_cli("kb", "ask", "火星上的天气怎么样？", "--json", home=home).stdout)
     assert gap["status"] == "not_covered" and gap["citations"] == [] and "火星" in gap["missing"]
+
+
+def test_one_users_refine_never_reowns_hides_changes_or_names_anothers_document(tmp_path):
+    """Issue 42: a document's identity (content, source, title) is looked up within what its owner may change. Alice's
+    clipping with the source URL of Bob's approved personal document, one with Bob's very text, and a note titled like
+    Bob's pending one each become Alice's own documents; Bob's stay his, unchanged, and nothing Alice sees names them."""
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.knowledge.refine import refine
+
+    home = tmp_path / "ws"
+    run_cli("init", home=home)
+    settings = load_settings(home=home, hostname="testhost", llm_base_url=None)
+    src = "https://clinic.example.org/report/2026-11"
+    bob_body = "# 体检报告\n\n血压 128/85，空腹血糖 5.4。\n"
+    item(home, "personal", "bob-report.md", bob_body, title="体检报告", source=src, scope="personal", owner="bob")
+    item(home, "personal", "bob-plan.md", "# 训练计划\n\n每周跑步三次。\n", title="训练计划", scope="personal", owner="bob")
+    item(home, "knowledge/clipping", "team.md", "# 发布流程\n\n发布前两人评审。\n", title="发布流程", source="https://wiki.example/release")
+    bob = {d["title"]: d["doc_id"] for d in refine(settings)["refined"]}
+    team = bob.pop("发布流程")
+    run_cli("kb", "approve", bob["体检报告"], "--user", "bob", home=home)
+    run_cli("kb", "approve", team, home=home)
+
+    item(home, "personal", "alice-clip.md", "# 我的体检\n\n视力 5.0。\n", title="我的体检", source=src, scope="personal", owner="alice")
+    item(home, "personal", "alice-copy.md", bob_body.replace("体检报告", "抄来的报告"), title="抄来的报告", scope="personal",
+         owner="alice")
+    item(home, "personal", "alice-plan.md", "# 训练计划\n\n每天游泳。\n", title="训练计划", scope="personal", owner="alice")
+    item(home, "personal", "alice-release.md", "# 我的发布笔记\n\n我只管打 tag。\n", title="我的发布笔记",
+         source="https://wiki.example/release", scope="personal", owner="alice")
+    report = refine(settings)
+    assert not report["quarantined"] and not report.get("errors"), report
+    alice = {d["title"]: d for d in report["refined"]}
+    assert set(alice) == {"我的体检", "抄来的报告", "训练计划", "我的发布笔记"}
+    assert all(d["outcome"] == "new" and d["doc_id"] not in bob.values() for d in alice.values()), alice
+
+    shown = run_cli("kb", "show", bob["体检报告"], "--user", "bob", home=home).stdout
+    assert "ready" in shown and "v1" in shown and "bob" in shown
+    assert "血压 128/85" in run_cli("kb", "section", bob["体检报告"], "--user", "bob", home=home, check=False).stdout + \
+        (home / "agent-sync/03_knowledge").joinpath(
+            json.loads(run_cli("kb", "list", "--json", "--user", "bob", home=home).stdout)[0]["path"]).read_text(encoding="utf-8")
+    for d in alice.values():
+        mine = run_cli("kb", "show", d["doc_id"], "--user", "alice", home=home).stdout
+        assert "血压" not in mine.replace(bob_body, "") or d["title"] == "抄来的报告"
+        assert not any(re.search(rf"{re.escape(i)}(?![-\w])", mine) for i in bob.values()), mine
+        assert not re.search(r"-\d+\b", d["doc_id"])  # not numbered past Bob's: nothing says his exists
+    hidden = run_cli("kb", "show", bob["体检报告"], "--user", "alice", home=home, check=False)
+    assert hidden.returncode == 2 and "no knowledge document" in hidden.stderr
+    seen = run_cli("kb", "pending", "--json", "--mine", "--user", "alice", home=home).stdout
+    assert {d["title"] for d in json.loads(seen)} == {"我的体检", "抄来的报告", "训练计划", "我的发布笔记"}
+    shared = run_cli("kb", "show", team, "--user", "carol", home=home).stdout  # a system document stays everyone's
+    assert "ready" in shared and "v1" in shared and "system" in shared
+    assert not any(re.search(rf"{re.escape(i)}(?![-\w])", seen) for i in bob.values())
+    bobs = {d["title"] for d in json.loads(run_cli("kb", "pending", "--json", "--mine", "--user", "bob", home=home).stdout)}
+    assert bobs == {"训练计划"}  # his pending one, still his
