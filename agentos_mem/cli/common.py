@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 import threading
 import time
@@ -16,6 +17,7 @@ from datetime import date
 from agentos_mem.kernel.files import NotARegularFile, read_regular_file
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.storage.memory_store import name_problem
 
 
 class CliError(Exception):
@@ -60,19 +62,69 @@ def read_given_text(path, what: str) -> str:
 
 
 def settings_from_args(args):
-    """The settings in effect, with ``--user`` and ``--logs`` when the command has them."""
-    return load_settings(user=getattr(args, "user", None), logs_dir=getattr(args, "logs", None))
+    """The settings in effect, with ``--user`` and ``--logs`` when the command has them. A user id that could not name
+    a user's folder ("../bob", an absolute path, a control character) is refused here, for every command alike, as
+    ``memory`` refuses it (``storage.memory_store.name_problem``), instead of answering "0 facts" for a user that
+    cannot exist."""
+    user = getattr(args, "user", None)
+    if user is not None:
+        problem = name_problem(user, "user id")
+        if problem:
+            raise CliError(problem)
+    return load_settings(user=user, logs_dir=getattr(args, "logs", None))
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1 (a confidence), as the settings' own fields take it; nan and the rest
+    are refused with the range."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1") from None
+    if not 0.0 <= value <= 1.0:  # false for nan too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1")
+    return value
 
 
 def emit(args, payload, render) -> None:
     """One JSON document on stdout with ``--json``, else ``render(payload)`` (the progress bar ends first, so the
-    summary is not drawn over)."""
+    summary is not drawn over), every character that would act on the terminal instead of showing shown escaped."""
     stop_progress()
     if getattr(args, "json", False):
         json.dump(payload, sys.stdout, ensure_ascii=False, indent=1, default=str)
         sys.stdout.write("\n")
     else:
-        render(payload)
+        real = sys.stdout
+        sys.stdout = _Shown(real)
+        try:
+            render(payload)
+        finally:
+            sys.stdout = real
+
+
+# What a reader's terminal would act on instead of showing: C0 and C1 controls (a NUL, an escape sequence that moves
+# the cursor or retitles the window) and the bidirectional overrides that reorder what follows (U+202E makes
+# "txt.exe" read "exe.txt"). A title, a fact or a summary is whatever someone wrote into a file: printed for a person,
+# they appear as \u escapes. Line breaks and tabs stay; --json carries the text as it is.
+_ACTS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown(text: str) -> str:
+    """``text`` with every character a terminal would act on written as its ``\\uXXXX`` escape."""
+    return _ACTS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+class _Shown:
+    """A text stream that writes through ``shown``."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(shown(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def need_workspace(settings) -> None:

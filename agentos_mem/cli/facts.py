@@ -3,7 +3,7 @@ for review. No Prefect here."""
 
 from __future__ import annotations
 
-from agentos_mem.cli.common import CliError, counted, emit, need_workspace, parse_date, settings_from_args
+from agentos_mem.cli.common import CliError, counted, emit, fraction, need_workspace, parse_date, settings_from_args
 from agentos_mem.kernel.domain import ROW_ID_MAX
 
 COMMANDS = ("facts",)
@@ -150,7 +150,7 @@ def add_parser(sub, name: str = "facts") -> None:
         sp.add_argument("--user", help="user id (default: AGENTOS_USER)")
         if cmd == "list":
             sp.add_argument("--as-of", type=parse_date, help="YYYY-MM-DD: the facts that held on that day")
-            sp.add_argument("--min-confidence", type=float, default=0.0, help="hide facts below this confidence")
+            sp.add_argument("--min-confidence", type=fraction, default=0.0, help="hide facts below this confidence (0 to 1)")
         elif cmd == "history":
             sp.add_argument("subject")
         elif cmd == "forget":

@@ -3,6 +3,7 @@ a closed pipe ends quietly (the installed script in a subprocess: the exit statu
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -38,3 +39,37 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
     p.stdout.close()  # the reader is gone before the first byte
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 141 and err == ""
+
+
+@pytest.mark.parametrize("value", ["5", "-0.1", "nan", "inf", "high"])
+def test_a_confidence_out_of_range_is_refused_as_the_setting_refuses_it(tmp_path, value):
+    """`facts list --min-confidence 5` (or nan) answered "(no facts)" where the setting refuses the same value."""
+    run_cli("init", home=tmp_path)
+    p = run_cli("facts", "list", "--min-confidence", value, home=tmp_path, check=False)
+    assert p.returncode == 2 and "not a number from 0 to 1" in p.stderr and "no facts" not in p.stdout
+
+
+@pytest.mark.parametrize("user", ["../bob", "/etc", ".hidden", "bo\x1bb"])
+def test_a_user_id_that_names_no_users_folder_is_refused_by_every_command(tmp_path, user):
+    """`facts list --user ../bob` answered "0 facts" where `memory show` refuses the name: one check for all."""
+    run_cli("init", home=tmp_path)
+    for argv in (["facts", "list"], ["query", "hello"], ["memory", "list"]):
+        p = run_cli(*argv, "--user", user, home=tmp_path, check=False)
+        assert p.returncode == 2 and "user id" in p.stderr and "0 facts" not in p.stdout, (argv, p.stderr)
+
+
+def test_text_that_would_act_on_the_terminal_is_shown_escaped(tmp_path):
+    """A knowledge title with an escape sequence or a right-to-left override reached the reviewer's terminal raw in
+    `kb pending` / `kb list`; printed for a person it is escaped, and --json keeps it as it was written."""
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.knowledge.refine import refine
+    from tests.kit.knowledge import item
+
+    run_cli("init", home=tmp_path)
+    title = "发布流程\u202egpj.exe\x1b[2J"
+    item(tmp_path, "knowledge/clipping", "t.md", "# 发布流程\n\n发布前两人评审。\n", title=title, source="https://wiki.example/r")
+    (doc,) = refine(load_settings(home=tmp_path, hostname="testhost", llm_base_url=None))["refined"]
+    for argv in (["kb", "pending"], ["kb", "show", doc["doc_id"]]):
+        out = run_cli(*argv, home=tmp_path).stdout
+        assert "\u202e" not in out and "\x1b" not in out and "\\u202e" in out and "\\u001b" in out, out
+    assert json.loads(run_cli("kb", "pending", "--json", home=tmp_path).stdout)[0]["title"] == title
