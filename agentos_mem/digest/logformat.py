@@ -38,7 +38,14 @@ MAX_TURN_CHARS = 64_000
 MAX_FRONTMATTER_CHARS = 64_000  # frontmatter is a few lines of metadata; a larger block is not parsed as YAML
 MAX_LINE_PROBLEMS = 20  # per file and kind: the lines after that are summed up in one entry
 
-_DAY_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[._\-][^/\\]*)?\.(md|jsonl)$")
+# A day log's name: the day, an optional suffix (".<host>", "-notes"), the format. Read whatever names one day
+# unambiguously: the extension in any case (2026-12-06.MD), a plain-text log as Markdown (.txt, .markdown), the month
+# and day without their leading zero (2026-12-9.md) or run together (20261207.md). A name that looks like a day log
+# and is not one (2026-13-01.md, 12-06-2026.md) is reported by ``unread_names``, never passed over in silence.
+_DAY_NAME = re.compile(r"^(?:(\d{4})-(\d{1,2})-(\d{1,2})|(\d{4})(\d{2})(\d{2}))(?:[._\-][^/\\]*)?\.(md|markdown|txt|jsonl)$",
+                       re.IGNORECASE)
+# Anything in the logs folder whose name holds a date-like run of digits and that no day claims.
+_DATED = re.compile(r"\d{4}[-_.]?\d{1,2}[-_.]?\d{1,2}|\d{1,2}[-_.]\d{1,2}[-_.]\d{4}")
 # "[09:12] 用户: text" (a list marker before it is allowed). No leading spaces: indented lines are
 # continuations, which is how importers keep multi-line turns from looking like new turns.
 _TIMED_TURN = re.compile(
@@ -87,10 +94,33 @@ def day_of(path: Path) -> date | None:
     m = _DAY_NAME.fullmatch(path.name)
     if not m:
         return None
+    y, mo, d = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5), m.group(6))
     try:
-        return date.fromisoformat(m.group(1))
+        return date(int(y), int(mo), int(d))
     except ValueError:
         return None
+
+
+def is_jsonl(path: Path) -> bool:
+    """A chat export (one JSON object a line) rather than a Markdown or plain-text log."""
+    return path.suffix.lower() == ".jsonl"
+
+
+def unread_names(folder: Path) -> list[tuple[str, str]]:
+    """(name, what to do) for each entry of the logs folder that names a date but no day that can be read: an
+    impossible date, another order of its parts, another format. The digest reports them instead of passing over
+    what the user meant as a log."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    out = []
+    with os.scandir(folder) as it:
+        for e in it:
+            if e.name.startswith(".") or day_of(Path(e.name)) is not None or not _DATED.search(e.name):
+                continue
+            out.append((display_name(e.name), "named like a day log but not read: name it YYYY-MM-DD.md (or .jsonl for a "
+                                              "chat export), with a real date"))
+    return sorted(out)
 
 
 def _entries(folder: Path) -> list[Path]:
@@ -113,9 +143,9 @@ def list_days(folder: Path) -> list[date]:
 
 
 def day_files(folder: Path, day: date) -> list[Path]:
-    """The log files of ``day`` (``.md`` before ``.jsonl``, then by name)."""
+    """The log files of ``day`` (Markdown and text before ``.jsonl``, then by name)."""
     files = [p for p in _entries(folder) if day_of(p) == day]
-    return sorted(files, key=lambda p: (p.suffix != ".md", p.name))
+    return sorted(files, key=lambda p: (is_jsonl(p), p.name))
 
 
 def _role_of(label: str, declared: dict[str, str]) -> str | None:
@@ -200,8 +230,9 @@ def read_bytes_checked(path: Path, max_bytes: int) -> tuple[bytes | None, Quaran
     name = display_name(path.name)
     if not data.strip():
         return None, Quarantined(name, "empty file: nothing to digest")
-    if b"\x00" in data[:8192]:
-        return None, Quarantined(name, "binary file (NUL bytes): not a text log")
+    if b"\x00" in data[:8192] and not data.startswith(_UTF16_BOMS):
+        return None, Quarantined(name, "binary file (NUL bytes): not a text log (a UTF-16 text needs its byte order mark; "
+                                       "or save it as UTF-8)")
     return data, None
 
 
@@ -271,6 +302,24 @@ def _capped(log: DayLog, text: str, line: int) -> str:
     return text[:MAX_TURN_CHARS]
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _as_utf8(log: DayLog, data: bytes) -> bytes:
+    """A UTF-16 log with its byte order mark (Windows Notepad's "Unicode") as UTF-8: it is read, and archived (L3),
+    as the same text; the file itself is never touched. A UTF-16 file that does not decode stays as it is (the
+    line reader reports its lines)."""
+    if not data.startswith(_UTF16_BOMS):
+        return data
+    try:
+        text = data.decode("utf-16")
+    except UnicodeDecodeError:
+        return data
+    log.problems.append(Quarantined(log.name, "UTF-16 text: read, and kept in the raw archive, as UTF-8 (the file is "
+                                              "unchanged; save it as UTF-8 to silence this)", severity="warning"))
+    return text.encode("utf-8")
+
+
 def read_log(path: Path, *, max_bytes: int, tz: str = "Asia/Shanghai") -> DayLog:
     """Parse one log file. Whole-file problems leave ``turns`` empty; line problems skip that line."""
     log = DayLog(path=str(path), name=display_name(path.name), sha256="", text="")
@@ -278,12 +327,13 @@ def read_log(path: Path, *, max_bytes: int, tz: str = "Asia/Shanghai") -> DayLog
     if problem:
         log.problems.append(problem)
         return log
-    log.sha256 = hashlib.sha256(data).hexdigest()
+    log.sha256 = hashlib.sha256(data).hexdigest()  # of the file as it is: what says it changed
+    data = _as_utf8(log, data)
     log.data = data
     lines, bad, problems = decode_lines(log.name, data)
     log.problems.extend(problems)
     log.text = "".join(("" if i in bad else line) + "\n" for i, line in enumerate(lines, 1))
-    if path.suffix == ".jsonl":
+    if is_jsonl(path):
         _parse_jsonl(log, lines, bad, tz)
     else:
         _parse_markdown(log, lines, bad)

@@ -21,7 +21,7 @@ from pathlib import Path
 from agentos_mem.kernel.domain import Candidate, DayLog, Quarantined, Turn
 from agentos_mem.digest.report import NO_MEMORIES, DayReport
 from agentos_mem.kernel.files import UnsafePath
-from agentos_mem.digest.logformat import day_files, display_name, list_days, read_log
+from agentos_mem.digest.logformat import day_files, display_name, list_days, read_log, unread_names
 from agentos_mem.digest.logformat import file_signature as _signature
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.storage.drift import is_statement
@@ -397,6 +397,20 @@ def record_failure(settings: Settings, user: str, day: date, folder: Path, run: 
     return str(problem)
 
 
+def report_unread_names(settings: Settings, user: str, folder: Path) -> list[str]:
+    """Files of the logs folder named like a day log that name no day (``logformat.unread_names``): each named once
+    in quarantine.jsonl (and every run in errors.log) with what to do, never passed over in silence."""
+    named = unread_names(Path(folder))
+    if not named:
+        return []
+    ws = Workspace(settings.home)
+    problems = [Quarantined(name, why, severity="warning") for name, why in named]
+    log_errors(ws.logs, "digest", problems)
+    record_quarantine(ws.logs, [{"user": user, "day": None, "file": p.file, "line": None, "reason": p.reason,
+                                 "severity": "warning", "sha256": None, "path": str(Path(folder) / p.file)} for p in problems])
+    return [str(p) for p in problems]
+
+
 def refuse_folder(settings: Settings, user: str, folder: Path, error: UnsafePath) -> str:
     """A logs folder that is refused (a link below the workspace, not a folder): one line in errors.log and an entry
     in quarantine.jsonl naming it; the night goes on with the other stages and users."""
@@ -422,6 +436,7 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
     except UnsafePath as e:  # the user's folder is a link (or not a folder): nothing in it is read, nothing retracted
         refuse_folder(settings, user, folder, e)
         return []
+    report_unread_names(settings, user, folder)
     store = open_facts(settings)
     try:
         out = []

@@ -195,3 +195,36 @@ def test_a_day_that_fails_on_a_damaged_store_names_it_and_the_command_that_makes
     reason = record_failure(s, "default", date(2026, 11, 21), logs, "nightly", sqlite3.DatabaseError("database disk image is malformed"))
     assert "agent-local/memory/facts.db is damaged (" in reason and "`agentos restore --force` makes it again" in reason
     assert "facts.db is damaged" in (Workspace(s.home).logs / "errors.log").read_text(encoding="utf-8")
+
+
+def test_a_log_named_almost_like_a_day_log_is_read_and_what_names_no_day_is_reported(tmp_path):
+    """Issue 42: 2026-12-06.MD, 2026-12-9.md, 2026-12-08.txt and 20261207.md were neither read nor reported, and a
+    UTF-16 log with its byte order mark (Notepad's "Unicode") was refused as binary. What names one day unambiguously
+    is read (the UTF-16 one as the same text, in the raw archive too); a name that looks like a day log and names no
+    day is reported by name, with what to do."""
+    from tests.kit.digest import current
+
+    s, logs = log_workspace(tmp_path)
+    said = {"2026-11-06.MD": "服务器配置是 8C16G。", "2026-11-9.md": "数据库端口是 5433。", "2026-11-08.txt": "我的工位在 12 楼。",
+            "20261107.md": "API 版本是 v3。", "2026-11-10.md": "缓存大小是 2GB。"}
+    for name, text in said.items():
+        body = f"[10:00] 用户: {text}\n"
+        (logs / name).write_bytes(body.encode("utf-16") if name == "2026-11-10.md" else body.encode("utf-8"))
+    (logs / "2026-13-01.md").write_text("[10:00] 用户: 端口是 1。\n", encoding="utf-8")
+    (logs / "notes.md").write_text("no date in this name: not a log, not reported\n", encoding="utf-8")
+
+    days = pending_days(s, "default", logs, date(2026, 11, 30))
+    assert days == [date(2026, 11, d) for d in (6, 7, 8, 9, 10)]
+    for d in days:
+        report = digest_day(s, "default", d, logs)
+        assert report["lines_read"] == 1 and not [p for p in report["quarantined"] if "binary" in p], report
+    assert {"8C16G", "5433", "v3", "2GB"} <= set(current(s)) and any("12" in v for v in current(s))
+    quarantine = [json.loads(line) for line in (Workspace(s.home).logs / "quarantine.jsonl").read_text(encoding="utf-8").splitlines()]
+    unread = {q["file"]: q["reason"] for q in quarantine if q.get("day") is None}
+    assert set(unread) == {"2026-13-01.md"} and "YYYY-MM-DD.md" in unread["2026-13-01.md"]
+    utf16 = [q for q in quarantine if q["file"] == "2026-11-10.md"]
+    assert utf16 and "UTF-16" in utf16[0]["reason"] and utf16[0]["severity"] == "warning"
+    (ref,) = [r for r in RawArchive(Workspace(s.home).raw_dir).revisions("default", date(2026, 11, 10)).values()]
+    lines = RawArchive(Workspace(s.home).raw_dir).read_lines(ref[-1]["ref"], 1, 1)
+    assert lines == ["[10:00] 用户: 缓存大小是 2GB。"]
+    assert (logs / "2026-11-10.md").read_bytes().startswith(b"\xff\xfe")  # the user's file is never touched
