@@ -144,6 +144,46 @@ def render(rec: Record) -> str:
     return f"---\n{head}---\n\n{body}"
 
 
+_FRONT = re.compile(r"\A(---[ \t]*\r?\n)(.*?\r?\n)?(---[ \t]*(?:\r?\n|\Z))", re.S)
+
+
+def counted_in_place(text: str, count: int, at: str) -> str | None:
+    """``text`` with its front matter's ``recallCount`` and ``lastRecalledAt`` set (each line edited where it is, or
+    added at the end of the front matter), every other byte as it was; None when that cannot be done with certainty:
+    no front matter, front matter that does not parse, a field written over several lines, or a result that parses
+    to anything but the same fields with the two values changed."""
+    m = _FRONT.match(text)
+    if not m:
+        return None
+    head = m.group(2) or ""
+    try:
+        meta = yaml.safe_load(head) if head.strip() else {}
+    except yaml.YAMLError:
+        return None
+    if not isinstance(meta, dict):
+        return None
+    nl = "\r\n" if "\r\n" in m.group(1) else "\n"
+    lines = head.splitlines(keepends=True)
+    for key, value in (("recallCount", str(count)), ("lastRecalledAt", "'" + at + "'")):
+        pat = re.compile(rf"^{key}[ \t]*:[ \t]*[^\r\n#]*?[ \t]*(#[^\r\n]*)?(\r?\n)?$")
+        hits = [i for i, line in enumerate(lines) if pat.match(line)]
+        if len(hits) > 1 or (not hits and key in meta):
+            return None
+        if hits:
+            found = pat.match(lines[hits[0]])
+            lines[hits[0]] = f"{key}: {value}" + (f" {found.group(1)}" if found.group(1) else "") + (found.group(2) or "")
+        else:
+            lines.append(f"{key}: {value}{nl}")
+    new_head = "".join(lines)
+    try:
+        again = yaml.safe_load(new_head)
+    except yaml.YAMLError:
+        return None
+    if again != {**meta, "recallCount": count, "lastRecalledAt": at}:
+        return None
+    return m.group(1) + new_head + m.group(3) + text[m.end():]
+
+
 def _first_line(text: str) -> str:
     for line in text.splitlines():
         line = line.strip().lstrip("#").strip()
@@ -407,20 +447,32 @@ class MemoryBook:
         return name
 
     # -- recall statistics ---------------------------------------------------------------------------------
-    def mark_recalled(self, user: str, names: list[str]) -> None:
-        """Count a successful recall: recallCount + 1, lastRecalledAt now, and the write touches the record,
-        so memories in use stay inside the recall window."""
+    def mark_recalled(self, user: str, names: list[str]) -> list[str]:
+        """Count a successful recall: recallCount + 1 and lastRecalledAt now, edited in place in the record's front
+        matter (``counted_in_place``), and the write touches the record, so memories in use stay inside the recall
+        window. A read never rewrites what the user wrote: no other byte of the file changes (their comments, their
+        order, their spelling), and a file that cannot be edited so (not UTF-8, front matter that does not parse, a
+        count written in another form) is left as it is and named in what this returns."""
         at = self.now()
+        refused = []
         with self.locked(user):
             for name in names:
                 try:
                     rec = self.read(user, name)
+                    raw = self.store.read_bytes(user, rec.name)
                 except RecordNotFound:
                     continue
-                rec.recall_count += 1
-                rec.last_recalled_at = at
-                rec.description, rec.body, _ = mask_secrets(rec.description, rec.body)  # an old record is cleaned as it is used
-                self.store.write(user, name, render(rec))
+                try:
+                    new = counted_in_place(raw.decode("utf-8"), rec.recall_count + 1, at)
+                except UnicodeDecodeError:
+                    new = None
+                if new is None:
+                    refused.append(f"memory {rec.name!r}: its recall was not counted, the file is left as it is "
+                                   f"({self.store.where(user, rec.name)}: not UTF-8 text with a front matter that can be "
+                                   "edited in place)")
+                    continue
+                self.store.write(user, rec.name, new)
+        return refused
 
     # -- internals -----------------------------------------------------------------------------------------
     def _create(self, user: str, name: str, description: str, rtype: str, body: str, *, source: str) -> Record:

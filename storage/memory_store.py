@@ -97,6 +97,10 @@ class RecordStore(Protocol):
 
     def read(self, user: str, name: str) -> str: ...
 
+    def read_bytes(self, user: str, name: str) -> bytes: ...
+
+    def where(self, user: str, name: str) -> str: ...
+
     def write(self, user: str, name: str, text: str) -> None: ...
 
     def delete(self, user: str, name: str) -> None: ...
@@ -144,6 +148,17 @@ class FileRecordStore:
             raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
         return self.below.read_bytes(path).decode("utf-8", errors="replace")
 
+    def read_bytes(self, user: str, name: str) -> bytes:
+        """The record's file exactly as it is on disk (what a write in place must reproduce)."""
+        path = self._path(user, name)
+        if not self.below.is_file(path):
+            raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
+        return self.below.read_bytes(path)
+
+    def where(self, user: str, name: str) -> str:
+        """The record's file, for a message."""
+        return str(self._path(user, name))
+
     def write(self, user: str, name: str, text: str) -> None:
         path = self.below.write(self._path(user, name), text)
         now = time.time_ns()  # the clock at full precision: the recall window's order follows write order
@@ -185,6 +200,12 @@ class SqliteRecordStore:
         if row is None:
             raise RecordNotFound(f"no memory named {name!r} for user {user!r}")
         return row[0]
+
+    def read_bytes(self, user: str, name: str) -> bytes:
+        return self.read(user, name).encode("utf-8")
+
+    def where(self, user: str, name: str) -> str:
+        return f"{self.path} (user {user!r}, record {name!r})"
 
     def write(self, user: str, name: str, text: str) -> None:
         check_name(user, "user id"), check_name(name, "record name")

@@ -120,7 +120,9 @@ def cmd_recall(args) -> int:
 
     settings, book = _book(args)
     res = recall(args.text, user=settings.user, settings=settings, book=book, limit=args.limit)
-    book.mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
+    # the transport counts the recall (the read path writes nothing); a file it cannot count in place is named
+    for refused in book.mark_recalled(settings.user, res.names):
+        print(f"agentos: {refused}", file=sys.stderr)
 
     def render(d):
         print(f"{d['status']}: {len(d['hits'])} memor{'y' if len(d['hits']) == 1 else 'ies'} (selector: {d['selector']})")

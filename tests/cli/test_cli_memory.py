@@ -123,3 +123,28 @@ def test_extract_and_save_refuse_a_pipe_a_folder_a_socket_or_a_device_by_name(ho
             assert out.returncode == 2, (kind, argv, out.stdout, out.stderr)
             assert str(path) in out.stderr and kind in out.stderr, (kind, out.stderr)
     assert json.loads(run_cli("memory", "list", "--json", home=home).stdout) == []
+
+
+def test_a_recall_never_rewrites_what_the_user_wrote(home):
+    """Issue 42: one `memory recall` destroyed a record saved in GBK (its body became U+FFFD, written back), dropped
+    the user's comment line and restructured a record whose front matter no longer parses. The count is edited in
+    place, every other byte kept; a file that cannot be edited so is left as it is and named."""
+    folder = home / "agent-sync/04_memory/records/default"
+    folder.mkdir(parents=True, exist_ok=True)
+    mine = "---\nname: espresso\n# 我自己加的注释：别删\ndescription: espresso order, double shot\ntype: user\n---\n\n每天两杯。\n"
+    legacy = "---\nname: latte\ndescription: latte order oat milk\ntype: user\n---\n\n燕麦拿铁，少糖。\n".encode("gbk")
+    broken = "---\nname: [mocha\ndescription: mocha order\n---\n\nmocha order: extra chocolate\n"
+    (folder / "espresso.md").write_text(mine, encoding="utf-8")
+    (folder / "latte.md").write_bytes(legacy)
+    (folder / "mocha.md").write_text(broken, encoding="utf-8")
+
+    stderr = ""
+    for question, name in (("espresso double shot", "espresso"), ("latte oat milk", "latte"), ("mocha extra chocolate", "mocha")):
+        p = run_cli("memory", "recall", question, "--json", home=home)
+        assert name in {h["name"] for h in json.loads(p.stdout)["hits"]}, (question, p.stdout)
+        stderr += p.stderr
+    assert (folder / "latte.md").read_bytes() == legacy and (folder / "mocha.md").read_text(encoding="utf-8") == broken
+    assert "latte.md" in stderr and "mocha.md" in stderr and "left as it is" in stderr and "espresso" not in stderr
+    at = json.loads(run_cli("memory", "show", "espresso", "--json", home=home).stdout)["lastRecalledAt"]
+    assert (folder / "espresso.md").read_text(encoding="utf-8") == \
+        mine.replace("type: user\n---", f"type: user\nrecallCount: 1\nlastRecalledAt: '{at}'\n---")

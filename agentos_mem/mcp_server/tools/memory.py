@@ -115,8 +115,9 @@ def memory_recall(
     """
     from agentos_mem.query.recall import recall  # lazy: the query stack, not before `initialize`
     res = recall(query, user=settings.user, settings=settings, book=book.get(), limit=limit)
-    book.get().mark_recalled(settings.user, res.names)  # the transport counts the recall: the read path writes nothing
-    return {**res.as_dict(), "compact": res.compact()}
+    # the transport counts the recall (the read path writes nothing); a record it cannot count in place is named
+    refused = book.get().mark_recalled(settings.user, res.names)
+    return {**res.as_dict(), "compact": res.compact(), **({"not_counted": refused} if refused else {})}
 
 
 @tool("memory_delete", "Delete a memory", DELETE)
