@@ -441,6 +441,13 @@ class FactStore:
             return 1
         return 0
 
+    def forgotten_values(self, user: str) -> list[str]:
+        """The values a person forgot that no fact serves again (a value said anew since and current stays): what the
+        read side must not serve in any text it shows (a card's summary, a day's summary), longest first."""
+        rows = self.db.execute("select distinct object from facts where user_id=? and status='forgotten' and object_key not in "
+                               "(select object_key from facts where user_id=? and status='active')", [user, user]).fetchall()
+        return sorted({r[0] for r in rows if r[0] and r[0].strip()}, key=lambda v: (-len(v), v))
+
     def forget(self, user: str, fact_id: int, reason: str) -> dict:
         """A person closes a fact: status ``forgotten``, validity closed now, the reason kept. It is never served again
         (as current, stale or history to an agent), and the days and files that said it are remembered, so digesting

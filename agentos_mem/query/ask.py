@@ -340,9 +340,22 @@ def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | Non
     return Item(layer, "fact", f"fact:{row['id']}", text, count_tokens(text), src, None if score is None else round(score, 5))
 
 
-def _card_item(uid: str, meta: dict, score: float) -> Item:
+FORGOTTEN = "[forgotten]"
+
+
+def without_forgotten(text: str, forgotten: list[str]) -> str:
+    """``text`` with every value a person forgot (``FactStore.forgotten_values``) replaced by ``[forgotten]``: a card's
+    summary is the day's own words ("服务器配置还是 8C16G"), and a forget must reach every text the agent is served, not
+    only the fact (issue 42). A Latin value is matched as a whole word, any case; a Chinese one anywhere."""
+    for value in forgotten:
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", FORGOTTEN, text, flags=re.IGNORECASE)
+    return text
+
+
+def _card_item(uid: str, meta: dict, score: float, forgotten: list[str] = ()) -> Item:
     when = " ".join(x for x in (meta.get("date"), meta.get("time")) if x)
     text = mask_lines(f"[{when}] {meta.get('topic') or ''}: {meta.get('summary') or ''}".replace(" : ", ": "))[0]
+    text = without_forgotten(text, list(forgotten))
     src = {"card": meta.get("card"), "file": meta.get("file"), "lines": meta.get("lines"), "raw_ref": meta.get("raw_ref"),
            "day": meta.get("date"), "facts": meta.get("facts") or []}
     return Item("L1", "card", uid, text, count_tokens(text), src, round(score, 5))
@@ -447,6 +460,7 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
 
     try:
         changed.update(store.changes(user))
+        forgotten = store.forgotten_values(user)
         for u, s, *_ in top:
             unit = units.get(u)
             if unit is None:
@@ -454,7 +468,7 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
             if unit["kind"] == "fact":
                 add_fact(int(unit["meta"]["fact"]), s)
             elif unit["kind"] == "card":
-                ordered.append(_card_item(u, unit["meta"], s))
+                ordered.append(_card_item(u, unit["meta"], s, forgotten))
                 pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
                 for fid in pointed[:CARD_FACTS]:
                     add_fact(fid, fused.get(f"fact:{fid}"))

@@ -118,3 +118,22 @@ def test_the_python_api_refuses_an_id_past_sqlite_integers_by_name(tmp_path):
     for bad in (2**70, -1, "1"):
         with pytest.raises(ValueError, match=r"fact id .*9223372036854775807"):
             forget_fact(s, "default", bad, "")
+
+
+def test_a_forgotten_value_is_served_by_no_card_of_the_query(tmp_path):
+    """Issue 42: after `facts forget` of 服务器配置 8C16G and a rebuild, `query` still served "服务器配置还是 8C16G"
+    through an L1 card's summary. Every text the query serves shows the forgotten value as [forgotten]."""
+    from agentos_mem.index.stages import rebuild
+
+    day = date(2026, 11, 3)
+    s, logs = digested_workspace(tmp_path, "## 服务器\n\n[09:00] 用户: 服务器配置还是 8C16G，内存够用。\n[09:01] 助手: 好的，8C16G。\n", day)
+    rebuild(s)
+    before = json.loads(run_cli("query", "服务器配置是什么", "--json", home=s.home).stdout)
+    assert any("8C16G" in i["text"] for i in before["items"]), before
+    fact = listed(s.home)["8C16G"]
+    run_cli("facts", "forget", str(fact["id"]), home=s.home)
+    rebuild(s)
+    for q in ("服务器配置是什么", "what is the server spec", "8C16G"):
+        out = json.loads(run_cli("query", q, "--json", home=s.home).stdout)
+        assert not any("8c16g" in i["text"].lower() for i in out["items"]), (q, out["items"])
+    assert "8C16G" not in run_cli("query", "服务器配置是什么", home=s.home).stdout
