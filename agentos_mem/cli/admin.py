@@ -12,6 +12,7 @@ from agentos_mem.demo import init_demo_workspace
 from agentos_mem.kernel import clock
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.safety.secrets import mask_text
 
 COMMANDS = ("init", "restore", "config", "import", "serve")
 SIGNAL_POLL_S = 1.0  # how often `serve --query-only`'s main thread wakes to act on a signal another thread received
@@ -57,9 +58,11 @@ def cmd_restore(args) -> int:
 
 def cmd_config(args) -> int:
     settings = settings_from_args(args)
-    def shown(name):  # secrets are never printed
+    def shown(name):  # secrets are never printed: a key, nor the password inside a URL (http://user:PASS@host/v1)
         value = getattr(settings, name)
-        return "***" if name.endswith("api_key") and value else value
+        if name.endswith("api_key") and value:
+            return "***"
+        return mask_text(value) if isinstance(value, str) and "://" in value else value
 
     fields = {name: {"value": shown(name), "description": f.description} for name, f in Settings.model_fields.items()}
     emit(args, {k: v["value"] for k, v in fields.items()},

@@ -53,7 +53,7 @@ CUES: dict[str, str] = {
     "提取码": "code", "提取碼": "code", "激活码": "token", "激活碼": "token", "口令码": "any", "暗号": "any",
     "暗號": "any", "通行码": "code", "pin码": "code", "密保": "any", "解锁码": "code", "解鎖碼": "code", "开锁码": "code",
     "開鎖碼": "code", "门禁码": "code", "門禁碼": "code", "恢复码": "any", "恢復碼": "any", "备用码": "code", "備用碼": "code",
-    "配对码": "code", "配對碼": "code",
+    "配对码": "code", "配對碼": "code", "金钥": "any", "金鑰": "any",  # 金鑰: the word for a key in Taiwan
 }
 
 # What may stand between a cue and its copula: a qualifier ("for the NAS", "of prod", "(home)") or Chinese

@@ -9,6 +9,7 @@ lets the masking skip texts without a secret."""
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from dataclasses import dataclass
 
 from agentos_mem.safety.secrets.common import MARKER_RE
@@ -53,23 +54,46 @@ class _Disjoint:
 
 def may_hold_secret(text: str) -> bool:
     """A fast test over a whole text: could any line of it hold a secret? (Cheap prefilters, ``CUE_STEMS`` and
-    ``SHAPE_STEMS`` among them: most lines hold no cue and no key prefix.)"""
+    ``SHAPE_STEMS`` among them: most lines hold no cue and no key prefix; the text is read folded, as ``folded``.)"""
+    if not text.isascii():
+        text = folded(text)[0]
     low = text.lower()
     return any(stem in low for stem in CUE_STEMS) or bool(SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
-        or bool(RUN.search(text)) or "authorization" in low or (may_pair(text) and bool(pair_spans(text)))
+        or bool(RUN.search(text)) or "authorization" in low or "mysql" in low or "mariadb" in low \
+        or (may_pair(text) and bool(pair_spans(text)))
 
 
-def find_secrets(text: str) -> list[Found]:
-    """The secret values in one line (or a short text), left to right, never overlapping, never inside a marker."""
-    if not text or not isinstance(text, str):
-        return []
-    keep = _Disjoint(_protected(text))
-    found: list[Found] = []
+# Text is read the way its reader sees it, as the request side reads a request (kernel.text.fold_request): a cue with
+# a zero-width character inside (密<ZWSP>码), in full-width letters (ｐａｓｓｗｏｒｄ) or in Traditional characters
+# (密碼, 金鑰) is the same cue. The detectors run on the text as written, then on the text so folded, each span of the
+# folded text mapped back to the characters it came from.
+_INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062\u2063\u2064\ufeff")
+# The Traditional forms of the characters the Chinese cues are written with (cues.py holds the Simplified ones).
+_TRADITIONAL = str.maketrans("碼鑰憑證據號賬帳戶驗權祕", "码钥凭证据号账账户验权秘")
+
+
+def folded(text: str) -> tuple[str, list[int]]:
+    """``text`` as read (each character NFKC, invisible ones dropped, Traditional cue characters Simplified), and for
+    each character of it the index of the character of ``text`` it came from."""
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        if ch in _INVISIBLE:
+            continue
+        for c in unicodedata.normalize("NFKC", ch).translate(_TRADITIONAL):
+            out.append(c)
+            where.append(i)
+    return "".join(out), where
+
+
+def _spans(text: str, keep: _Disjoint) -> list[tuple[int, int, str, str]]:
+    """Every detector's spans over ``text``, in precedence order, those overlapping ``keep`` or each other dropped."""
+    found: list[tuple[int, int, str, str]] = []
 
     def add(s: int, e: int, kind: str, cue: str = "") -> None:
         if e > s and not keep.overlaps(s, e):
             keep.add(s, e)
-            found.append(Found(s, e, kind, cue))
+            found.append((s, e, kind, cue))
 
     for s, e, kind, cue in shape_spans(text):
         add(s, e, kind, cue)
@@ -80,4 +104,21 @@ def find_secrets(text: str) -> list[Found]:
             add(s, e, "pair")
     for s, e in random_spans(text):
         add(s, e, "random")
+    return found
+
+
+def find_secrets(text: str) -> list[Found]:
+    """The secret values in one line (or a short text), left to right, never overlapping, never inside a marker:
+    those of the text as written, and those only its folded reading shows (``folded``)."""
+    if not text or not isinstance(text, str):
+        return []
+    keep = _Disjoint(_protected(text))
+    found = [Found(s, e, kind, cue) for s, e, kind, cue in _spans(text, keep)]
+    seen, where = folded(text)
+    if seen != text:
+        for s, e, kind, cue in _spans(seen, _Disjoint(_protected(seen))):
+            a, b = where[s], where[e - 1] + 1
+            if not keep.overlaps(a, b):
+                keep.add(a, b)
+                found.append(Found(a, b, kind, cue))
     return sorted(found, key=lambda f: f.start)

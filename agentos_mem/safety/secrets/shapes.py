@@ -38,7 +38,12 @@ SHAPES: tuple[tuple[str, str], ...] = (
 SHAPES_RE = Lazy("|".join(f"(?:{p})" for _, p in SHAPES))
 # The password of scheme://user:PASS@host (user and host stay).
 # The value runs to the last "@" of the authority: a password may hold "@" ("app:p@ss@db" loses "p@ss", not "p").
-_URL_CRED = Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{1,128}:(?P<value>[^\s/]{1,256}?)@(?=[^\s@/]+(?:$|[/?#\s]))")
+# The user may be empty: redis://:PASS@host is Redis's own form (requirepass without a user).
+_URL_CRED = Lazy(r"(?<![A-Za-z0-9_])[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@]{0,128}:(?P<value>[^\s/]{1,256}?)@(?=[^\s@/]+(?:$|[/?#\s]))")
+# A password given on a database client's command line, glued to its flag: mysql -pPASS (mysqldump, mysqladmin,
+# mariadb alike; "-p" alone asks for it at the prompt and holds nothing).
+_CLI_PASSWORD = Lazy(r"(?<![\w./-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mariadb|mariadb-dump)(?![\w-])[^\n|;&]*?"
+                     r"\s-p(?P<value>[^\s'\"]{1,128})")
 _AUTH_HEADER = Lazy(r"(?<![A-Za-z0-9_])Authorization\s*[:=]\s*(?:(?:Bearer|Basic|Token|Digest|Bot)\s+)?(?P<value>[A-Za-z0-9+/=._~-]{8,})", re.IGNORECASE)
 PEM_BEGIN = Lazy(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
 PEM_END = Lazy(r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----")
@@ -60,6 +65,9 @@ def shape_spans(text: str) -> list[tuple[int, int, str, str]]:
         v = m.group("value")
         if not PLACEHOLDER.match(v) and not v.startswith(("$", "{", "<", "%")):
             out.append((m.start("value"), m.end("value"), "url", ""))
+    for m in _CLI_PASSWORD.finditer(text) if ("mysql" in text or "mariadb" in text) else ():
+        if not PLACEHOLDER.match(m.group("value")) and not m.group("value").startswith(("$", "{", "<", "%")):
+            out.append((m.start("value"), m.end("value"), "shape", "command-line password"))
     for m in _AUTH_HEADER.finditer(text) if "authorization" in text.lower() else ():
         out.append((m.start("value"), m.end("value"), "shape", "authorization"))
     return out
