@@ -25,20 +25,30 @@ def database_file(path: Path) -> Path:
 
 
 class workspace_lock:
-    """An exclusive lock on the workspace's writers (held across one day's digest).
+    """An exclusive lock on the workspace's writers (held across one day's digest, a rebuild's snapshot, a decision).
 
     A scheduled run and a manual CLI run on the same day wait for each other instead of interleaving
-    card and summary writes. Released when the process exits, even on a crash.
+    card and summary writes. Released when the process exits, even on a crash. A writer that gets the lock while a
+    restore makes the stores again (or after one that was killed part way) refuses with RestoreInProgress instead of
+    writing into the restore's half-made store (issue 42: a nightly's later days landed there, every exit code 0);
+    the restore's own writes, in the process that holds the marker, go on.
     """
 
     def __init__(self, home: Path, name: str = "writer"):
-        self.path = Workspace(Path(home)).runtime / f"{name}.lock"
+        self.home = Path(home)
+        self.path = Workspace(self.home).runtime / f"{name}.lock"
 
     def __enter__(self):
         import fcntl
 
         self._f = os.fdopen(open_lock(self.path), "a")  # never through a link, never a FIFO
         fcntl.flock(self._f, fcntl.LOCK_EX)
+        if _key(self.home) not in _RESTORING:
+            state = restore_state(self.home)
+            if state is not None:
+                fcntl.flock(self._f, fcntl.LOCK_UN)
+                self._f.close()
+                raise RestoreInProgress(state)
         return self
 
     def __exit__(self, *exc):
@@ -56,6 +66,12 @@ class workspace_lock:
 # that was killed part way (kill -9, a power cut), whose partial stores stay until `agentos restore --force` again.
 
 RESTORE_MARKER = "restore-in-progress.json"
+# The workspaces whose restore this process runs: its own writes (the days it digests again, the rebuild) go on.
+_RESTORING: set[str] = set()
+
+
+def _key(home: Path) -> str:
+    return os.path.realpath(home)
 
 
 class RestoreInProgress(RuntimeError):
@@ -83,11 +99,13 @@ class restore_marker:
         self._f.truncate(0)
         self._f.write(json.dumps({"pid": os.getpid(), "started": clock.stamp()}) + "\n")
         self._f.flush()
+        _RESTORING.add(_key(self.home))
         return self
 
     def __exit__(self, *exc):
         import fcntl
 
+        _RESTORING.discard(_key(self.home))
         try:
             self.path.unlink(missing_ok=True)  # removed while still held: a reader that waited finds no marker
         finally:

@@ -35,7 +35,7 @@ from agentos_mem.kernel import clock, progress
 from agentos_mem.kernel.files import UnsafePath, guard
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.workspace import Workspace
-from agentos_mem.storage.guards import RestoreInProgress, restore_marker
+from agentos_mem.storage.guards import RestoreInProgress, restore_marker, workspace_lock
 from agentos_mem.restore import registry
 from agentos_mem.restore.replay import ReplayReport, replay
 
@@ -145,7 +145,9 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
 
 def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, present: bool, log) -> None:
     """Move what is present aside, restore, and put it back if the restore does not finish."""
-    backup, moved = _move_aside(ws) if present else (None, [])
+    # A writer in the middle of a day (a nightly) finishes it first; every later one sees the marker and refuses.
+    with workspace_lock(ws.home):
+        backup, moved = _move_aside(ws) if present else (None, [])
     if backup is not None:
         report.moved_aside = str(backup.relative_to(ws.home))
     try:

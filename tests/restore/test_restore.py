@@ -172,3 +172,42 @@ def test_a_chat_model_s_extraction_is_replayed_from_the_synced_cache_without_the
     assert len(srv.requests) == asked  # the model was not asked again (it is not even configured there)
     got = [f for f in facts_ids_aside(b) if '"extractor": "llm:' in f]
     assert got and sorted(got) == sorted(f for f in facts_ids_aside(demo_home) if '"extractor": "llm:' in f)
+
+
+HOLD_MARKER = ("import sys\nfrom pathlib import Path\nfrom agentos_mem.storage.guards import restore_marker\n"
+               "with restore_marker(Path(sys.argv[1])):\n    print('held', flush=True)\n    sys.stdin.read()\n")
+
+
+def test_every_writer_refuses_while_a_restore_runs_in_another_process(tmp_path):
+    """Issue 42: `restore --force` started while a nightly digests left a wrong current fact, every exit code 0: the
+    nightly's later days landed in the restore's half-made store. A writer that gets the workspace's lock while a
+    restore holds its marker (another process: the nightly, a decision, a rebuild) refuses in one line, writes nothing."""
+    import subprocess
+    import sys
+
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.storage.guards import RestoreInProgress
+    from tests.kit.cli import run_cli
+    from tests.kit.digest import current, log_workspace, night
+
+    s, logs = log_workspace(tmp_path)
+    night(s, logs, date(2026, 11, 3), "服务器配置是 8C16G。")
+    fact = json.loads(run_cli("facts", "list", "--json", home=s.home).stdout)["facts"][0]
+    (logs / "2026-11-04.md").write_text("[10:00] 用户: 服务器配置升级到 16C32G 了。\n", encoding="utf-8")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_MARKER, str(s.home)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RestoreInProgress, match="a restore is in progress"):
+            digest_day(s, "default", date(2026, 11, 4), logs)
+        with pytest.raises(RestoreInProgress, match="a restore is in progress"):
+            rebuild(s)
+        out = run_cli("facts", "forget", str(fact["id"]), home=s.home, check=False)
+        assert out.returncode != 0 and "a restore is in progress" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert current(s) == ["8C16G"]  # nothing written meanwhile
+    digest_day(s, "default", date(2026, 11, 4), logs)  # the restore over, writers write again
+    assert current(s) == ["16C32G"]
