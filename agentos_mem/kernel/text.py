@@ -76,13 +76,6 @@ def has_cjk(text: str) -> bool:
     return bool(_CJK_CHAR.search(text))
 
 
-def estimate_tokens(text: str) -> int:
-    """Rough model-token count: one per CJK character, ~1.3 per other word, 1 per symbol run."""
-    cjk = len(_CJK_CHAR.findall(text))
-    words = len(re.findall(r"[^\W_]+", _CJK_CHAR.sub(" ", text), re.UNICODE))
-    return cjk + int(words * 1.3 + 0.5)
-
-
 _NON_CJK_WORD = re.compile(rf"[^\W_{CJK}]+", re.UNICODE)
 
 

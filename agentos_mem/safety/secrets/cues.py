@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from agentos_mem.safety.secrets.common import Lazy
+from agentos_mem.safety.secrets.lists import ENUM, more_items
 from agentos_mem.safety.secrets.values import OPEN_QUOTES, is_stop, looks_like_credential, value_ok, value_span
 
 # cue -> value class. English cues: spaces, "-" and "_" between words are interchangeable and optional
@@ -96,6 +97,7 @@ IDENT_KEY_RE = Lazy(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*[
 # optional parts of the pattern from backtracking over a long run of spaces (a 64,000-character turn took 26 s).
 _WINDOW = 160
 _BRIDGE = Lazy(rf"(?:{_QUAL_EN})?(?:{_QUAL_ZH}){{0,3}}(?:{_COP_SEP}|{_COP_ZH}|{_COP_EN})", re.IGNORECASE)
+_BRIDGE_QUAL = Lazy(rf"(?:{_QUAL_EN})?(?:{_QUAL_ZH}){{0,3}}", re.IGNORECASE)
 _BRIDGE_TO = Lazy(rf"(?:{_QUAL_EN})??{_COP_TO}", re.IGNORECASE)
 _DIRECT = Lazy(r"[ \t]*")
 _REVERSE = Lazy(r"(?<![^\s，。；;、,:：（(\"'“”])(?P<value>[^\s，。；;、,()（）\"'“”]{4,80}?)(?:\s+(?:is|was|as)\s+|\s*(?:是|作为|作為|当作|當作|当|當|做)\s*)"
@@ -139,6 +141,7 @@ def stated_spans(text: str, taken) -> Iterator[tuple[int, int, str]]:
             v = value_span(text, d.end()) if d and d.end() < len(text) and text[d.end()] not in OPEN_QUOTES else None
             if v and value_ok(text[v[0]:v[1]], kind, loose=False):
                 span = v
+        before = False  # the value stands before its cue ("hunter2 is my password")
         if span is None:
             r = _REVERSE.search(text[max(0, s - 120):s])
             if r:
@@ -146,9 +149,38 @@ def stated_spans(text: str, taken) -> Iterator[tuple[int, int, str]]:
                 v = r.group("value")
                 vs = off + r.start("value")
                 if not is_stop(v) and (looks_like_credential(v) or (kind == "code" and any(c.isdigit() for c in v))):
-                    span = (vs, vs + len(v))
+                    span, before = (vs, vs + len(v)), True
+        if span and not before and ENUM.match(text, span[0]):
+            # "recovery codes: 1. ab12-cd34 2. ...": the number leads the list; its first item is the value
+            v = value_span(text, ENUM.match(text, span[0]).end())
+            span = v if v and value_ok(text[v[0]:v[1]], kind, loose=True) else span
         if span:
             yield span[0], span[1], text[s:e]
+            if not before:  # a cue may introduce a list: every further code of the first one's make-up goes too
+                for i, j in more_items(text, span[1], text[span[0]:span[1]]):
+                    if not taken.overlaps(i, j):
+                        yield i, j, text[s:e]
+
+
+# What ends a line whose cue introduces a list on the lines below it: "Recovery codes:", "GitHub backup codes are:",
+# "恢复码如下：", "## Backup codes" (a heading needs no colon).
+_LIST_TAIL = Lazy(r"\s*(?:(?:are|is|as\s+follows|below)\s*)?[:：]\s*$|\s*(?:如下|如下所示)\s*[:：]?\s*$")
+_HEADING = Lazy(r"\s{0,3}#{1,6}\s")
+
+
+def list_opener(line: str) -> str | None:
+    """The value class of the cue that ends ``line`` and introduces a list on the lines below it ("GitHub recovery
+    codes:", "恢复码如下："), else None. lists.list_line reads those lines; mask.py's mask_lines carries the cue."""
+    low = line.lower()
+    if not any(stem in low for stem in CUE_STEMS):
+        return None
+    heading = bool(_HEADING.match(line))
+    for m in CUE_RE.finditer(line):
+        q = _BRIDGE_QUAL.match(line, m.end(), m.end() + _WINDOW)
+        rest = q.end() if q else m.end()
+        if _LIST_TAIL.match(line, rest) or (heading and not line[rest:].strip(" \t#")):
+            return CUES.get(cue_key(m.group(0)), "any")
+    return None
 
 
 def cue_key(matched: str) -> str:

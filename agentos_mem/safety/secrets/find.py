@@ -2,9 +2,10 @@
 inside a marker.
 
 The order is the precedence (a span that overlaps one found before it is dropped): known shapes, URL passwords and
-``Authorization:`` values (shapes.py), then the values cues state (cues.py), then credential pairs without a cue
-(pairs.py), then high-entropy tokens (high_entropy.py). ``may_hold_secret`` is the cheap test over a whole text that
-lets the masking skip texts without a secret."""
+``Authorization:`` values (shapes.py), then the values cues state and the further items of a list a cue introduces
+(cues.py, lists.py), then the personal data the setting masks (personal.py: ID card, bank card and phone numbers),
+then credential pairs without a cue (pairs.py), then high-entropy tokens (high_entropy.py). ``may_hold_secret`` is
+the cheap test over a whole text that lets the masking skip texts without a secret."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from agentos_mem.safety.secrets.common import MARKER_RE
 from agentos_mem.safety.secrets.cues import CUE_STEMS, stated_spans
 from agentos_mem.safety.secrets.high_entropy import RUN, random_spans
 from agentos_mem.safety.secrets.pairs import may_pair, pair_spans
+from agentos_mem.safety.secrets.personal import PERSONAL_STEM, personal_spans
 from agentos_mem.safety.secrets.shapes import SHAPE_STEMS, shape_spans
 
 
@@ -23,7 +25,7 @@ from agentos_mem.safety.secrets.shapes import SHAPE_STEMS, shape_spans
 class Found:
     start: int
     end: int
-    kind: str  # "stated", "shape", "url", "pair", "random", "pem"
+    kind: str  # "stated", "shape", "url", "pair", "random", "pem"; personal data: "id_card", "bank_card", "phone"
     cue: str = ""
 
 
@@ -60,7 +62,7 @@ def may_hold_secret(text: str) -> bool:
     low = text.lower()
     return any(stem in low for stem in CUE_STEMS) or bool(SHAPE_STEMS.search(text)) or ("://" in text and "@" in text) \
         or bool(RUN.search(text)) or "authorization" in low or "mysql" in low or "mariadb" in low \
-        or (may_pair(text) and bool(pair_spans(text)))
+        or bool(PERSONAL_STEM.search(text)) or (may_pair(text) and bool(pair_spans(text)))
 
 
 # Text is read the way its reader sees it, as the request side reads a request (kernel.text.fold_request): a cue with
@@ -86,7 +88,7 @@ def folded(text: str) -> tuple[str, list[int]]:
     return "".join(out), where
 
 
-def _spans(text: str, keep: _Disjoint) -> list[tuple[int, int, str, str]]:
+def _spans(text: str, keep: _Disjoint, personal: frozenset[str] | None = None) -> list[tuple[int, int, str, str]]:
     """Every detector's spans over ``text``, in precedence order, those overlapping ``keep`` or each other dropped."""
     found: list[tuple[int, int, str, str]] = []
 
@@ -99,6 +101,8 @@ def _spans(text: str, keep: _Disjoint) -> list[tuple[int, int, str, str]]:
         add(s, e, kind, cue)
     for s, e, cue in stated_spans(text, keep):
         add(s, e, "stated", cue)
+    for s, e, kind in personal_spans(text, personal):
+        add(s, e, kind)
     if may_pair(text):
         for s, e in pair_spans(text):
             add(s, e, "pair")
@@ -107,16 +111,17 @@ def _spans(text: str, keep: _Disjoint) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def find_secrets(text: str) -> list[Found]:
+def find_secrets(text: str, personal: frozenset[str] | None = None) -> list[Found]:
     """The secret values in one line (or a short text), left to right, never overlapping, never inside a marker:
-    those of the text as written, and those only its folded reading shows (``folded``)."""
+    those of the text as written, and those only its folded reading shows (``folded``). ``personal``: the classes
+    of personal data masked (default: as the setting says, ``personal.masked_classes``)."""
     if not text or not isinstance(text, str):
         return []
     keep = _Disjoint(_protected(text))
-    found = [Found(s, e, kind, cue) for s, e, kind, cue in _spans(text, keep)]
+    found = [Found(s, e, kind, cue) for s, e, kind, cue in _spans(text, keep, personal)]
     seen, where = folded(text)
     if seen != text:
-        for s, e, kind, cue in _spans(seen, _Disjoint(_protected(seen))):
+        for s, e, kind, cue in _spans(seen, _Disjoint(_protected(seen)), personal):
             a, b = where[s], where[e - 1] + 1
             if not keep.overlaps(a, b):
                 keep.add(a, b)

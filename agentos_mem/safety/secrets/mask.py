@@ -2,9 +2,11 @@
 
 The marker says a secret was there and, where known, where the original line lives:
 ``[secret masked · original at alice/2026-11-20/r1/2026-11-20.md line 12]`` (a raw reference ``agentos raw`` takes,
-or a file), or ``[secret masked]``. Masking is idempotent (a marker is never masked again) and never changes
-text that holds no secret; it never adds or removes a line. ``mask_lines`` masks line by line (PEM blocks
-span lines), ``mask_value`` a fact's object given its subject ("NAS password" -> its whole object).
+or a file), or ``[secret masked]``; personal data has its own label (``[phone masked]``, ``[ID card masked · original
+at ...]``, ``[bank card masked]``: common.LABELS), so one entry point masks both. Masking is idempotent (a marker is
+never masked again) and never changes text that holds no secret; it never adds or removes a line. ``mask_lines``
+masks line by line (PEM blocks and the codes listed under a cue span lines), ``mask_value`` a fact's object given
+its subject ("NAS password" -> its whole object).
 
 A marker never names a local absolute path (markers are written into synced files): ``marker`` keeps only the last
 part of one, whoever passes it."""
@@ -13,57 +15,63 @@ from __future__ import annotations
 
 import re
 
-from agentos_mem.safety.secrets.common import MARK, MARKER_RE, Lazy
-from agentos_mem.safety.secrets.cues import secret_subject
-from agentos_mem.safety.secrets.find import find_secrets, may_hold_secret
+from agentos_mem.safety.secrets.common import ANY_LABEL, LABELS, MARK, MARKER_RE, MARKER_START, Lazy
+from agentos_mem.safety.secrets.cues import list_opener, secret_subject
+from agentos_mem.safety.secrets.find import find_secrets, folded, may_hold_secret
+from agentos_mem.safety.secrets.lists import list_line
+from agentos_mem.safety.secrets.personal import masked_classes
 from agentos_mem.safety.secrets.shapes import PEM_BEGIN, PEM_END
 from agentos_mem.safety.secrets.values import value_ok
 
 
-def marker(origin: str | None = None) -> str:
-    """``[secret masked]``, or ``[secret masked · original at <origin>]``."""
+def marker(origin: str | None = None, label: str = MARK) -> str:
+    """``[secret masked]``, or ``[secret masked · original at <origin>]`` (``label``: ``phone masked`` ... for
+    personal data, common.LABELS)."""
     origin = " ".join(str(origin).replace("]", ")").split()) if origin else ""
     # A marker is written into synced files: it never names a local absolute path (only what follows the last
     # folder of one), whoever called it.
     origin = _ABSOLUTE.sub(lambda m: re.split(r"[\\/]", m.group(0))[-1] or "file", origin)
-    return f"[{MARK} · original at {origin}]" if origin else f"[{MARK}]"
+    return f"[{label} · original at {origin}]" if origin else f"[{label}]"
 
 
 _ABSOLUTE = Lazy(r"(?<![\w.~/\\:-])(?:file://|~?/|[A-Za-z]:[\\/]|\\\\)[^\s)]*")
 
 
-_BROKEN_MARKER = Lazy(r"\[secret masked(?: · [^\]\n]*)?(?=$|[,;:!?。，；：！？\n])")
+_BROKEN_MARKER = Lazy(r"\[(?P<label>" + ANY_LABEL + r")(?: · [^\]\n]*)?(?=$|[,;:!?。，；：！？\n])")
 
 
 def repair_markers(text: str, origin: str | None = None, line_no: int | None = None) -> str:
     """``text`` with any marker an extractor or a cut left without its end (``[secret masked · orig``) made whole
     again, naming ``origin`` and ``line_no``."""
-    if not isinstance(text, str) or MARK not in text:
+    if not isinstance(text, str) or not MARKER_START.search(text):
         return text
     whole = [(m.start(), m.end()) for m in MARKER_RE.finditer(text)]
     out, pos = [], 0
     for m in _BROKEN_MARKER.finditer(text):
         if any(a <= m.start() < b for a, b in whole):
             continue
-        out += [text[pos:m.start()], marker(_where(origin, line_no))]
+        out += [text[pos:m.start()], marker(_where(origin, line_no), m.group("label"))]
         pos = m.end()
     return "".join(out) + text[pos:]
 
 
-_BARE = f"[{MARK}]"
+# A line that may end with a cue introducing a list (cues.list_opener): a colon or 如下 at its end, or a heading.
+_MAY_OPEN_LIST = Lazy(r"(?:[:：﹕︓]|如下(?:所示)?)\s*$|^\s{0,3}#")
+_BARE = Lazy(r"\[(?P<label>" + ANY_LABEL + r")\]")
 
 
 def locate_markers(text: str, origin: str | None, line_no: int | None = None) -> str:
-    """``text`` with its bare markers (``[secret masked]``, written where the origin was not known yet) naming
-    ``origin`` and ``line_no``."""
-    if not isinstance(text, str) or _BARE not in text or not origin:
+    """``text`` with its bare markers (``[secret masked]``, ``[phone masked]`` ..., written where the origin was not
+    known yet) naming ``origin`` and ``line_no``."""
+    if not isinstance(text, str) or not origin or not _BARE.search(text):
         return text
-    return text.replace(_BARE, marker(_where(origin, line_no)))
+    return _BARE.sub(lambda m: marker(_where(origin, line_no), m.group("label")), text)
 
 
 def short_markers(text: str) -> str:
-    """Markers without their origin (``[secret masked]``): for one-line summaries, whose sources cite the line."""
-    return MARKER_RE.sub(f"[{MARK}]", text) if isinstance(text, str) else text
+    """Markers without their origin (``[secret masked]``, ``[phone masked]``): for one-line summaries, whose sources
+    cite the line."""
+    return MARKER_RE.sub(lambda m: f"[{m.group('label')}]", text) if isinstance(text, str) else text
 
 
 def _where(origin: str | None, line: int | None) -> str | None:
@@ -72,16 +80,18 @@ def _where(origin: str | None, line: int | None) -> str | None:
     return f"{origin} line {line}" if line is not None else origin
 
 
-def mask_line(line: str, origin: str | None = None, line_no: int | None = None) -> tuple[str, int]:
-    """One line with every secret value replaced by a marker; returns (text, how many were masked)."""
-    found = find_secrets(line)
+def mask_line(line: str, origin: str | None = None, line_no: int | None = None, *,
+              personal: frozenset[str] | None = None) -> tuple[str, int]:
+    """One line with every secret value replaced by a marker; returns (text, how many were masked). ``personal``:
+    the classes of personal data masked (default: as the setting says)."""
+    found = find_secrets(line, personal)
     if not found:
         return line, 0
-    mark = marker(_where(origin, line_no))
+    where = _where(origin, line_no)
     out, pos = [], 0
     for f in found:
         out.append(line[pos:f.start])
-        out.append(mark)
+        out.append(marker(where, LABELS.get(f.kind, MARK)))
         pos = f.end
     out.append(line[pos:])
     return "".join(out), len(found)
@@ -92,12 +102,18 @@ def mask_lines(text: str, origin: str | None = None, first_line: int | None = No
 
     ``origin`` names where the original lives (a raw reference, a file); ``first_line`` is the line number of
     the text's first line there (the marker then names each line; ``last_line`` caps it, for a JSONL turn whose
-    text has more lines than its one source line)."""
+    text has more lines than its one source line).
+
+    Two things span lines, and are carried from one to the next: a PEM private key block, masked whole, and a list
+    a cue introduces at the end of its line ("Recovery codes:", "恢复码如下："), each code of which is masked on the
+    lines below it (lists.list_line) until a line that is no such item."""
     if not isinstance(text, str) or not text or not may_hold_secret(text):
         return text, 0
     lines = text.split("\n")
     total = 0
+    personal = masked_classes()  # the setting, read once for the whole text rather than once a line
     in_pem = False
+    in_list: tuple[str, str | None] | None = None  # a list under a cue: (the cue's value class, its items' make-up)
     for i, line in enumerate(lines):
         no = None if first_line is None else first_line + i
         if no is not None and last_line is not None:
@@ -112,11 +128,41 @@ def mask_lines(text: str, origin: str | None = None, first_line: int | None = No
                 total += 1
             continue
         if PEM_BEGIN.search(line) and not PEM_END.search(line):
-            in_pem = True
+            in_pem, in_list = True, None
             continue
-        lines[i], n = mask_line(line, origin, no)
+        if in_list is not None:
+            if not line.strip():
+                continue  # a blank line between a list's cue and its items, or between items
+            spans, made = _list_items(line, *in_list)
+            if spans:
+                lines[i] = _masked_spans(line, spans, marker(_where(origin, no)))
+                in_list, total = (in_list[0], made), total + len(spans)
+                continue
+            in_list = None
+        lines[i], n = mask_line(line, origin, no, personal=personal)
         total += n
+        if _MAY_OPEN_LIST.search(line):  # cheap: most lines end in no colon, and then none is folded for a cue
+            kind = list_opener(folded(line)[0])
+            in_list = (kind, None) if kind else None
     return "\n".join(lines), total
+
+
+def _list_items(line: str, kind: str, made: str | None) -> tuple[list[tuple[int, int]], str | None]:
+    """The codes of one line of a list a cue introduced (lists.list_line), read folded (full-width digits are
+    digits) and mapped back to ``line``; the first code of a list must be a value of the cue's class."""
+    seen, where = folded(line)
+    spans, made_now = list_line(seen, made)
+    if not spans or (made is None and not value_ok(seen[spans[0][0]:spans[0][1]], kind, loose=True)):
+        return [], made
+    return [(where[s], where[e - 1] + 1) for s, e in spans], made_now
+
+
+def _masked_spans(line: str, spans: list[tuple[int, int]], mark: str) -> str:
+    out, pos = [], 0
+    for s, e in spans:
+        out += [line[pos:s], mark]
+        pos = e
+    return "".join(out) + line[pos:]
 
 
 def mask_text(text: str, origin: str | None = None, first_line: int | None = None) -> str:
@@ -140,7 +186,7 @@ def mask_value(subject: str, value: str, origin: str | None = None, line_no: int
         return value, 0
     kind = secret_subject(subject)
     v = value.strip()
-    if kind and not MARKER_RE.fullmatch(v) and MARK not in v and value_ok(v, kind, loose=True):
+    if kind and MARK not in v and not MARKER_START.search(v) and value_ok(v, kind, loose=True):
         return marker(_where(origin, line_no)), 1
     return mask_lines(value, origin, line_no)
 
