@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     )
     reinforce_step: float = Field(0.05, ge=0, le=1, description="How much of the remaining gap to 1.0 a repeated fact gains in confidence.")
     max_log_bytes: int = Field(20 * 1024 * 1024, ge=1, description="Log files larger than this are quarantined, not read.")
+    personal_data: str = Field("mask", pattern=r"^(?:mask|keep(?::(?:id_card|bank_card|phone)(?:,(?:id_card|bank_card|phone))*)?)$",
+                               description="Chinese ID card, bank card and phone numbers in what is stored and served: mask (every class), "
+                               "keep (none), or keep:phone,bank_card (keep the classes named, mask the others).")
     include_today: bool = Field(False, description="Whether the nightly catch-up also digests today's (still growing) log.")
     schedules: dict[str, str] = Field(
         default_factory=dict,
@@ -124,6 +127,11 @@ class Settings(BaseSettings):
     prefect_port: int = Field(4200, ge=1, le=65535, description="Port of the local Prefect server (and its UI) that `agentos serve` runs.")
     prefect_host: str = Field("127.0.0.1", description="Address `agentos serve` binds the Prefect server to (0.0.0.0: every interface; "
                               "the UI then calls the API by this machine's name, or by PREFECT_UI_API_URL when set).")
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _absolute_home(cls, value: Path) -> Path:  # the default, agentos-home, is relative: every path below it is then absolute
+        return Path(os.path.abspath(value))  # (a rebuild compared a generation's absolute files with a relative folder)
 
     @field_validator("expiry_days", mode="after")
     @classmethod

@@ -73,3 +73,24 @@ def test_text_that_would_act_on_the_terminal_is_shown_escaped(tmp_path):
         out = run_cli(*argv, home=tmp_path).stdout
         assert "\u202e" not in out and "\x1b" not in out and "\\u202e" in out and "\\u001b" in out, out
     assert json.loads(run_cli("kb", "pending", "--json", home=tmp_path).stdout)[0]["title"] == title
+
+
+def test_a_relative_workspace_folder_is_digested_indexed_and_queried(tmp_path, monkeypatch):
+    """AGENTOS_HOME's default (agentos-home) is relative to where the command starts: `rebuild` failed on it, comparing
+    a generation's absolute file paths with a relative folder. Every command resolves it where it starts."""
+    from datetime import date
+
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.kernel.settings import load_settings
+
+    monkeypatch.chdir(tmp_path)
+    run_cli("init", home="ws")
+    settings = load_settings(home="ws", hostname="testhost", llm_base_url=None)
+    assert settings.home == tmp_path / "ws"
+    folder = settings.working_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "2026-11-20.md").write_text("- [09:00] user: 我们的服务器配置是 8C16G。\n", encoding="utf-8")
+    digest_day(settings, settings.user, date(2026, 11, 20), folder)
+    run_cli("rebuild", "--direct", home="ws")
+    run_cli("rebuild", "--direct", "--full", home="ws")
+    assert "8C16G" in run_cli("query", "服务器配置是什么", home="ws").stdout
