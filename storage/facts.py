@@ -24,7 +24,7 @@ import sqlite_utils
 
 from agentos_mem.kernel import clock
 from agentos_mem.kernel.domain import Candidate, check_row_id
-from agentos_mem.storage.guards import database_file
+from agentos_mem.storage.guards import wal_connection
 from agentos_mem.kernel.text import normalize_key
 from agentos_mem.vocabulary.subjects import load_aliases, subject_key
 from agentos_mem.kernel.workspace import Workspace
@@ -205,6 +205,8 @@ def m003_evidence_lifecycle(db: sqlite_utils.Database) -> None:
 # Statuses of a fact: ``active`` (current; past its expiry it is still served, flagged stale), ``superseded`` (history),
 # ``retracted`` and ``forgotten`` (closed: never served as current, stale or history to an agent).
 SERVED = ("active", "superseded")
+# A digested file's content hash after a rewind (``FactStore.rewind``): still the day's file, no longer digested as it is.
+REWOUND = "rewound:"
 
 
 def _end_of(day: date | datetime | str) -> str:
@@ -237,11 +239,8 @@ class FactStore:
                  aliases: dict[str, str] | None = None, timezone: str = clock.DEFAULT_TZ):
         self.path = Path(path)
         self.tz = timezone  # the workspace's zone: stored validity is wall time there
-        self.db = sqlite_utils.Database(database_file(self.path))  # never through a link (kernel.files.Below)
-        # the wait first: switching a new file to WAL takes its write lock, which another process opening it at the
-        # same moment may hold (the connection's own default wait is 5 s, short on a loaded machine)
-        self.db.execute("pragma busy_timeout=30000")
-        self.db.execute("pragma journal_mode=wal")
+        # never through a link (kernel.files.Below); WAL, read on a full disk too (storage.guards.wal_connection)
+        self.db = sqlite_utils.Database(wal_connection(self.path))
         migrations.apply(self.db)
         drift.migrations.apply(self.db)  # facts a later sentence may have changed (storage.drift)
         self.expiry_days = expiry_days or {"technical": 180}
@@ -292,8 +291,30 @@ class FactStore:
         return {r[0] for r in self.db.execute("select file from digested where user_id=? and day=?", [user, day.isoformat()]).fetchall()}
 
     def last_digested_day(self, user: str) -> str | None:
-        """The latest day digested for ``user`` (ISO), or None: where in the history a decision made now falls."""
-        return self.db.execute("select max(day) from digested where user_id=? and retired_at is null", [user]).fetchone()[0]
+        """The latest day digested for ``user`` (ISO), or None: where in the history a decision made now falls. A day
+        a rewind left to digest again (``rewind``) is not digested until it is."""
+        return self.db.execute("select max(day) from digested where user_id=? and retired_at is null and sha256 not like ?",
+                               [user, REWOUND + "%"]).fetchone()[0]
+
+    def rewind(self, user: str, journal_ids: list[str]) -> dict:
+        """Take back everything ``user``'s digests and decisions made of the logs, in one transaction, so the days can be
+        digested again in date order: the user's facts, evidence, conflicts, drift flags and forgets go, the decisions
+        ``journal_ids`` (the user's, from the journal in agent-sync) are no longer held (a replay applies them again),
+        and every live digested file is marked as read by a rewind (its day is pending, its name still the day's: a
+        day whose logs are gone since still empties its cards). A crash part way leaves the undigested days pending.
+        What a person wrote is untouched: the logs, the journal, the cards' and records' files. Returns counts."""
+        n: dict[str, int] = {}
+        with self.transaction():
+            for table, where in (("drift", "user_id=?"), ("forgotten", "user_id=?"), ("evidence", "user_id=?"),
+                                 ("conflicts", "user_id=?"), ("facts", "user_id=?")):
+                n[table] = self.db.execute(f"delete from {table} where {where}", [user]).rowcount
+            # an earlier rewind's marks, retired when their days were digested again: they name nothing a new mark needs
+            self.db.execute("delete from digested where user_id=? and retired_at is not null and sha256 like ?", [user, REWOUND + "%"])
+            n["days"] = self.db.execute("select count(distinct day) from digested where user_id=? and retired_at is null", [user]).fetchone()[0]
+            self.db.execute("update digested set sha256=? || sha256 where user_id=? and retired_at is null and sha256 not like ?",
+                            [REWOUND, user, REWOUND + "%"])
+            n["decisions"] = sum(self.db.execute("delete from journal_applied where id=?", [i]).rowcount for i in journal_ids)
+        return n
 
     def journal_applied(self) -> set[str]:
         return {r[0] for r in self.db.execute("select id from journal_applied").fetchall()}

@@ -6,6 +6,7 @@ read path and the transports take them; the kernel below them only lays out the 
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from agentos_mem.kernel import clock
@@ -22,6 +23,55 @@ def database_file(path: Path) -> Path:
         below.check(p, "file")
     below.mkdirs(path.parent)
     return path
+
+
+# -- a WAL store read on a full disk -------------------------------------------------------------------------
+# Readers of a WAL store share its WAL index in ``<store>-shm``, which SQLite grows to 32 KiB on the first read; on a
+# file system with no room that write fails and the read is refused with "disk I/O error" (SQLITE_IOERR_SHMSIZE),
+# though reading needs no room (issue 42, item 9). A connection in exclusive locking mode from its first access keeps
+# the WAL index in its own memory instead and never touches ``-shm``: safe only while no other connection has the
+# store open, which is why it takes the store's exclusive lock (and gives up within a second when another holds it).
+
+_SHM_ERRORS = {"SQLITE_IOERR_SHMSIZE", "SQLITE_IOERR_SHMOPEN", "SQLITE_IOERR_SHMMAP"}
+
+
+def shm_cannot_grow(e: BaseException) -> bool:
+    """Whether ``e`` is SQLite failing to make or grow a WAL store's ``-shm`` file (on a full disk, a quota, a limit)."""
+    return getattr(e, "sqlite_errorname", None) in _SHM_ERRORS
+
+
+def heap_wal_connection(path: Path, first: BaseException, *, timeout_ms: int = 30000) -> sqlite3.Connection:
+    """A connection to the WAL store at ``path`` that keeps its WAL index in memory (see above), holding the store's
+    lock until it is closed; ``first`` (the error of the ordinary open) is raised when another connection has it."""
+    con = sqlite3.connect(database_file(path))
+    try:
+        con.execute("pragma busy_timeout=1000")  # another process holds it open: then it has its -shm, say the first error
+        con.execute("pragma locking_mode=exclusive")  # before the first access: no -shm is ever made or grown
+        con.execute("pragma journal_mode=wal")
+    except sqlite3.Error:
+        con.close()
+        raise first from None
+    con.execute(f"pragma busy_timeout={timeout_ms}")
+    return con
+
+
+def wal_connection(path: Path, *, timeout_ms: int = 30000) -> sqlite3.Connection:
+    """A connection to the SQLite store at ``path`` (placed by ``database_file``) in WAL mode, waiting up to
+    ``timeout_ms`` for a lock; on a disk with no room for its ``-shm`` file, one with the WAL index in memory
+    (``heap_wal_connection``): reads go on, a write fails as it would (no room)."""
+    path = database_file(path)
+    con = sqlite3.connect(path)
+    # the wait first: switching a new file to WAL takes its write lock, which another process opening it at the
+    # same moment may hold (the connection's own default wait is 5 s, short on a loaded machine)
+    con.execute(f"pragma busy_timeout={timeout_ms}")
+    try:
+        con.execute("pragma journal_mode=wal")
+    except sqlite3.OperationalError as e:
+        con.close()
+        if not shm_cannot_grow(e):
+            raise
+        return heap_wal_connection(path, e, timeout_ms=timeout_ms)
+    return con
 
 
 class workspace_lock:
@@ -84,21 +134,37 @@ class restore_marker:
     def __init__(self, home: Path):
         self.home = Path(home)
         self.path = Workspace(self.home).runtime / RESTORE_MARKER
+        # set by the restore when the stores it moved aside could not all be put back: the marker then stays, and every
+        # command says the restore did not finish until `agentos restore --force` is run again
+        self.unfinished = False
 
     def __enter__(self):
         import fcntl
         import json
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        before = self.path.exists()  # a killed restore's marker: its stores are incomplete, whatever happens here
         self._f = open(self.path, "a+", encoding="utf-8")
         try:
             fcntl.flock(self._f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._f.close()
             raise RestoreInProgress(restore_state(self.home) or "another restore is running") from None
-        self._f.truncate(0)
-        self._f.write(json.dumps({"pid": os.getpid(), "started": clock.stamp()}) + "\n")
-        self._f.flush()
+        try:
+            self._f.truncate(0)
+            self._f.write(json.dumps({"pid": os.getpid(), "started": clock.stamp()}) + "\n")
+            self._f.flush()
+        except OSError:
+            # no room for these few bytes (issue 42, item 9): nothing has started, so no marker of ours is left behind
+            # to say a restore did not finish
+            if not before:
+                self.path.unlink(missing_ok=True)
+            fcntl.flock(self._f, fcntl.LOCK_UN)
+            try:
+                self._f.close()
+            except OSError:
+                pass  # the buffered line it could not write
+            raise
         _RESTORING.add(_key(self.home))
         return self
 
@@ -107,7 +173,8 @@ class restore_marker:
 
         _RESTORING.discard(_key(self.home))
         try:
-            self.path.unlink(missing_ok=True)  # removed while still held: a reader that waited finds no marker
+            if not self.unfinished:
+                self.path.unlink(missing_ok=True)  # removed while still held: a reader that waited finds no marker
         finally:
             fcntl.flock(self._f, fcntl.LOCK_UN)
             self._f.close()

@@ -26,6 +26,7 @@ counts before serving them, and pruning a generation deletes its collections (an
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -40,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from agentos_mem.kernel.files import UnsafePath, atomic_write, guard, open_lock
+from agentos_mem.storage.health import NoRoom, check, no_room
 
 FORMAT = 1
 WRITE_CHUNK = 2048  # records read from the embedding cache and added to a fresh collection at a time (start_vectors)
@@ -135,10 +137,20 @@ class Generation:
 
     def open_vectors(self):
         # lazy: storage.vector_index pulls chromadb (~1 s): only when this runs
-        from agentos_mem.storage.vector_index import VectorIndex
+        from agentos_mem.storage.vector_index import VectorIndex, VectorIndexError
 
         vs = self.vector_store()
-        return VectorIndex(url=vs["url"], prefix=vs["prefix"]) if vs else VectorIndex(self.chroma_dir)
+        if vs:
+            return VectorIndex(url=vs["url"], prefix=vs["prefix"])
+        try:
+            return VectorIndex(self.chroma_dir)
+        except VectorIndexError as e:
+            # Chroma writes its SQLite file whenever it opens it (a row of ``acquire_write``), so on a full disk even a
+            # read cannot open it: "database or disk is full" is no room, never damage (a reader would say damaged)
+            line = no_room(e, self.chroma_dir)
+            if line:
+                raise NoRoom(errno.ENOSPC, line) from e
+            raise
 
     def server_collections(self) -> list[str]:
         """The server collections this generation's manifest names (none for an embedded one)."""
@@ -169,6 +181,40 @@ class Generation:
                 raise IndexCorrupt(f"index generation {self.name}: {rel} is missing")
             if _digest(p) != digest:
                 raise IndexCorrupt(f"index generation {self.name}: {rel} does not match its manifest digest")
+
+    def check_readable(self) -> None:
+        """Raise IndexCorrupt unless the generation's vectors read as a reader reads them: what ``verify`` cannot see,
+        since Chroma rewrites its SQLite file whenever it opens it and the manifest holds no digest of it. Embedded, its
+        SQLite files pass SQLite's quick check and every collection opens with the manifest's count (on a server,
+        ``verify_server`` counts them). A rebuild that found nothing changed kept a live generation every query called
+        damaged, naming `agentos rebuild` (issue 42, item 9): the rebuild asks this first and builds in full over it.
+        No room to open it raises NoRoom (not damage)."""
+        if self.manifest.get("vector_store"):
+            return
+        for p in sorted(self.chroma_dir.rglob("*.sqlite3")) if self.chroma_dir.is_dir() else []:
+            why = check(p)
+            if why is not None:
+                raise IndexCorrupt(f"index generation {self.name}: {p.relative_to(self.path)} is damaged ({why})")
+        try:
+            vi = self.open_vectors()
+        except NoRoom:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever Chroma raises: the generation cannot be read
+            raise IndexCorrupt(f"index generation {self.name}: its vectors cannot be read ({type(e).__name__}: {e})") from e
+        try:
+            for name, info in (self.manifest.get("collections") or {}).items():
+                n = vi.count(name)
+                if n != info.get("units"):
+                    raise IndexCorrupt(f"index generation {self.name}: collection {name} holds {n} vectors, manifest says {info.get('units')}")
+        except IndexCorrupt:
+            raise
+        except Exception as e:  # noqa: BLE001 - as above
+            line = no_room(e, self.chroma_dir)
+            if line:
+                raise NoRoom(errno.ENOSPC, line) from e
+            raise IndexCorrupt(f"index generation {self.name}: its vectors cannot be read ({type(e).__name__}: {e})") from e
+        finally:
+            vi.close()
 
     def verify_server(self) -> None:
         """Raise IndexCorrupt unless every server collection the manifest names is there with its count and

@@ -82,6 +82,19 @@ class AgentOSEmbeddingFunction(EmbeddingFunction[Documents]):
         return False
 
 
+def _forget_failed_start(path: Path) -> None:
+    """Chroma keeps one system per folder in the process, cached before it starts: one whose start failed (no room
+    to open its SQLite file, which it writes on every open) stayed, and every later open of that folder in the process
+    failed on it ("'RustBindingsAPI' object has no attribute 'bindings'"), room or not (a long-lived MCP server, or a
+    read after a failed one). Dropped when no client holds it, so the next open starts afresh."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    key = str(path)
+    with SharedSystemClient._refcount_lock:
+        if not SharedSystemClient._identifier_to_refcount.get(key):
+            SharedSystemClient._identifier_to_system.pop(key, None)
+
+
 def embedding_function(spec: str) -> AgentOSEmbeddingFunction:
     return AgentOSEmbeddingFunction(spec)
 
@@ -104,6 +117,8 @@ class VectorIndex:
         except VectorIndexError:
             raise
         except Exception as e:
+            if not url:
+                _forget_failed_start(self.path)
             raise VectorIndexError(f"{self._where}: {type(e).__name__}: {e}") from e
         self._cols: dict[str, Any] = {}
 

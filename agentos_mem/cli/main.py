@@ -19,6 +19,7 @@ from agentos_mem.cli import admin, bench, demo, facts, kb, knowledge, memory, qu
 from agentos_mem.cli.common import CliError, space_folders, terminal_progress
 from agentos_mem.kernel.files import UnsafePath
 from agentos_mem.kernel.settings import SettingsError, load_settings, warn_unknown_variables
+from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.guards import RestoreInProgress, check_no_restore
 from agentos_mem.storage.journal import JournalUnwritable
 
@@ -55,17 +56,13 @@ def _stopped(e: BaseException) -> bool:
 
 
 def _damaged_stores(e: BaseException) -> list[str]:
-    """After a database error (``database disk image is malformed`` names no file): each damaged store of the
-    workspace and the command that makes it again (``storage.health``); empty for any other error."""
+    """After a database error (``database disk image is malformed`` names no file; Chroma's errors name none either):
+    each damaged store of the workspace and the command that makes it again (``storage.health``); empty for any other
+    error."""
     import sqlite3
 
-    seen, err = set(), e
-    while err is not None and id(err) not in seen:  # the error itself, or what a flow or a task wrapped
-        if isinstance(err, sqlite3.DatabaseError):
-            break
-        seen.add(id(err))
-        err = err.__cause__ or err.__context__
-    else:
+    if not any(isinstance(x, sqlite3.DatabaseError) or type(x).__module__.startswith("chromadb") or "malformed" in str(x)
+               for x in _chain(e)):
         return []
     try:
         # lazy: storage.health (2 modules) stays off `agentos` start-up
@@ -86,23 +83,34 @@ def _chain(e: BaseException):
 
 
 def _full_disk(e: BaseException) -> str | None:
-    """After an error a full disk explains (a write that found no space; SQLite's "database or disk is full"; Prefect's
-    ephemeral server, which dies at start on a full disk and is reported as "Timed out while attempting to connect
-    to ephemeral Prefect API server"): the folder with no space left, as ``kernel.prefect_env.space_problem`` finds
-    it; None for any other error, or when the disk has room after all."""
-    import errno
+    """After an error a full disk explains: a write (or an open) that found no room, SQLite's "database or disk is full",
+    the "disk I/O error" of a store whose files cannot grow on a full disk (``storage.health.no_room``: never damage,
+    never a reason to restore), or Prefect's ephemeral server, which dies at start on a full disk and is reported as
+    "Timed out while attempting to connect to ephemeral Prefect API server": the folder with no room left, as
+    ``kernel.prefect_env.space_problem`` finds it; None for any other error, or when the disk has room after all
+    and the error does not say it had none."""
+    # lazy: storage.health (2 modules) stays off `agentos` start-up
+    from agentos_mem.storage.health import NoRoom, may_be_no_room, no_room_line, says_no_room
 
-    hint = any((isinstance(x, OSError) and x.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG))
-               or "database or disk is full" in str(x) or "ephemeral Prefect API server" in str(x) for x in _chain(e))
-    if not hint:
+    named = next((x for x in _chain(e) if isinstance(x, NoRoom)), None)
+    if named is not None:  # a store that said where it found no room
+        return str(named)
+    certain, store = says_no_room(e), may_be_no_room(e)
+    if not (certain or store or any("ephemeral Prefect API server" in str(x) for x in _chain(e))):
         return None
     try:
         # lazy: kernel.prefect_env (2 modules) stays off `agentos` start-up
         from agentos_mem.kernel.prefect_env import space_problem
 
-        return space_problem(space_folders(load_settings()))
+        settings = load_settings()
+        found = space_problem(space_folders(settings))
+        if found:
+            return found + ("; nothing is damaged, nothing needs restoring" if certain or store else "")
+        if certain:  # room again by now (or a quota, a limit the probe did not meet): the write still found none
+            return no_room_line(Workspace(settings.home).local, next(str(x) for x in _chain(e)))
     except Exception:  # noqa: BLE001 - the settings themselves may be what fails: then the plain message
         return None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -174,6 +174,10 @@ def plan_rebuild(settings: Settings, snap: Snapshot, *, full: bool = False, embe
     try:
         gen = store.current()
         gen.verify()
+        # what it is read as, not only its files: an incremental build, or none when nothing changed, would keep a
+        # live generation every query calls damaged (its Chroma file has no digest); over a damaged one it builds in full
+        if not full:
+            gen.check_readable()
         prev = gen
     except IndexMissing:
         full, reason = True, "no index yet"
@@ -500,6 +504,7 @@ def doctor(settings: Settings, *, viewer: str | None = None) -> dict:
     try:
         gen = store.current()
         gen.verify()
+        gen.check_readable()  # the live generation read as a query reads it (its Chroma file has no digest)
     except (IndexMissing, IndexCorrupt) as e:
         return {"ok": False, "generation": store.current_name(), "drift": [*server, str(e)], "warnings": warnings, "counts": {}}
     drift += server

@@ -22,6 +22,8 @@ fails or is stopped part way, and what it had made by then goes to ``agent-local
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import time
 from dataclasses import asdict, dataclass, field
@@ -36,6 +38,7 @@ from agentos_mem.kernel.files import UnsafePath, guard
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.guards import RestoreInProgress, restore_marker, workspace_lock
+from agentos_mem.storage.health import free_bytes, no_room, room_problem
 from agentos_mem.restore import registry
 from agentos_mem.restore.replay import ReplayReport, replay
 
@@ -86,11 +89,12 @@ def unique_folder(parent: Path, name: str) -> Path:
             n += 1
 
 
-def _move_aside(ws: Workspace, prefix: str = "restore-backup") -> tuple[Path, list[tuple[Path, Path]]]:
+def _move_aside(ws: Workspace, prefix: str = "restore-backup", moved: list | None = None) -> tuple[Path, list[tuple[Path, Path]]]:
     """Move the derived stores into ``agent-local/<prefix>-<stamp>/`` (a new folder each time): nothing this machine
-    made is deleted. Returns the folder and each (place, where it went)."""
+    made is deleted. Returns the folder and each (place, where it went); ``moved`` (when given) is that list as it
+    grows, so a move that fails part way can be undone."""
     target = unique_folder(ws.local, f"{prefix}-{clock.now(None).strftime('%Y%m%dT%H%M%S')}")
-    moved = []
+    moved = [] if moved is None else moved
     for p in derived_present(ws) + [q for q in (ws.logs,) if q.exists()]:
         companions = [p.with_name(p.name + s) for s in ("-wal", "-shm")] if p.is_file() else []
         for src in [p, *[c for c in companions if c.exists()]]:
@@ -104,7 +108,23 @@ def _move_aside(ws: Workspace, prefix: str = "restore-backup") -> tuple[Path, li
 def _put_back(ws: Workspace, moved: list[tuple[Path, Path]]) -> Path | None:
     """A restore that failed: what it made goes aside (``restore-failed-<stamp>/``), the stores it moved aside come
     back to their places. Returns where the failed attempt's stores are (None: it had made none)."""
-    failed, partial = _move_aside(ws, "restore-failed") if derived_present(ws) or ws.logs.exists() else (None, [])
+    failed, partial = None, []
+    if derived_present(ws) or ws.logs.exists():
+        try:
+            failed, partial = _move_aside(ws, "restore-failed")
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # no room even for the folders to keep the attempt in (a disk that filled part way): what is left at the
+            # places is only what this attempt made from agent-sync, which any restore makes again; it goes, so the
+            # stores it found can come back
+            for p in derived_present(ws) + [q for q in (ws.logs,) if q.exists()]:
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
+                for suffix in ("-wal", "-shm"):
+                    p.with_name(p.name + suffix).unlink(missing_ok=True)
     for place, kept in moved:
         if place.is_dir() and not place.is_symlink() and not any(place.iterdir()):
             place.rmdir()  # an empty folder the attempt made (it moves only stores with something in them)
@@ -135,31 +155,92 @@ def restore(settings: Settings, *, force: bool = False, log=print) -> RestoreRep
         names = ", ".join(str(p.relative_to(ws.home)) for p in present)
         raise RestoreError(f"this machine already holds derived stores ({names}); `agentos restore --force` moves them to "
                            "agent-local/restore-backup-<time>/ and makes them again from agent-sync")
+    short = room_to_restore(ws, present)  # before the marker and before anything moves: a refusal changes nothing
+    if short:
+        raise RestoreError(short)
     try:
-        with restore_marker(ws.home):  # held until the end: every read meanwhile says a restore is in progress
-            _restore_over(settings, ws, report, bool(present), log)
+        with restore_marker(ws.home) as marker:  # held until the end: every read meanwhile says a restore is in progress
+            _restore_over(settings, ws, report, bool(present), log, marker)
     except RestoreInProgress as e:  # only the marker raises it: another restore holds it
         raise RestoreError(str(e)) from None
     return report
 
 
-def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, present: bool, log) -> None:
-    """Move what is present aside, restore, and put it back if the restore does not finish."""
+# Room a restore needs beyond the stores it makes again: SQLite's journals, the index build's Chroma files and
+# what the digest writes beside them while it runs.
+RESTORE_SLACK = 16 << 20
+
+
+def _size(path: Path) -> int:
+    """Bytes ``path`` takes on its file system (a folder: everything below it, links not followed)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return 0
+    if not path.is_dir() or path.is_symlink():
+        return st.st_blocks * 512
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def room_to_restore(ws: Workspace, present: list[Path]) -> str | None:
+    """Why agent-local's file system cannot take this restore, or None. The restore makes every derived store again
+    beside the ones it keeps (moved, not copied, into restore-backup-<time>/): about as much room as they take now (on
+    a new machine, as the logs and documents it reads take), and ``RESTORE_SLACK`` more. A restore refused part way for
+    room left its marker, and every command then answered "a restore did not finish" (issue 42, item 9): this is asked
+    before the marker is written or anything is moved, so a refusal changes nothing."""
+    need = sum(_size(p) for p in present) or 2 * (_size(ws.memory / "working") + _size(ws.knowledge))
+    need += RESTORE_SLACK
+    why = room_problem(ws.local)
+    free = free_bytes(ws.local)
+    if why is None and (free is None or free >= need):
+        return None
+    again = "agentos restore --force" if present else "agentos restore"
+    return (f"not enough room to restore: {ws.local} ({why or f'{free >> 20} MiB free'}; the restore needs about "
+            f"{-(-need >> 20)} MiB to make the derived stores again beside the ones it keeps); free some space there and "
+            f"run `{again}` again; nothing was changed")
+
+
+def _restore_over(settings: Settings, ws: Workspace, report: RestoreReport, present: bool, log, marker) -> None:
+    """Move what is present aside, restore, and put it back if the restore does not finish (the marker stays when it
+    cannot all be put back: the stores are not as they were)."""
     # A writer in the middle of a day (a nightly) finishes it first; every later one sees the marker and refuses.
+    moved: list[tuple[Path, Path]] = []
     with workspace_lock(ws.home):
-        backup, moved = _move_aside(ws) if present else (None, [])
+        try:
+            backup, moved = _move_aside(ws, moved=moved) if present else (None, [])
+        except BaseException:
+            try:  # the stores moved before the move failed go back: the restore has not started
+                for place, kept in reversed(moved):
+                    shutil.move(str(kept), str(place))
+            except BaseException:
+                marker.unfinished = True  # not as they were: every command says so until a restore finishes
+            raise
     if backup is not None:
         report.moved_aside = str(backup.relative_to(ws.home))
     try:
         _restore(settings, ws, report, log)
     except BaseException as e:
-        failed = _put_back(ws, moved)
+        try:
+            failed = _put_back(ws, moved)
+        except BaseException as back:
+            marker.unfinished = True
+            raise RestoreFailed(f"restore failed ({type(e).__name__}: {e}), and the stores it moved aside could not all be "
+                                f"put back ({type(back).__name__}: {back}): they are in {report.moved_aside}; "
+                                "`agentos restore --force` makes them again from agent-sync") from e
         if backup is not None and backup.is_dir() and not any(p.is_file() for p in backup.rglob("*")):
             shutil.rmtree(backup, ignore_errors=True)  # only the empty folders the stores were moved out of
         where = f"; what it had made is in {failed.relative_to(ws.home)}" if failed else ""
         if not isinstance(e, Exception):
             raise
-        raise RestoreFailed(f"restore failed ({type(e).__name__}: {e}); this machine's stores are back as they were{where}") from e
+        why = no_room(e, ws.local) or f"{type(e).__name__}: {e}"  # a disk that filled part way: said so
+        raise RestoreFailed(f"restore failed ({why}); this machine's stores are back as they were{where}") from e
 
 
 def _restore(settings: Settings, ws: Workspace, report: RestoreReport, log) -> None:
