@@ -287,7 +287,7 @@ def _run(work: Path, corpus, queries, qrels, k: int, log) -> dict:
             "layout": "one document per passage: '# <title>' + text (text alone when untitled)",
             "multi_relevant_queries": sum(1 for qid, _ in qs if len(qrels[qid]) > 1),
             "systems": systems, "goal": {"recall@1 >= 0.97": {m: (systems[m]["recall@1"] or 0) >= GOAL_R1 for m in MODES}},
-            "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "alpha_crowded": fusion.ALPHA_CROWDED, "clear_top": fusion.CLEAR_TOP, "agree_top": fusion.AGREE_TOP, "dense_pool": kb.DENSE_POOL,
+            "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "fusion_model": {"top": fusion.load_model().get("top"), "fitted": fusion.load_model().get("provenance", {}).get("date"), "fallback": fusion.load_model().get("fallback")}, "dense_pool": kb.DENSE_POOL,
             "not_at_rank_1": missed}
 
 
@@ -329,7 +329,7 @@ def markdown(res: dict, command: str) -> str:
            f"- Layout: {res['layout']}; written directly as ready, system-scoped cards and registry rows (no collect/refine).",
            "- R@k: a query is found when ANY of its relevant passages is among the first k distinct passages; MRR@10: "
            "reciprocal rank of the first relevant one. A passage's best section stands for it.",
-           f"- Modes: `hybrid` (convex fusion, alpha {res['alpha']} on BM25, {res.get('alpha_crowded', res['alpha'])} when BM25's best does not stand {res.get('clear_top', 0)} above its second and the best by meaning is among BM25's first {res.get('agree_top', 0)}; dense pool {res['dense_pool']}), `bm25` (bm25s lucene "
+           f"- Modes: `hybrid` (the fitted fusion model of query/fusion.py, fitted {res['fusion_model']['fitted']}, over each side's first {res['fusion_model']['top']}; the rest convex, alpha {res['alpha']}; dense pool {res['dense_pool']}; cross-validated in bench/results/fusion-cv.md), `bm25` (bm25s lucene "
            "over kb_terms: words, Chinese characters and bigrams), `dense` (cosine of the embedder).",
            "- Latency: wall time of one `search_docs` call after the section vectors were embedded; hybrid and dense embed the "
            "query inside the call.",

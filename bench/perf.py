@@ -428,7 +428,7 @@ def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> 
     build_bm25 = time.perf_counter() - t
     emb = TableEmbedder(table)
     dense = Dense(emb)
-    index.vectors[emb.identity] = {i: vecs[i] for i in range(n)}  # a warm process: every vector already read
+    index.hold_vectors(emb.identity, np.arange(n), vecs)  # a warm process: every vector already read
     keys = index.section_keys()
     folder = Path(tempfile.mkdtemp(prefix="agentos-kb-ann-"))
     vi = VectorIndex(folder / "chroma")

@@ -17,7 +17,9 @@ def index_rebuild(full: bool = False) -> dict:
 
     Incremental by content hash: only new or changed units are tokenised and embedded, deleted ones leave
     the indexes, and a run with nothing changed writes nothing. The new indexes are built aside and swapped
-    in atomically, so queries keep answering from the last complete index.
+    in atomically, so queries keep answering from the last complete index. The published knowledge documents'
+    sections the vector cache lacks are embedded too (and their ANN index published), as the nightly does: knowledge
+    search never embeds them itself.
 
     Args:
         full: Re-build every unit (vectors still come from the cache when the embedder is the same).
@@ -25,4 +27,7 @@ def index_rebuild(full: bool = False) -> dict:
     settings = load_settings()
     Workspace(settings.home).ensure()
     with watch("index-rebuild"):
-        return t.rebuild_indexes(settings, full=full)
+        result = t.rebuild_indexes(settings, full=full)
+        # after the memory indexes: what knowledge search ranks by keywords until it is embedded (issue 42)
+        sections = t.embed_kb_sections(settings)
+    return {**result, "sections": sections}

@@ -6,6 +6,8 @@ texts ahead of time (``index/vectors.py``); the read path ranks them and writes 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,19 +30,20 @@ _lock = threading.Lock()
 _bodies: dict[str, tuple[int, int, str, list[str]]] = {}  # card path -> (mtime_ns, size, body hash, lines)
 
 
-def body_lines(path: Path) -> tuple[str, list[str]] | None:
-    """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable."""
+def body_lines(path: Path | str) -> tuple[str, list[str]] | None:
+    """(hash of the body as refine computes content_hash, body lines), or None when the card is unreadable. A card
+    unchanged since its last read (same mtime and size) is not read again: the same lines object comes back."""
     try:
-        st = path.stat()
+        st = os.stat(path)  # every search stats every selected card: os.stat on the string, not a Path per card
         hit = _bodies.get(str(path))
         if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
             return hit[2], hit[3]
-        body = read_body(path)
+        body = read_body(Path(path))
     except (OSError, UnicodeDecodeError):
         return None
     # Served masked (the hash is the body's as written): a card refined before secrets were masked at write time,
     # or edited by hand, never serves one in clear, nor puts one in a section index or a vector.
-    lines = mask_lines("\n".join(split_lines(body)), f"knowledge card {path.name}", 1)[0].split("\n") if body else split_lines(body)
+    lines = mask_lines("\n".join(split_lines(body)), f"knowledge card {os.path.basename(path)}", 1)[0].split("\n") if body else split_lines(body)
     entry = (st.st_mtime_ns, st.st_size, hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest(), lines)
     with _lock:
         if len(_bodies) > 20_000:
@@ -120,17 +123,51 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_docs: dict[tuple, Doc] = {}  # a registry row as read (``KBStore.readable``: every value a string) -> its Doc
+_outlines: dict[str, list] = {}  # an outline's stored JSON text -> the outline
+
+
 def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
     """The documents of these registry rows whose card still holds the reviewed body (an edited card is not
-    the text that was reviewed: left out until it is refined and approved again)."""
+    the text that was reviewed: left out until it is refined and approved again).
+
+    The read path calls this on every search with the rows of ``KBStore.readable`` (the outline still JSON text):
+    a row unchanged since the last call, whose card is unchanged too (``body_lines`` gives back the same lines), is
+    the Doc made then, so a search pays a stat per card, not a decode and a secrets scan of every document (the
+    registry read was most of a search on a base of many documents: issue 43). Rows with decoded outlines (the index
+    pipeline's, ``KBStore.documents``) are made anew."""
     out = []
+    root = os.fspath(kb_root)
     for row in rows:
-        body = body_lines(kb_root / row["path"])
+        body = body_lines(os.path.join(root, row["path"]))
         if body is None or body[0] != row["content_hash"]:
             continue
-        row = {**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}
-        out.append(Doc(row, body[1], doc_sections(row, body[1])))
+        key = tuple(row.values()) if isinstance(row.get("outline"), str) else None
+        doc = _docs.get(key) if key is not None else None
+        if doc is None or doc.lines is not body[1]:  # new, changed, or its card re-read since
+            doc = _doc_of(row, body[1])
+            if key is not None:
+                with _lock:
+                    if len(_docs) > 20_000:
+                        _docs.clear()
+                    _docs[key] = doc
+        out.append(doc)
     return out
+
+
+def _doc_of(row: dict, lines: list[str]) -> Doc:
+    row = {**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}
+    if isinstance(row.get("outline"), str):
+        text = row["outline"]
+        outline = _outlines.get(text)
+        if outline is None:
+            outline = json.loads(text) if text else []
+            with _lock:
+                if len(_outlines) > 20_000:
+                    _outlines.clear()
+                _outlines[text] = outline
+        row["outline"] = outline
+    return Doc(row, lines, doc_sections(row, lines))
 
 
 def section_units(docs: list[Doc]) -> list[SectionUnit]:

@@ -51,8 +51,20 @@ def _decide(args, decision: str) -> int:
         out = decide(settings, args.id, decision, settings.user, args.note)
     except (NotAllowed, DocumentNotFound, ValueError) as e:
         raise CliError(str(e)) from None
-    emit(args, out, lambda d: print(f"{d['id']} is now {d['status']}"))
+    emit(args, out, _render_decided)
     return 0
+
+
+def _render_decided(d: dict) -> None:
+    print(f"{d['id']} is now {d['status']}")
+    v = d.get("vectors")
+    if v is None:
+        return
+    if v.get("error"):
+        print(f"  its sections have no vectors yet ({v['error']}): search finds them by keywords until `agentos rebuild` "
+              "or the nightly embeds them")
+    elif v["sections"]:
+        print(f"  {v['sections']} section(s) ready for search ({v['embedded']} embedded now)")
 
 
 def cmd_approve(args) -> int:
@@ -145,19 +157,22 @@ def cmd_map(args) -> int:
 
 def cmd_search(args) -> int:
     # lazy: the query stack (query.kb) stays off `agentos` start-up
-    from agentos_mem.query.kb import search_docs
+    from agentos_mem.query.kb import search
 
     settings = workspace_settings(args)
-    hits = _kb_call(lambda: search_docs(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
+    # --json: {query, mode, hits, sections, without_vectors, notice}, the MCP tool kb_search's fields
+    found = _kb_call(lambda: search(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
 
-    def render(hits):
-        if not hits:
+    def render(found):
+        if found["notice"]:
+            print(f"note: {found['notice']}")
+        if not found["hits"]:
             print("no section matches")
-        for h in hits:
+        for h in found["hits"]:
             print(f"{h['score']:.3f}  {h['doc_id']}#{h['anchor']}  {h['title']} › {h['section']}  (lines {h['lines'][0]}-{h['lines'][1]})")
             print(f"    {h['snippet']}")
 
-    emit(args, hits, render)
+    emit(args, found, render)
     return 0
 
 
@@ -206,6 +221,8 @@ def cmd_ask(args) -> int:
             print(f"missing: {a['missing']}")
         for c in a.get("citations") or []:
             print(f"  - {c['title']} › {c['section']} ({c['doc_id']}#{c['anchor']})")
+        if a.get("notice"):
+            print(f"note: {a['notice']}")
 
     emit(args, out, render)
     return 0

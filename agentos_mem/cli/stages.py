@@ -7,6 +7,7 @@ from __future__ import annotations
 from agentos_mem.cli.common import CliError, add_command, emit, finish_stage, need_workspace, parse_date, prepare_flows, settings_from_args
 from agentos_mem.digest.report import summary_lines
 from agentos_mem.index.report import RebuildReport
+from agentos_mem.kernel.workspace import Workspace
 
 COMMANDS = ("digest", "backfill", "nightly", "rebuild", "doctor")
 
@@ -78,16 +79,22 @@ def _print_knowledge(o: dict) -> None:
 
 def _print_rebuild(r: dict) -> None:
     print("\n".join(RebuildReport.from_dict(r).summary_lines()))
+    kb = r.get("sections")  # `agentos rebuild`'s: the knowledge sections embedded beside the memory indexes
+    if kb:
+        print(f"knowledge sections: {kb['sections']}, {kb['embedded']} embedded now")
 
 
 def cmd_rebuild(args) -> int:
     settings = settings_from_args(args)
     need_workspace(settings)
     if args.direct:
-        # lazy: index.stages (30 modules) stays off `agentos` start-up
+        # lazy: index.stages (30 modules) and index.vectors stay off `agentos` start-up
         from agentos_mem.index.stages import rebuild
+        from agentos_mem.index.vectors import embed_sections
 
         r = rebuild(settings, full=args.full)
+        # as the index-rebuild flow does: the sections knowledge search would otherwise rank by keywords alone
+        r["sections"] = embed_sections(settings)
     else:
         fl = prepare_flows(settings, args.quiet)
         r = fl.rebuild.index_rebuild(full=args.full)
@@ -99,16 +106,27 @@ def cmd_rebuild(args) -> int:
 def cmd_doctor(args) -> int:
     # lazy: index.stages (30 modules); storage.health (2 modules) stay off `agentos` start-up
     from agentos_mem.index.stages import doctor
-    from agentos_mem.storage.health import damaged
+    from agentos_mem.storage.health import damaged, kept_damage, no_room
 
     settings = settings_from_args(args)
     need_workspace(settings)
     bad = [d.line(settings.home) for d in damaged(settings.home)]  # first: a damaged store fails every check below
+    # an older generation the rebuild keeps is read by nobody while the live one is intact: a note, never a failure
+    kept = kept_damage(settings.home)
     if bad:
-        r = {"ok": False, "generation": None, "drift": [], "damaged": bad, "warnings": [], "counts": {}}
+        r = {"ok": False, "generation": None, "drift": [], "damaged": bad, "warnings": kept, "counts": {}}
     else:
-        r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
+        try:
+            r = doctor(settings, viewer=settings.user)  # other users' drift counted, their unit ids not shown
+        except Exception as e:  # noqa: BLE001 - only a full disk is said here; anything else goes on up
+            full = no_room(e, Workspace(settings.home).local)
+            if full is None:
+                raise
+            # the stores were checked above and none is damaged; the indexes cannot be compared without room (Chroma
+            # writes its file when it opens it, the card cache its -shm file): say so, never "damaged"
+            r = {"ok": False, "generation": None, "drift": [], "disk_full": full, "warnings": [], "counts": {}}
         r["damaged"] = []
+        r["warnings"] = [*(r.get("warnings") or []), *kept]
         # lazy: restore.replay (10 modules) stays off `agentos` start-up
         from agentos_mem.restore.replay import pending, refusal, workspace_users
 
@@ -133,6 +151,8 @@ def cmd_doctor(args) -> int:
             print("ok: cards, facts, keyword index and vector index agree")
         elif o["damaged"]:
             print("not checked further: the stores above are damaged")
+        elif o.get("disk_full"):
+            print(f"{o['disk_full']}\nnot checked further: the stores read intact; comparing them with the indexes needs room")
         else:
             print(f"drift ({len(o['drift'])}): the next rebuild (`agentos rebuild`, or the nightly flow) repairs it")
             for line in o["drift"]:

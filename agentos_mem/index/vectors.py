@@ -1,9 +1,11 @@
-"""Embedding ahead of the read path (the nightly chain): the sections of published knowledge documents and
+"""Embedding ahead of the read path: the sections of published knowledge documents (one document when it is
+approved, ``embed_document``; all of them at ``agentos rebuild`` and in the nightly chain, ``embed_sections``) and
 the memory records recall scans.
 
 Each text is embedded once, by its hash, into the workspace's embedding cache (``storage/embed_cache.py``)
-under the embedder's identity. Knowledge search and memory recall only read that cache: a section published
-or a record written since the last run is embedded in the reading process's memory, never written by it.
+under the embedder's identity. Knowledge search only reads that cache and never embeds a section: one without a
+vector there is ranked by its keywords, and the search says so (``query.kb.search``). Memory recall embeds a record
+written since the last run in the reading process's memory, never writing it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,32 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
     ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
                               min_sections=settings.kb_ann_min_sections)
     return {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
+
+
+def embed_document(settings: Settings, doc_id: str, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
+    """Embed the sections of one published document that the cache lacks (approving it: searched by meaning at
+    once, not after the next night; a section already embedded, by its text's hash, is not embedded again); returns
+    {doc_id, sections, embedded, embedder}. A document that is not ready, or whose card no longer holds the reviewed
+    body, has no section to embed. Its sections join the ANN index (past ``kb_ann_min_sections``) with the next
+    ``embed_sections``; until then the search scores them exactly beside it."""
+    paths = kb_paths(settings)
+    out = {"doc_id": doc_id, "sections": 0, "embedded": 0, "embedder": None}
+    if not paths["db"].exists():
+        return out
+    store = KBStore(paths["db"], timezone=settings.timezone)
+    try:
+        row = store.find(doc_id)
+    finally:
+        store.close()
+    if row is None or row["status"] != "ready":
+        return out
+    units = section_units(published_docs(paths["knowledge"], [row]))
+    texts = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    out["sections"] = len(units)
+    if texts:
+        embedder = embedder or make_settings_embedder(settings)
+        out.update(embedded=_embed_missing(settings, embedder, texts, log, what="embedding sections"), embedder=embedder.identity)
+    return out
 
 
 def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:

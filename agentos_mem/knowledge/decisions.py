@@ -14,6 +14,7 @@ Prefect UI (``apply_review``: a whole decision, every refused part reported with
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import asdict, dataclass, field
 
 from agentos_mem.kernel.settings import Settings
@@ -93,7 +94,8 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
     goes to this machine's journal in agent-sync (``storage.journal``) so a restore, or another machine, replays it.
     ``replayed``: this is that replay (``restore.replay``): the synced card already says what was decided, so it is
     not rewritten (a rewrite on every machine would make the sync tool see edits that conflict). ``checked=False``: a
-    decision a person made elsewhere and that only the card records (who made it is not known here): not re-checked."""
+    decision a person made elsewhere and that only the card records (who made it is not known here): not re-checked.
+    Approving (not replayed) also embeds the document's sections: ``vectors`` in the result (``embed_approved``)."""
     if decision not in ("approve", "reject"):
         raise ValueError(f"a decision is approve or reject, not {decision!r}")
     store = open_kb(settings)
@@ -123,7 +125,27 @@ def decide(settings: Settings, doc_id: str, decision: str, who: str, note: str |
         path = kb_paths(settings)["knowledge"] / doc["path"]
         if path.exists():
             restamp(path, doc)
-    return item(doc)
+    out = item(doc)
+    if decision == "approve" and not replayed:  # a restore embeds every published section after its replay
+        out["vectors"] = embed_approved(settings, doc_id)
+    return out
+
+
+def embed_approved(settings: Settings, doc_id: str) -> dict:
+    """Embed an approved document's sections now, with progress (``index.vectors.embed_document``), so that no search
+    ever embeds them: a search embedding what it lacked took minutes after approving a 3,000-heading document, in every
+    new process (issue 42). {sections, embedded} or, when it cannot be done now, {sections: None, error}: the approval
+    stands (it is journaled and applied), the search ranks the sections by their keywords and says so, and the next
+    ``agentos rebuild`` or nightly embeds them."""
+    # lazy: index.vectors reaches the embedders and the ANN index: only a decision that approves pays for them
+    from agentos_mem.embedders import EmbedderError
+    from agentos_mem.index.vectors import embed_document
+
+    try:
+        done = embed_document(settings, doc_id)
+    except (EmbedderError, sqlite3.Error, OSError) as e:  # the model or its endpoint, the cache, the disk: said, not raised
+        return {"sections": None, "embedded": 0, "error": f"{type(e).__name__}: {e}"}
+    return {"sections": done["sections"], "embedded": done["embedded"]}
 
 
 def _journal(settings: Settings, user: str, kind: str, fields: dict, apply) -> None:

@@ -26,13 +26,16 @@ Chinese characters and Chinese character bigrams. "Quoted phrases" (``"..."``, `
 ``『...』``) must occur exactly (case-insensitively, whitespace runs as one space) or the section is left out;
 their terms also rank. Modes: ``bm25`` (bm25s, Lucene idf, k1 1.5, b 0.75, built in memory once per process and
 set of (document id, content hash)); ``dense`` (the settings' embedder, cosine over the section texts, vectors
-read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/vectors.py``)); ``hybrid`` (convex fusion over the
-BM25 matches and the best dense candidates, ``alpha`` weighting BM25, lowered to ``ALPHA_CROWDED`` for a query whose
-best BM25 section does not stand clear of its second while the best dense section is among BM25's first page:
+read by text hash from the workspace's embedding cache, which the nightly chain fills (``index/vectors.py``)); ``hybrid`` (over the
+BM25 matches and the best dense candidates: each side's first ``fusion.TOP`` ranked by a small fitted model of both
+sides' scores, margins, term coverage and script mix, the rest by a convex mix with ``alpha`` weighting BM25:
 ``query.fusion``). One hit per section, with one snippet.
-Embedding is the slow part on a small CPU: a section published since the last nightly embedding is embedded by
-the first dense or hybrid call in that process's memory (the read path writes nothing); ``bm25`` never loads a model. A benchmark can skip the
-workspace: ``SectionIndex.build([Unit, ...])`` then ``rank_sections(index, query, mode=..., dense=Dense(embedder))``.
+A search embeds its query and nothing else: the sections' vectors are made when a document is approved
+(``knowledge.decisions.decide``), by ``agentos rebuild`` and by the nightly (``index/vectors.py``). A section without
+one (its embedding failed, or it was published before approvals embedded) is ranked by its keywords, and ``search``
+says how many there were (``without_vectors``, ``notice``); ``bm25`` never loads a model. A benchmark can skip the
+workspace: ``SectionIndex.build([Unit, ...])`` then ``rank_sections(index, query, mode=..., dense=Dense(embedder))``
+(without a cache, that ``Dense`` embeds the units in memory).
 
 Paging: ``read_section`` cuts the section's text (its own lines; with ``subtree=True`` also its subsections')
 into pages of at most ``page_tokens`` tokens (``count_tokens``) and ``page_tokens * CHARS_PER_TOKEN``
@@ -62,6 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
+from agentos_mem.query.forgotten import forgotten_values, without_forgotten
 from agentos_mem.documents.outline import Outline, outline_markdown
 from agentos_mem.embedders import make_settings_embedder
 from agentos_mem.kernel import clock
@@ -69,7 +73,7 @@ from agentos_mem.kernel.files import guard
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, count_tokens, sentences
 from agentos_mem.kernel.workspace import Workspace, kb_paths
-from agentos_mem.query.fusion import AGREE_TOP, keyword_weight
+from agentos_mem.query.fusion import AGREE_TOP, fuse_sections, keyword_weight
 from agentos_mem.query.index_reader import open_reader
 from agentos_mem.query.rules import check_request
 from agentos_mem.storage.embed_cache import open_cache
@@ -253,7 +257,7 @@ def selected_docs(settings: Settings, user: str, selection: str | Mapping | None
         return []
     store = KBStore(paths["db"], timezone=settings.timezone)
     try:
-        rows = store.visible(user, today=_today(settings))
+        rows = store.readable(user, today=_today(settings))  # what store.visible gives, undecoded: every call reads it
     finally:
         store.close()
     return published_docs(paths["knowledge"], [row for row in rows if is_selected(row, sel)])
@@ -301,7 +305,8 @@ class SectionIndex:
     units: list[Unit]
     model: object = None  # bm25s.BM25
     norm: list[str] = field(default_factory=list)  # phrase form of each unit's title path and text
-    vectors: dict[str, dict[int, np.ndarray]] = field(default_factory=dict)  # embedder identity -> unit -> vector
+    vectors: dict[str, UnitVectors] = field(default_factory=dict)  # embedder identity -> the units' vectors read so far
+    _hashes: list[str] | None = None
     _keys: list[str] | None = None
     _key_pos: dict[str, int] = field(default_factory=dict)
     _not_held: tuple | None = None
@@ -323,6 +328,20 @@ class SectionIndex:
         if not known:
             return np.zeros(len(self.units))
         return np.asarray(self.model.get_scores(known), dtype=np.float64)
+
+    def text_hashes(self) -> list[str]:
+        """Each unit's key in the embedding cache (the hash of its embedded text), computed on first use."""
+        if self._hashes is None:
+            self._hashes = [text_hash(u.match_text[:EMBED_CHARS]) for u in self.units]
+        return self._hashes
+
+    def unit_vectors(self, identity: str) -> UnitVectors:
+        with _lock:
+            return self.vectors.setdefault(identity, UnitVectors(len(self.units)))
+
+    def hold_vectors(self, identity: str, idxs, vectors) -> None:
+        """Hold these units' vectors (a benchmark's, or the cache's) for ``identity``'s searches."""
+        self.unit_vectors(identity).put(np.asarray(idxs, dtype=np.int64), vectors)
 
     def section_keys(self) -> list[str]:
         """Each unit's key in the ANN index (``storage.kb_sections.section_key``), computed on first use."""
@@ -369,35 +388,82 @@ def section_index(docs: list[Doc]) -> SectionIndex:
 _embedders: dict[str, object] = {}
 
 
+class UnitVectors:
+    """One embedder's vectors of a section index's units: rows of one matrix, ``held`` saying which rows are filled.
+    A unit without a vector has none here (never a made-up one): a search ranks it by its keywords."""
+
+    def __init__(self, n: int):
+        self.held = np.zeros(n, dtype=bool)
+        self.matrix: np.ndarray | None = None  # (n, dim) float32, made with the first vector
+        self._lock = threading.Lock()
+
+    def put(self, idxs: np.ndarray, vectors) -> None:
+        if len(idxs) == 0:
+            return
+        vecs = np.asarray(vectors, dtype=np.float32).reshape(len(idxs), -1)
+        with self._lock:
+            if self.matrix is None:
+                self.matrix = np.zeros((len(self.held), vecs.shape[1]), dtype=np.float32)
+            self.matrix[idxs] = vecs
+            self.held[idxs] = True
+
+    def __contains__(self, i: int) -> bool:
+        return bool(self.held[i])
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        if not self.held[i]:
+            raise KeyError(i)
+        return self.matrix[i]
+
+
 class Dense:
-    """Cosine of sections to a query with one embedder; section vectors by text hash from ``cache`` (the
-    workspace's embedding cache, read only; None: none), the missing ones embedded in this process when needed."""
+    """Cosine of sections to a query with one embedder. With ``cache`` (the workspace's embedding cache, read only)
+    a section's vector is read from it by text hash, and a section it lacks has none: ``cosine`` gives NaN for it and
+    the search ranks it by keywords, saying so. Nothing is embedded here but the query: the sections' vectors are made
+    when a document is approved and by ``agentos rebuild`` and the nightly (``index.vectors``); embedding them at search
+    time made the first search after approving a 3,000-heading document take minutes, in every new process (issue 42).
+    Without ``cache`` (a benchmark or test over bare units, no workspace) the units are embedded in this process's
+    memory when first needed."""
 
     def __init__(self, embedder, cache=None):
         self.embedder, self.cache = embedder, cache
         self._queries: dict[str, np.ndarray] = {}
 
+    def load(self, index: SectionIndex, idxs: np.ndarray) -> np.ndarray:
+        """Which of ``idxs`` have a vector now (bool, aligned with ``idxs``). Those not held yet are looked up in the
+        cache on every call, so vectors made since (an approval in another process, the nightly) are used without
+        restarting a long-lived server; a lookup is one indexed query per 500 sections."""
+        idxs = np.asarray(idxs, dtype=np.int64)
+        vs = index.unit_vectors(self.embedder.identity)
+        need = idxs[~vs.held[idxs]]
+        if len(need):
+            hashes = index.text_hashes()
+            need = np.unique(need)
+            if self.cache is not None:
+                known = self.cache.vectors(self.embedder.identity, list({hashes[i] for i in need}))
+                got = np.array([i for i in need if hashes[i] in known], dtype=np.int64)
+                vs.put(got, [known[hashes[i]] for i in got])
+            else:
+                texts = {hashes[i]: index.units[i].match_text[:EMBED_CHARS] for i in need}
+                made = dict(zip(texts, self.embedder.embed_documents(list(texts.values()))))
+                vs.put(need, [made[hashes[i]] for i in need])
+        return vs.held[idxs]
+
     def cosine(self, index: SectionIndex, idxs: np.ndarray, query: str) -> np.ndarray:
+        """Cosines of ``idxs`` to ``query``; NaN for a section without a vector (the query is embedded only when some
+        section has one)."""
+        idxs = np.asarray(idxs, dtype=np.int64)
+        out = np.full(len(idxs), np.nan)
         if len(idxs) == 0:
-            return np.zeros(0)
-        identity = self.embedder.identity
-        have = index.vectors.setdefault(identity, {})
-        missing = [int(i) for i in idxs if int(i) not in have]
-        if missing:
-            texts = {i: index.units[i].match_text[:EMBED_CHARS] for i in missing}
-            hashes = {i: text_hash(t) for i, t in texts.items()}
-            known = self.cache.vectors(identity, list(set(hashes.values()))) if self.cache is not None else {}
-            todo = list(dict.fromkeys(h for h in hashes.values() if h not in known))
-            if todo:
-                by_hash = {h: texts[i] for i, h in hashes.items()}
-                # Published since the last nightly embedding: embedded here, kept in this process only (the
-                # read path writes nothing; index/vectors.py fills the cache).
-                new = dict(zip(todo, self.embedder.embed_documents([by_hash[h] for h in todo])))
-                known.update({h: np.asarray(v, dtype=np.float32) for h, v in new.items()})
-            for i, h in hashes.items():
-                have[i] = np.asarray(known[h], dtype=np.float32)
-        matrix = np.stack([have[int(i)] for i in idxs])
-        return (matrix @ self.query_vector(query)).astype(np.float64)
+            return out
+        held = self.load(index, idxs)
+        if held.any():
+            matrix = index.unit_vectors(self.embedder.identity).matrix
+            # einsum, not `matrix @ q`: numpy's BLAS would start its threads for this product and leave them spinning,
+            # and the next query's embedding (OpenMP threads of its own) then ran 10 to 100 times slower on a small
+            # machine: the p95 of 1.9 s of hybrid search in the rgb benchmark (issue 43)
+            out[held] = np.einsum("ij,j->i", matrix[idxs[held]], self.query_vector(query))
+        return out
 
     def query_vector(self, text: str) -> np.ndarray:
         vec = self._queries.get(text)
@@ -464,8 +530,8 @@ def section_ann(settings: Settings) -> SectionANN | None:
 def _ann_cosines(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray, query: str, dense: Dense, ann: SectionANN,
                  n: int) -> dict[int, float] | None:
     """Unit index -> cosine for the ``n`` nearest allowed sections the index holds, plus (exactly) every allowed
-    section it does not hold yet (published since the nightly). None when the selection is so narrow that the
-    index's neighbours are mostly outside it: exact search is then both right and cheap."""
+    section it does not hold yet (published since the nightly) that has a vector. None when the selection is so
+    narrow that the index's neighbours are mostly outside it: exact search is then both right and cheap."""
     pos = index.key_positions()
     qvec = dense.query_vector(query)
     want = n * ANN_OVERSAMPLE
@@ -479,18 +545,39 @@ def _ann_cosines(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray, que
     delta = index.not_held(ann.keys)
     delta = delta[allowed[delta]]
     if len(delta):
-        got.update({int(i): float(c) for i, c in zip(delta, dense.cosine(index, delta, query))})
+        got.update({int(i): float(c) for i, c in zip(delta, dense.cosine(index, delta, query)) if not np.isnan(c)})
     return got
 
 
 # -- ranking -----------------------------------------------------------------------------------------------------
+@dataclass
+class Ranking:
+    """What ``rank`` found: ``hits`` [(unit index, score)], best first; ``without_vectors``: how many of the index's
+    sections have no vector for the dense side (ranked by their keywords alone; None in bm25 mode, which reads none)."""
+
+    hits: list[tuple[int, float]]
+    without_vectors: int | None = None
+
+
 def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode: str = "hybrid", alpha: float = ALPHA,
                   dense: Dense | None = None, ann: SectionANN | None = None, ann_min: int = ANN_MIN_SECTIONS) -> list[tuple[int, float]]:
-    """[(unit index, score)], best first, at most ``k``; phrases filter, terms rank (the bench calls this).
+    """[(unit index, score)], best first, at most ``k``: ``rank(...).hits`` (the bench calls this)."""
+    return rank(index, query, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=ann_min).hits
+
+
+def rank(index: SectionIndex, query: str | Query, *, k: int = 10, mode: str = "hybrid", alpha: float = ALPHA,
+         dense: Dense | None = None, ann: SectionANN | None = None, ann_min: int = ANN_MIN_SECTIONS) -> Ranking:
+    """The ``k`` best sections for ``query``; phrases filter, terms rank.
 
     With ``ann`` (and at least ``ann_min`` sections to search, its vectors from the same embedder), the
     dense side is the index's nearest sections instead of every section's exact cosine, and hybrid fuses them with
-    BM25's best ``BM25_POOL`` (cosines for those read exactly): see ``_rank_approximate``."""
+    BM25's best ``BM25_POOL`` (cosines for those read exactly): see ``_rank_approximate``.
+
+    A section without a vector (approved while its embedding failed, or a workspace from before approvals embedded)
+    is never embedded here: its cosine is NaN. Hybrid ranks it by its keywords: its scaled BM25 score stands in for
+    the similarity it lacks (``query.fusion``); with no vector at all, keywords alone rank. Dense mode, meaning
+    alone, leaves it out.
+    ``Ranking.without_vectors`` counts them."""
     q = query if isinstance(query, Query) else parse_query(query)
     if mode not in MODES:
         raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -498,23 +585,42 @@ def rank_sections(index: SectionIndex, query: str | Query, *, k: int = 10, mode:
         raise ValueError(f"mode {mode!r} needs a Dense scorer")
     allowed = index.allowed(q.norm_phrases)
     idxs = np.flatnonzero(allowed)
-    if len(idxs) == 0:
-        return []
-    bm = index.bm25(q.terms)[idxs]
+    bm = index.bm25(q.terms)[idxs] if len(idxs) else np.zeros(0)
     if not q.terms:  # phrases of stop words only: every section holding them, in document order
         bm = np.ones(len(idxs))
     if mode == "bm25":
+        if len(idxs) == 0:
+            return Ranking([])
         scores = {int(i): float(s) for i, s in zip(idxs, bm) if s > 0}
-    elif ann is not None and len(idxs) >= ann_min and ann.identity == dense.embedder.identity and \
-            (approx := _rank_approximate(index, idxs, allowed, bm, q, k, mode, alpha, dense, ann)) is not None:
-        scores = approx
-    else:
-        cos = dense.cosine(index, idxs, q.text or " ".join(q.phrases))
-        if mode == "dense":
-            scores = {int(i): float(c) for i, c in zip(idxs, cos)}
+        return Ranking(_best(scores, k))
+    use_ann = ann is not None and len(idxs) >= ann_min and ann.identity == dense.embedder.identity
+    scores = None
+    if use_ann and len(idxs):
+        scores = _rank_approximate(index, idxs, allowed, bm, q, k, mode, alpha, dense, ann)
+    if scores is None:
+        use_ann = False
+        if len(idxs) == 0:
+            scores = {}
         else:
-            pool = set(np.argsort(-cos, kind="stable")[:max(DENSE_POOL, k)].tolist()) | set(np.flatnonzero(bm > 0).tolist())
-            scores = _convex(idxs, bm, cos, sorted(pool), hybrid_alpha(bm, cos, alpha))
+            cos = dense.cosine(index, idxs, q.text or " ".join(q.phrases))
+            if mode == "dense":
+                scores = {int(i): float(c) for i, c in zip(idxs, cos) if not np.isnan(c)}
+            else:
+                near = np.flatnonzero(~np.isnan(cos))
+                near = near[np.argsort(-cos[near], kind="stable")[:max(DENSE_POOL, k)]]
+                pool = set(near.tolist()) | set(np.flatnonzero(bm > 0).tolist())
+                scores = fuse_sections(index, q, idxs, bm, cos, sorted(pool), alpha)
+    # the sections the dense side has no vector for: every section of the index on the exact path, those the ANN
+    # index does not hold on the approximate one (it was built from vectors)
+    if not use_ann and 0 < len(idxs) == len(index.units):
+        lacking = int(np.isnan(cos).sum())  # every section was just looked up
+    else:
+        searched = index.not_held(ann.keys) if use_ann else np.arange(len(index.units))
+        lacking = int((~dense.load(index, searched)).sum()) if len(searched) else 0
+    return Ranking(_best(scores, k), lacking)
+
+
+def _best(scores: dict[int, float], k: int) -> list[tuple[int, float]]:
     order = sorted(scores, key=lambda i: (-scores[i], i))
     return [(i, scores[i]) for i in order[:k]]
 
@@ -533,37 +639,56 @@ def _rank_approximate(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray
     matched = np.flatnonzero(bm > 0)
     best_bm = idxs[matched[np.argsort(-bm[matched], kind="stable")[:BM25_POOL]]]
     need = np.array([int(i) for i in best_bm if int(i) not in near], dtype=np.int64)
+    cos_of = dict(near)
     if len(need):
-        near.update({int(i): float(c) for i, c in zip(need, dense.cosine(index, need, text))})
-    pool = sorted(near)
+        cos_of.update({int(i): float(c) for i, c in zip(need, dense.cosine(index, need, text))})  # NaN: no vector
+    pool = sorted(cos_of)
     bm_all = np.zeros(len(index.units))
     bm_all[idxs] = bm
-    bmp, cosp = bm_all[pool], np.array([near[i] for i in pool])
-    first_page = [int(p) for p in np.argsort(-bmp, kind="stable")[:AGREE_TOP] if bmp[p] > 0]
-    a = keyword_weight([(p, float(bmp[p])) for p in first_page], int(np.argmax(cosp)), alpha)
-    return _convex(np.array(pool), bmp, cosp, list(range(len(pool))), a)
+    bmp, cosp = bm_all[pool], np.array([cos_of[i] for i in pool])
+    return fuse_sections(index, q, np.array(pool), bmp, cosp, list(range(len(pool))), alpha)
 
 
 def hybrid_alpha(bm: np.ndarray, cos: np.ndarray, alpha: float = ALPHA) -> float:
-    """BM25's weight for one query over these sections (``bm`` and ``cos`` aligned): query.fusion.keyword_weight."""
+    """BM25's weight for one query over these sections (``bm`` and ``cos`` aligned; NaN: no vector):
+    query.fusion.keyword_weight, the best by meaning among the sections that have a vector."""
     first_page = [int(i) for i in np.argsort(-bm, kind="stable")[:AGREE_TOP] if bm[i] > 0]  # BM25's matches only
-    return keyword_weight([(i, float(bm[i])) for i in first_page], int(np.argmax(cos)), alpha)
+    best = None if np.isnan(cos).all() else int(np.nanargmax(cos))
+    return keyword_weight([(i, float(bm[i])) for i in first_page], best, alpha)
 
 
 def _convex(idxs: np.ndarray, bm: np.ndarray, cos: np.ndarray, pool: list[int], alpha: float) -> dict[int, float]:
-    """alpha * BM25 / max BM25 + (1 - alpha) * min-max-scaled cosine, over the candidates (query.ask.convex)."""
+    """alpha * BM25 / max BM25 + (1 - alpha) * min-max-scaled cosine, over the candidates (query.ask.convex). A
+    candidate without a vector (NaN) has its scaled BM25 score on both sides."""
     b, c = bm[pool], cos[pool]
     b = b / (b.max() or 1.0)
-    c = (c - c.min()) / (float(c.max() - c.min()) or 1.0)
+    have = ~np.isnan(c)
+    if have.any():
+        lo, hi = float(c[have].min()), float(c[have].max())
+        c = np.where(have, (c - lo) / ((hi - lo) or 1.0), b)
+    else:
+        c = b
     return {int(idxs[p]): float(alpha * bi + (1 - alpha) * ci) for p, bi, ci in zip(pool, b, c)}
 
 
-def search_docs(settings: Settings, user: str, query: str, *, selection: str | Mapping | None = None, k: int = 10,
-                mode: str = "hybrid", alpha: float = ALPHA) -> list[dict]:
-    """Sections of the selected, published documents ranked for ``query``: [{doc_id, title, anchor, section, path,
-    score, snippet, lines: [start, end], tokens, coverage}], best first, at most ``k``; [] when nothing matches
-    (bm25 mode; the dense modes always rank something). ``coverage``: the share of the query's terms in the
-    section (0 for a hit found by meaning alone)."""
+VECTORS_NOTICE = ("{n} sections of {m} have no vectors yet: answered by keywords for them; run `agentos rebuild` or wait "
+                  "for the nightly")
+DENSE_NOTICE = ("{n} sections of {m} have no vectors yet: left out of this search by meaning (--mode hybrid or bm25 finds "
+                "them by keywords); run `agentos rebuild` or wait for the nightly")
+
+
+def vectors_notice(without: int | None, sections: int, mode: str) -> str | None:
+    """What a search says when some sections it searched have no vector (None: all have, or bm25 mode)."""
+    if not without:
+        return None
+    return (DENSE_NOTICE if mode == "dense" else VECTORS_NOTICE).format(n=without, m=sections)
+
+
+def search(settings: Settings, user: str, query: str, *, selection: str | Mapping | None = None, k: int = 10,
+           mode: str = "hybrid", alpha: float = ALPHA) -> dict:
+    """``search_docs`` with what it searched: {query, mode, hits, sections (how many the selection holds),
+    without_vectors (how many of them have no vector: ranked by keywords; None in bm25 mode), notice (a sentence
+    saying so, or None)}. What ``agentos kb search`` and the MCP tool ``kb_search`` return."""
     q = parse_query(query)
     check_l0(settings, query)
     if mode not in MODES:
@@ -572,12 +697,28 @@ def search_docs(settings: Settings, user: str, query: str, *, selection: str | M
         raise KBQueryError(f"k must be a whole number from 1 to {MAX_K}")
     docs = selected_docs(settings, user, selection)
     if not docs:
-        return []
+        return {"query": query, "mode": mode, "hits": [], "sections": 0, "without_vectors": None if mode == "bm25" else 0, "notice": None}
     index = section_index(docs)
     dense = settings_dense(settings) if mode != "bm25" else None
     ann = section_ann(settings) if dense is not None and len(index.units) >= settings.kb_ann_min_sections else None
-    ranked = rank_sections(index, q, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=settings.kb_ann_min_sections)
-    return [hit(index.units[i], score, q) for i, score in ranked]
+    ranked = rank(index, q, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=settings.kb_ann_min_sections)
+    hits = [hit(index.units[i], score, q) for i, score in ranked.hits]
+    forgotten = forgotten_values(settings, user) if hits else []
+    for h in hits:  # a value the user forgot is in no snippet an agent reads (query.forgotten)
+        h["snippet"] = without_forgotten(h["snippet"], forgotten)
+    return {"query": query, "mode": mode, "hits": hits,
+            "sections": len(index.units), "without_vectors": ranked.without_vectors,
+            "notice": vectors_notice(ranked.without_vectors, len(index.units), mode)}
+
+
+def search_docs(settings: Settings, user: str, query: str, *, selection: str | Mapping | None = None, k: int = 10,
+                mode: str = "hybrid", alpha: float = ALPHA) -> list[dict]:
+    """Sections of the selected, published documents ranked for ``query``: [{doc_id, title, anchor, section, path,
+    score, snippet, lines: [start, end], tokens, coverage}], best first, at most ``k``; [] when nothing matches
+    (bm25 mode; the dense modes rank something whenever a section has a vector). ``coverage``: the share of the
+    query's terms in the section (0 for a hit found by meaning alone). Sections without a vector are ranked by their
+    keywords (``rank``); ``search`` says how many there were."""
+    return search(settings, user, query, selection=selection, k=k, mode=mode, alpha=alpha)["hits"]
 
 
 def hit(u: Unit, score: float, q: Query) -> dict:
@@ -743,6 +884,7 @@ def read_section(settings: Settings, user: str, doc_id: str, anchor: str, *, cur
         nxt = _encode_cursor({"d": doc_id, "a": sec["anchor"], "h": doc.row["content_hash"][:16], "s": int(bool(subtree)),
                               "t": page_tokens, "p": page + 1})
     children = [{"anchor": s["anchor"], "title": s["title"]} for s in doc.sections if s.get("parent") == sec["anchor"]]
+    text = without_forgotten(text, forgotten_values(settings, user))  # as every served text (query.forgotten)
     return {"doc_id": doc_id, "title": doc.row["title"], "anchor": sec["anchor"], "section": sec["title"], "path": list(sec.get("path") or []),
             "text": text, "page": page + 1, "pages": len(spans), "next_cursor": nxt, "lines": [line_a, line_b],
             "section_lines": [first, last], "tokens": count_tokens(text), "subtree": bool(subtree), "subsections": children}

@@ -46,10 +46,11 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
+from agentos_mem.query.forgotten import forgotten_values, without_forgotten
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences, shared_jieba
 from agentos_mem.kernel.workspace import Workspace
-from agentos_mem.query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search_docs
+from agentos_mem.query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search, search_docs
 from agentos_mem.query.kb import section_index, selected_docs
 from agentos_mem.retrieval import bilingual
 
@@ -192,7 +193,8 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
     answer text), tokens_read (of the section pages read; both at most ``budget``), pointers: [{doc_id, anchor,
     cited}] (what to keep in context and read again with read_section: the cited sections, then any section
     holding a key term the answer leaves out), method: extractive | llm:<model> | extractive (model failed:
-    <why>), terms: {key, covered, missing}}. ``mode`` is the search mode (hybrid, bm25, dense).
+    <why>), terms: {key, covered, missing}, notice (the search's: how many sections have no vector yet and were
+    found by keywords only, or None)}. ``mode`` is the search mode (hybrid, bm25, dense).
     Raises KBQueryError for what the caller can fix (empty question, bad budget or mode, unknown selection).
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or not BUDGET[0] <= budget <= BUDGET[1]:
@@ -210,9 +212,10 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
     if not keys:
         raise KBQueryError(f"nothing to look up in {question!r}: name what the question is about")
 
-    candidates = _candidates(settings, user, question, q, keys, selection=selection, mode=mode)
+    candidates, notice = _candidates(settings, user, question, q, keys, selection=selection, mode=mode)
     read, unread = _read(settings, user, candidates, keys, budget, selection=selection)
-    base = {"sections_read": len(read), "tokens_read": sum(r["tokens"] for r in read)}
+    # notice: the sections the search had no vector for (ranked by keywords), as `kb search` says it
+    base = {"sections_read": len(read), "tokens_read": sum(r["tokens"] for r in read), "notice": notice}
 
     def gaps(cited: list[dict]) -> tuple[list[str], str | None]:
         """(key terms the cited sections hold, the statement of the rest: not in the base, or only in sections
@@ -264,7 +267,8 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
         if where and where not in keep:
             keep.add(where)
             pointers.append({"doc_id": where[0], "anchor": where[1], "cited": False})
-    text = _within(out["answer"], budget)
+    # a value the user forgot is in no text an agent reads, a knowledge answer's included (query.forgotten)
+    text = without_forgotten(_within(out["answer"], budget), forgotten_values(settings, user))
     return {**out, "answer": text, "status": "partial" if out["missing"] else "answered", "method": method,
             "citations": [_citation(r) for r in cited], "pointers": pointers, "tokens": count_tokens(text), **base,
             "terms": {"key": keys, "covered": covered, "missing": [t for t in keys if t not in covered]}}
@@ -302,14 +306,15 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _candidates(settings, user, question, q: Query, keys: list[str], *, selection, mode: str) -> list[dict]:
+def _candidates(settings, user, question, q: Query, keys: list[str], *, selection, mode: str) -> tuple[list[dict], str | None]:
     """Search hits worth reading, best first: sharing terms with the question and holding a key term; each with
-    its section text prepared for matching."""
+    its section text prepared for matching. And the search's notice (sections without vectors), or None."""
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a term needs it
-    hits = search_docs(settings, user, question, selection=selection, k=SEARCH_K, mode=mode)
+    found = search(settings, user, question, selection=selection, k=SEARCH_K, mode=mode)
+    hits = found["hits"]
     docs = selected_docs(settings, user, selection)
     if not docs:
-        return []
+        return [], found["notice"]
     units = {(u.doc_id, u.anchor): u for u in section_index(docs).units}
     out: dict[tuple, dict] = {}
 
@@ -339,7 +344,7 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
             continue
         for j, h in enumerate(alone):
             consider(h, SEARCH_K + j)
-    return sorted(out.values(), key=lambda c: c["rank"])
+    return sorted(out.values(), key=lambda c: c["rank"]), found["notice"]
 
 
 def _read(settings, user, candidates: list[dict], keys: list[str], budget: int, *, selection):

@@ -82,7 +82,7 @@ def test_reading_published_knowledge_from_the_command_line(tmp_path):
     decide(settings, ids["运维手册"], "approve", "default")  # the draft stays pending
 
     assert [d["title"] for d in json.loads(run_cli("kb", "map", "--json", home=home).stdout)] == ["运维手册"]
-    hits = json.loads(run_cli("kb", "search", "部署检查", "--mode", "bm25", "--json", home=home).stdout)
+    hits = json.loads(run_cli("kb", "search", "部署检查", "--mode", "bm25", "--json", home=home).stdout)["hits"]
     assert hits and {h["doc_id"] for h in hits} == {ids["运维手册"]} and hits[0]["anchor"] == "部署检查"
     outline = run_cli("kb", "outline", ids["运维手册"], home=home).stdout
     assert "#部署检查" in outline and "#回滚" in outline

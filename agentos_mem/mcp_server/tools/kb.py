@@ -68,14 +68,17 @@ def kb_search(
     """Search the sections of the published knowledge (keywords and meaning together).
 
     Returns {query, hits: [{doc_id, title, anchor, section, path, score, snippet, lines: [start, end],
-    tokens, coverage}]}, best first: one short snippet per section; coverage is the share of the query's
-    terms found in the section (0: found by meaning only). Read a hit with kb_read(doc_id, anchor).
+    tokens, coverage}], sections, without_vectors, notice}, best first: one short snippet per section; coverage is
+    the share of the query's terms found in the section (0: found by meaning only). without_vectors: how many of
+    the sections searched are not embedded yet (found by keywords only; notice says so, else null). Read a hit with
+    kb_read(doc_id, anchor).
     """
-    from agentos_mem.query.kb import search_docs  # lazy: the query stack, not before `initialize`
+    from agentos_mem.query.kb import search  # lazy: the query stack, not before `initialize`
     try:
-        return {"query": query, "hits": search_docs(settings, settings.user, query, selection=selection, k=k)}
+        found = search(settings, settings.user, query, selection=selection, k=k)
     except caller_errors() as e:
         return refused(e)
+    return {key: found[key] for key in ("query", "hits", "sections", "without_vectors", "notice")}
 
 
 @tool("kb_outline", "Document outline", READ_ONLY)
@@ -128,7 +131,7 @@ def kb_answer(
     partial | not_covered, answer, citations: [{doc_id, title, anchor, section, lines}], missing (what the
     knowledge base does not cover, or null), sections_read, tokens, pointers: [{doc_id, anchor, cited}]
     (keep these; kb_read them for more: the cited sections, then those holding what the answer left out),
-    method}. not_covered means the knowledge base has nothing on the question: say so rather than
+    method, notice (sections not embedded yet, found by keywords only; null when none)}. not_covered means the knowledge base has nothing on the question: say so rather than
     answering from general knowledge; partial: say which part is not covered.
     """
     from agentos_mem.query.kb_answer import answer  # lazy: the query stack, not before `initialize`
