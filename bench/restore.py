@@ -5,7 +5,8 @@ For the demo workspace and for LoCoMo conversations (imported as day logs): mach
 rebuilds its indexes (the nightly stages as plain calls), a person's decisions are made on it (the first open
 conflict accepted, one fact forgotten: both go to A's journal), then a copy of A's agent-sync alone becomes
 machine B and ``restore`` runs there, timed, on a cold machine (no embedding cache: every vector is computed
-again). Reported: A's digest time, B's restore time (digest, indexes, total), facts identical with row ids aside,
+again). Then a line is added to A's first day (a late note) and A's nightly digest runs: the user's facts are made
+again in date order (``digest.rewind``), timed. Reported: A's digest time, A's rewind time, B's restore time (digest, indexes, total), facts identical with row ids aside,
 and the questions answered alike (the demo's questions; for LoCoMo, its first 20 questions per conversation).
 """
 
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 from agentos_mem.demo import init_demo_workspace
+from agentos_mem.digest import rewind
 from agentos_mem.digest.importers import import_locomo
 from agentos_mem.digest.stages import pending_days, run_day
 from agentos_mem.index.stages import rebuild
@@ -34,7 +36,9 @@ from agentos_mem.storage.facts import open_facts
 
 DEMO_QUESTIONS = ["服务器现在是什么配置？", "what is the database port?", "我喜欢喝什么？", "which database did we pick, and why?",
                   "我的数据库密码是多少？", "what is the weather on Mars?"]
-MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at"}  # one machine's row ids; when it read the line
+# one machine's row ids; when it read the line; which revision of its raw archive holds the lines (a day edited on A is
+# its r2 there, the same bytes are r1 on B, which archived only the edited day)
+MACHINE_BOUND = {"id", "previous_version", "superseded_by", "learned_at", "raw_ref"}
 
 
 def _facts(home: Path) -> list[str]:
@@ -74,7 +78,31 @@ def _machine_a(home: Path, user: str, log) -> dict:
     rebuild(settings)
     seconds = round(time.perf_counter() - t0, 1)
     log(f"machine A ({user}): {len(days)} day(s) digested and indexed in {seconds} s")
-    return {"days": len(days), "digest_and_index_s": seconds, "decisions": int(bool(conflicts)) + int(bool(current))}
+    rewind_s = _edit_first_day(settings, user, folder, days)
+    log(f"machine A ({user}): its first day edited, the facts made again in date order in {rewind_s} s")
+    return {"days": len(days), "digest_and_index_s": seconds, "decisions": int(bool(conflicts)) + int(bool(current)),
+            "rewind_s": rewind_s}
+
+
+def _edit_first_day(settings, user: str, folder: Path, days: list) -> float | None:
+    """A line added to the first day after every day was digested (a late note): the nightly's digest stage as plain
+    calls (``digest.rewind``: the user's facts made again in date order, the decisions applied again), timed. B is
+    restored from the edited logs after it, so "identical" checks the rewind against a restore."""
+    if not days:
+        return None
+    first = sorted(p for p in folder.iterdir() if p.name.startswith(days[0].isoformat()))[0]
+    bullet = first.suffix == ".md"
+    line = "- [23:59] user: 我们的服务器配置是 32C64G。\n" if bullet else json.dumps(
+        {"time": "23:59", "speaker": "user", "text": "我们的服务器配置是 32C64G。"}, ensure_ascii=False) + "\n"
+    text = first.read_text(encoding="utf-8")
+    first.write_text(text + ("" if text.endswith("\n") else "\n") + line, encoding="utf-8")
+    t0 = time.perf_counter()
+    todo, asked, _ = rewind.prepare(settings, user, folder, pending_days(settings, user, folder, clock.yesterday(settings.timezone)))
+    for day in todo:
+        run_day(settings, user, day, folder, memories=day in asked)
+        rewind.decisions_reached(settings, user)
+    rebuild(settings)
+    return round(time.perf_counter() - t0, 1)
 
 
 def _restore_b(a: Path, b: Path, user: str, questions: list[str], log) -> dict:
@@ -115,10 +143,10 @@ def run(locomo: str | None = None, conversations: int = 1, log=print) -> dict:
 
 
 def render(res: dict) -> str:
-    lines = [f"{'workspace':<16} {'days':>5} {'A: digest+index':>16} {'B: restore':>11} {'(digest / index)':>17} {'facts':>6} "
+    lines = [f"{'workspace':<16} {'days':>5} {'A: digest+index':>16} {'A: rewind':>10} {'B: restore':>11} {'(digest / index)':>17} {'facts':>6} "
              f"{'identical':>9} {'decisions':>9} {'answered alike':>15}"]
     for r in res["rows"]:
-        lines.append(f"{r['workspace']:<16} {r['days']:>5} {r['digest_and_index_s']:>15}s {r['restore_s']:>10}s "
+        lines.append(f"{r['workspace']:<16} {r['days']:>5} {r['digest_and_index_s']:>15}s {r['rewind_s']:>9}s {r['restore_s']:>10}s "
                      f"{str(r['restore_digest_s']) + ' / ' + str(r['restore_index_s']):>17} {r['facts']:>6} {str(r['facts_identical']):>9} "
                      f"{r['decisions_replayed']:>9} {str(r['answered_alike']) + '/' + str(r['questions']):>15}")
     return "\n".join(lines)
@@ -126,10 +154,10 @@ def render(res: dict) -> str:
 
 def markdown(res: dict, command: str) -> str:
     md = ["# Restore: a second machine from agent-sync", "", f"`{command}`", "", __doc__.split("\n\n", 1)[1].strip(), "",
-          "| workspace | days | A: digest + index | B: restore (digest / index) | facts | identical (ids aside) | decisions replayed | answered alike |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| workspace | days | A: digest + index | A: first day edited, rewind + index | B: restore (digest / index) | facts | identical (ids aside) | decisions replayed | answered alike |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for r in res["rows"]:
-        md.append(f"| {r['workspace']} | {r['days']} | {r['digest_and_index_s']} s | {r['restore_s']} s ({r['restore_digest_s']} / "
+        md.append(f"| {r['workspace']} | {r['days']} | {r['digest_and_index_s']} s | {r['rewind_s']} s | {r['restore_s']} s ({r['restore_digest_s']} / "
                   f"{r['restore_index_s']}) | {r['facts']} | {'yes' if r['facts_identical'] else 'no'} | {r['decisions_replayed']} | "
                   f"{r['answered_alike']}/{r['questions']} |")
     return "\n".join(md) + "\n"

@@ -25,6 +25,9 @@ def daily_digest(day: date | None = None, user: str | None = None, logs_dir: str
     settings, user, folder = t.setup(user, logs_dir)
     day = day or t.yesterday(settings)
     with watch("daily-digest"), user_writer(settings, user):
+        if t.out_of_order(settings, user, folder, [day]) is not None:
+            # a day before the latest digested one changed: the user's days again, in date order (digest.rewind)
+            return t.digest_days(settings, user, [day], folder, kind="daily-digest")
         # the day's stage tasks (tasks.digest.DAY_TASKS), under the workspace's limit (writers on every host)
         with workspace_writer(settings):
             report = t.day_stages(settings, user, day, folder, run=f"daily-digest {day}")

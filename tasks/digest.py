@@ -12,7 +12,7 @@ from pathlib import Path
 from prefect import get_run_logger, task
 from prefect.cache_policies import NONE
 
-from agentos_mem.digest import stages
+from agentos_mem.digest import rewind, stages
 from agentos_mem.digest.logformat import list_days
 from agentos_mem.digest.report import DayReport, RangeReport
 from agentos_mem.digest.stages import DayInput, DayRun
@@ -85,28 +85,34 @@ DAY_TASKS = tuple({f.__name__: f for f in (read_step, archive_step, extract_step
                                            problems_step, mark_step)}[s.__name__] for s in stages.DAY_STAGES)
 
 
-def day_stages(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+def day_stages(settings: Settings, user: str, day: date, folder: Path, run: str, memories: bool = True) -> dict:
     """One day through ``DAY_TASKS`` in order, each task with its own retries, on one fact store, under the
     workspace's file lock (a CLI run on this host without a server); the caller holds the workspace's Prefect limit.
     Returns the day's ``DayReport`` dict. What ``daily-digest`` runs in its flow, and ``digest-day`` for each day of
     ``backfill`` and ``nightly``."""
-    with workspace_lock(settings.home), stages.open_day(settings, user, day, folder, run=run) as d:
+    with workspace_lock(settings.home), stages.open_day(settings, user, day, folder, run=run, memories=memories) as d:
         for stage in DAY_TASKS:
             stage(d)
     return d.report()
 
 
 @task(name="digest-day", cache_policy=NONE)
-def whole_day(settings: Settings, user: str, day: date, folder: Path, run: str) -> dict:
+def whole_day(settings: Settings, user: str, day: date, folder: Path, run: str, memories: bool = True) -> dict:
     """A day of a backfill or a catch-up as one task run in the UI (a day's span, and the days of a range apart),
-    its stages' task runs inside it, each with its retries: a stage that still fails fails the day."""
-    return day_stages(settings, user, day, folder, run)
+    its stages' task runs inside it, each with its retries: a stage that still fails fails the day. ``memories``
+    False: a day digested again after a rewind, whose memory records were taken from its logs already."""
+    return day_stages(settings, user, day, folder, run, memories)
 
 
 # -- plain, not tasks: what the flows put around the tasks ----------------------------------------------------------
 def pending_days(settings: Settings, user: str, folder: Path, until: date) -> list[date]:
     """Days up to ``until`` whose logs are new, changed or removed since they were last digested (``digest.stages``)."""
     return stages.pending_days(settings, user, folder, until)
+
+
+def out_of_order(settings: Settings, user: str, folder: Path, days: list[date]) -> date | None:
+    """The earliest of ``days`` that changed behind the user's latest digested day (``digest.rewind``), or None."""
+    return rewind.out_of_order(settings, user, folder, days)
 
 
 def days_in(folder: Path, start: date, end: date) -> list[date]:
@@ -193,11 +199,18 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
     Prefect limit around it."""
     log = get_run_logger()
     reports = []
+    days, asked, rewound = rewind.prepare(settings, user, folder, days, hold=lambda: workspace_writer(settings))
+    if rewound is not None:
+        log.warning("%s: %s changed after later days were digested: %s's facts are made again from %d day(s) in date "
+                    "order", kind, rewound["from"], user, len(days))
     with progress.stage("digesting days", total=len(days)) as st:
         for i, day in enumerate(days, 1):
             try:
                 with workspace_writer(settings):  # a day at a time: another user's day may go between two of ours
-                    r = whole_day(settings, user, day, folder, run=f"{kind} {day}")
+                    r = whole_day(settings, user, day, folder, run=f"{kind} {day}", memories=day in asked)
+                    # the decisions made when the history had reached this day apply now, before the next day (as a
+                    # restore applies them): a forget made after 12-05 closes what 12-05 said, not what 12-08 says again
+                    rewind.decisions_reached(settings, user)
             except Exception as e:  # noqa: BLE001 - one day never costs the others (nor the nightly's index rebuild)
                 reraise_stop(e)  # but a run being stopped stops here
                 r = failed_day(settings, user, day, folder, f"{kind} {day}", e)
@@ -207,6 +220,9 @@ def digest_days(settings: Settings, user: str, days: list[date], folder: Path, *
             reports.append(r)
             st.advance()
     total = combine_days(user, reports)
+    if rewound is not None:
+        total["rewound"] = {"from": rewound["from"], "days": rewound["days"], "facts_taken_back": rewound["facts"],
+                            "decisions_applied_again": rewound["decisions"]}
     publish_range_artifact(kind, total)
     return total
 

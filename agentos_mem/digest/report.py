@@ -104,6 +104,10 @@ def summary_lines(r: dict) -> list[str]:
            f"  facts added {r['facts_added']}, reinforced {r['facts_reinforced']}, superseded {r['facts_superseded']}, "
            f"retracted {r.get('facts_retracted', 0)}, conflicts {r['conflicts']}, already applied {r['already_applied']}",
            f"  index cards {r['cards']}"]
+    if r.get("rewound"):
+        w = r["rewound"]
+        out.insert(1, f"  {w['from']} changed after later days were digested: the facts were made again from {w['days']} day(s) "
+                      f"in date order ({w['decisions_applied_again']} decision(s) of the journal applied again)")
     if r["quarantined"]:
         out.append(f"  quarantined ({len(r['quarantined'])}):")
         out += [f"    - {q}" for q in r["quarantined"]]

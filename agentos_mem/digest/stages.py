@@ -439,17 +439,17 @@ def pending_days(settings: Settings, user: str, folder: Path, until: date) -> li
     report_unread_names(settings, user, folder)
     store = open_facts(settings)
     try:
-        out = []
-        for d in listed:
-            if d > until:
-                continue
-            files = day_files(folder, d)
-            if any(not store.is_digested(user, d, display_name(p.name), file_signature(p, settings.max_log_bytes)) for p in files) \
-                    or left_the_day(store, settings, user, d, Path(folder), {display_name(p.name) for p in files}):
-                out.append(d)
+        out = [d for d in listed if d <= until and day_changed(store, settings, user, folder, d)]
         return sorted(out + vanished_days(store, settings, user, Path(folder), until, set(listed)))
     finally:
         store.close()
+
+
+def day_changed(store: FactStore, settings: Settings, user: str, folder: Path, day: date) -> bool:
+    """Whether ``day``'s logs are new, changed or removed (one of them, or all) since the day was last digested."""
+    files = day_files(folder, day)
+    return any(not store.is_digested(user, day, display_name(p.name), file_signature(p, settings.max_log_bytes)) for p in files) \
+        or left_the_day(store, settings, user, day, Path(folder), {display_name(p.name) for p in files})
 
 
 # -- the day's stages, in their one order ------------------------------------------------------------

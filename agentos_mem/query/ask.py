@@ -30,6 +30,7 @@ from agentos_mem.kernel.text import count_tokens
 from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.guards import check_no_restore
+from agentos_mem.query.forgotten import forgotten_values, without_forgotten
 from agentos_mem.query.index_reader import open_last_good, open_reader
 from agentos_mem.query.rules import check, load_rules
 from agentos_mem.query.threads import Piece, arrange
@@ -340,18 +341,6 @@ def _fact_item(row: dict, score: float | None, layer: str = "L2", now: str | Non
     return Item(layer, "fact", f"fact:{row['id']}", text, count_tokens(text), src, None if score is None else round(score, 5))
 
 
-FORGOTTEN = "[forgotten]"
-
-
-def without_forgotten(text: str, forgotten: list[str]) -> str:
-    """``text`` with every value a person forgot (``FactStore.forgotten_values``) replaced by ``[forgotten]``: a card's
-    summary is the day's own words ("服务器配置还是 8C16G"), and a forget must reach every text the agent is served, not
-    only the fact (issue 42). A Latin value is matched as a whole word, any case; a Chinese one anywhere."""
-    for value in forgotten:
-        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", FORGOTTEN, text, flags=re.IGNORECASE)
-    return text
-
-
 def _card_item(uid: str, meta: dict, score: float, forgotten: list[str] = ()) -> Item:
     when = " ".join(x for x in (meta.get("date"), meta.get("time")) if x)
     text = mask_lines(f"[{when}] {meta.get('topic') or ''}: {meta.get('summary') or ''}".replace(" : ", ": "))[0]
@@ -478,6 +467,10 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
             ordered.extend(_history(store, user, facts))
     finally:
         store.close()
+    for item in ordered:  # a statement kept whole ("服务器配置还是 8C16G，够用") holds a forgotten value as a card does
+        text = without_forgotten(item.text, forgotten)
+        if text != item.text:
+            item.text, item.tokens = text, count_tokens(text)
     return ordered, facts
 
 
@@ -509,6 +502,7 @@ def _within_budget(ans: Answer, ordered: list[Item], budget: int) -> int:
 def _layer3(ans: Answer, settings: Settings, ws: Workspace, cards: list[dict], spent: int, budget: int) -> None:
     """L3, only on request: the served cards' raw lines (at most ``raw_max_lines`` a card), masked, within the budget."""
     archive = RawArchive(ws.raw_dir)
+    forgotten = forgotten_values(settings, ans.user)
     for meta in cards:
         first, last = (meta.get("lines") or [None, None])
         if not meta.get("raw_ref") or first is None:
@@ -520,6 +514,7 @@ def _layer3(ans: Answer, settings: Settings, ws: Workspace, cards: list[dict], s
             ans.notices.append(f"raw lines of {meta.get('card')} unavailable: {e}")
             continue
         body = mask_lines("\n".join(lines), meta["raw_ref"], int(first))[0]  # the archive keeps the bytes; a read never serves a secret
+        body = without_forgotten(body, forgotten)
         n = count_tokens(body)
         if spent + n > budget:
             ans.notices.append(f"token budget {budget} reached before the raw lines of {meta.get('card')}")

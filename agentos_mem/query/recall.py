@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from agentos_mem.query.forgotten import forgotten_values, without_forgotten
 from agentos_mem.embedders import make_settings_embedder
 from agentos_mem.kernel.domain import ASSISTANT_LABELS
 from agentos_mem.kernel.settings import load_settings
@@ -412,6 +413,11 @@ def _recall(text, user, settings, book, selector, limit, res: RecallResult) -> N
     records = [book.read(user, n) for n in names]  # only names checked against the manifest get here
     res.timings_ms["read"] = _ms(t)
     res.hits = [_hit(r, score) for r, (_, score) in zip(records, picked)]
+    forgotten = forgotten_values(settings, user)  # a record the day gave holds its words: a forget reaches them too
+    for hit in res.hits:
+        for key in ("description", "body"):
+            if isinstance(hit.get(key), str):
+                hit[key] = without_forgotten(hit[key], forgotten)
     res.status = "ok"
 
 

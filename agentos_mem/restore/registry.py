@@ -20,12 +20,18 @@ from agentos_mem.kernel.files import UnsafePath, guard
 from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import normalize_key
 from agentos_mem.knowledge.decisions import decide
-from agentos_mem.knowledge.refine import consistency, kb_paths, open_kb, outline_of
-from agentos_mem.storage.kb_cards import CARD_KEYS
+from agentos_mem.knowledge.refine import apply_fact_candidates, consistency, kb_paths, open_kb, outline_of
+from agentos_mem.storage.kb_cards import CARD_KEYS, read_body
 
 # Folders of 03_knowledge that hold no published or pending document: the inbox (refine's input), the archive of
-# earlier versions, the registry's own folder.
-NOT_DOCUMENTS = ("00_stream", "90_archive", "99_system")
+# earlier versions (90_archive/versions: a document filed as outdated, 90_archive itself, is one), the registry's own
+# folder.
+NOT_DOCUMENTS = ("00_stream", "90_archive/versions", "99_system")
+
+
+def not_a_document(rel: Path) -> bool:
+    """Whether a path under 03_knowledge lies in a folder that holds no document (``NOT_DOCUMENTS``)."""
+    return any(rel.parts[:len(Path(f).parts)] == Path(f).parts for f in NOT_DOCUMENTS)
 REQUIRED = ("id", "title", "category", "scope", "owner", "status")
 
 
@@ -41,11 +47,11 @@ def cards(settings: Settings, known: set[str] = frozenset()) -> tuple[list[tuple
         return [], [str(e)]
     for e in refused:  # a document or a folder that is a link (or a FIFO): named, never read
         rel = e.path.relative_to(root)
-        if rel.parts[0] not in NOT_DOCUMENTS:
+        if not not_a_document(rel):
             problems.append(f"03_knowledge/{rel}: {e.reason}; not read (only regular files, never through a link)")
     for path in paths:
         rel = path.relative_to(root)
-        if rel.parts[0] in NOT_DOCUMENTS or str(rel) in known:
+        if not_a_document(rel) or str(rel) in known:
             continue
         try:
             meta, body = frontmatter.parse(below.read_text(path))
@@ -120,3 +126,20 @@ def settle_from_cards(settings: Settings, card_status: dict[str, str]) -> list[s
                    replayed=True, checked=False)
             out.append(doc_id)
     return out
+
+
+def facts_again(settings: Settings, doc: dict, content_hash: str | None) -> str:
+    """An approved document's facts staged again from its card (as registering it stages them) and applied: what a
+    rewind of its owner's facts (``storage.facts.FactStore.rewind``) took back, put back at the point of the history
+    the approval was made at. Keyed by the card's bytes and lines, so facts already held are not applied twice. Only
+    the content that was approved (``content_hash``, the journal line's): a card changed since is a later decision's."""
+    path = kb_paths(settings)["knowledge"] / doc["path"]
+    if not path.is_file():
+        return f"already {doc['status']}; its card is gone, no facts applied"
+    body = read_body(path).strip("\n")
+    if content_hash and hashlib.sha256(normalize_key(body).encode("utf-8")).hexdigest() != content_hash:
+        return f"already {doc['status']}; its card changed since, no facts applied"
+    day = date.fromisoformat(str(doc.get("created") or clock.stamp(settings.timezone))[:10])
+    _, staged = consistency(settings, doc["owner"], doc["id"], doc["path"], body, doc["reliability"], day)
+    done = apply_fact_candidates(settings, {**doc, "fact_candidates": staged})
+    return f"already {doc['status']}; {done['applied']} fact(s) of it applied ({done['added']} new)"

@@ -175,6 +175,10 @@ def _decide(settings: Settings, ev: dict, facts: FactStore) -> str | None:  # no
         return None
     if doc["owner"] != ev["user"]:
         raise NotAllowed(f"the line names {ev['user']!r} as the document's owner; it is {doc['owner']!r}'s")
+    if doc["status"] == "ready" and ev["decision"] == "approve":
+        # approved here already, its decision not held by the fact store: a rewind took its facts back (or another
+        # machine approved it too): they apply again, at this point of the history
+        return registry.facts_again(settings, doc, ev.get("content_hash"))
     if doc["status"] != "pending":
         return f"already {doc['status']}"
     decide(settings, ev["doc_id"], ev["decision"], ev["who"], ev.get("note"), replayed=True)  # who may decide: checked there

@@ -137,3 +137,47 @@ def test_a_forgotten_value_is_served_by_no_card_of_the_query(tmp_path):
         out = json.loads(run_cli("query", q, "--json", home=s.home).stdout)
         assert not any("8c16g" in i["text"].lower() for i in out["items"]), (q, out["items"])
     assert "8C16G" not in run_cli("query", "服务器配置是什么", home=s.home).stdout
+
+
+def test_a_forgotten_value_is_in_no_statement_raw_line_or_recalled_memory(tmp_path):
+    """Issue 42, item 6, the rest of the read paths: a statement the digest kept whole, the raw lines `query --raw`
+    serves and a memory record `memory recall` serves (CLI and the same service the MCP tool calls) show the value a
+    person forgot as [forgotten]; the logs and the record's file keep the words (the README says how to remove them)."""
+    from agentos_mem.index.stages import rebuild
+
+    day = date(2026, 11, 3)
+    s, logs = digested_workspace(tmp_path, "## 服务器\n\n[09:00] 用户: 服务器配置还是 8C16G，内存够用。\n[09:01] 助手: 好的，8C16G。\n", day)
+    run_cli("memory", "save", "server-spec", "-d", "服务器配置 8C16G，两台", "-t", "project",
+            "--body", "我们的服务器配置是 8C16G，部署在杭州机房。", home=s.home)
+    rebuild(s)
+    assert "8C16G" in run_cli("memory", "recall", "服务器配置", home=s.home).stdout
+    run_cli("facts", "forget", str(listed(s.home)["8C16G"]["id"]), home=s.home)
+    rebuild(s)
+
+    raw = json.loads(run_cli("query", "服务器配置是什么", "--raw", "--json", home=s.home).stdout)
+    assert [i for i in raw["items"] if i["kind"] == "raw"], raw  # the raw lines are served, the value in them is not
+    assert not any("8c16g" in i["text"].lower() for i in raw["items"]), raw["items"]
+    recalled = json.loads(run_cli("memory", "recall", "服务器配置", "--json", home=s.home).stdout)
+    (hit,) = recalled["hits"]
+    assert "8C16G" not in hit["body"] + hit["description"] and "[forgotten]" in hit["body"] and "杭州机房" in hit["body"]
+    assert "8C16G" in run_cli("memory", "show", "server-spec", home=s.home).stdout  # the user's own text is theirs to edit
+
+
+def test_a_forgotten_value_is_in_no_knowledge_search_answer_or_section(tmp_path):
+    """Issue 42, item 6, knowledge: a published document that states a value the user forgot serves it as [forgotten]
+    in `kb search` snippets, `kb ask` answers and `kb read` sections; the document's file keeps the user's words."""
+    from agentos_mem.knowledge.refine import refine
+    from tests.kit.knowledge import item
+
+    day = date(2026, 11, 3)
+    s, logs = digested_workspace(tmp_path, "[09:00] 用户: 服务器配置是 8C16G。\n", day)
+    item(s.home, "knowledge/clipping", "srv.md", "# 服务器手册\n\n## 配置\n\n生产服务器配置是 8C16G，部署在杭州机房。\n",
+         title="服务器手册", source="https://example.com/srv")
+    (doc,) = refine(s)["refined"]
+    run_cli("kb", "approve", doc["doc_id"], home=s.home)
+    assert "8C16G" in run_cli("kb", "search", "服务器配置", home=s.home).stdout
+    run_cli("facts", "forget", str(listed(s.home)["8C16G"]["id"]), home=s.home)
+    found = json.loads(run_cli("kb", "search", "服务器配置", "--json", home=s.home).stdout)
+    assert found["hits"] and not any("8C16G" in h["snippet"] for h in found["hits"])
+    asked = json.loads(run_cli("kb", "ask", "服务器配置是什么", "--json", home=s.home).stdout)
+    assert "8C16G" not in asked["answer"]
