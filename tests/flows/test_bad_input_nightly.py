@@ -84,7 +84,9 @@ def test_a_day_that_fails_outright_costs_only_itself(ws, tmp_path, monkeypatch):
 
     monkeypatch.setattr(digest.stages, "write_cards", real)
     again = nightly(logs_dir=str(logs))  # not marked digested: the next night tries the day again
-    assert again["digest"]["days"] == ["2026-11-21"] and again["digest"]["cards"] == 1  # its fact was written before the failure
+    # 11-21 comes before the digested 11-22: the facts are made again in date order (digest.rewind), each day once
+    assert again["digest"]["days"] == ["2026-11-20", "2026-11-21", "2026-11-22"] and again["digest"]["rewound"]["from"] == "2026-11-21"
+    assert again["digest"]["cards"] == 3 and again["digest"]["facts_added"] == 3
 
 
 def test_damaged_and_forged_journal_lines_never_stop_the_night(indexed_home, capfd):
