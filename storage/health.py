@@ -166,7 +166,8 @@ class NoRoom(OSError):
         return str(self.strerror)
 
 
-def _chain(e: BaseException):
+def error_chain(e: BaseException):
+    """``e`` and what it was raised from or during, each once (a flow's or a task's wrapper around a store's error)."""
     seen = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
@@ -178,7 +179,7 @@ def says_no_room(e: BaseException) -> bool:
     """Whether ``e`` (or what it was raised from) says a write found no room: SQLITE_FULL (also in Chroma's words), or an
     OSError ENOSPC, EDQUOT or EFBIG. SQLite answers SQLITE_FULL only for a write the file system refused for room (or
     past ``max_page_count``): never for damage."""
-    for x in _chain(e):
+    for x in error_chain(e):
         if isinstance(x, OSError) and x.errno in NO_ROOM:
             return True
         if isinstance(x, sqlite3.Error) and (getattr(x, "sqlite_errorcode", None) or 0) & 0xFF == SQLITE_FULL:
@@ -192,7 +193,7 @@ def may_be_no_room(e: BaseException) -> bool:
     """Whether ``e`` is an error a full disk causes without saying so: SQLite's I/O errors (a -shm file that cannot grow,
     a write refused) and cannot-open errors (a -wal or -journal file that cannot be made). Only the file system can tell
     (``room_problem``)."""
-    for x in _chain(e):
+    for x in error_chain(e):
         if isinstance(x, sqlite3.Error) and (getattr(x, "sqlite_errorcode", None) or 0) & 0xFF in (SQLITE_IOERR, SQLITE_CANTOPEN):
             return True
         if "disk I/O error" in str(x):  # Chroma's words for SQLITE_IOERR
@@ -275,7 +276,7 @@ def no_room(e: BaseException, folder: Path) -> str | None:
     """``no_room_line`` when ``e`` is a write (or an open) that found no room on ``folder``'s file system, else None:
     certain when ``e`` says so, and for an error a full disk causes without saying so when the file system has no room
     now (checked then, with a probe write). A ``NoRoom`` error's own line when ``e`` is (or was raised from) one."""
-    named = next((x for x in _chain(e) if isinstance(x, NoRoom)), None)
+    named = next((x for x in error_chain(e) if isinstance(x, NoRoom)), None)
     if named is not None:
         return str(named)
     if says_no_room(e):
@@ -287,7 +288,7 @@ def no_room(e: BaseException, folder: Path) -> str | None:
 
 
 def _words(e: BaseException) -> str:
-    for x in _chain(e):
+    for x in error_chain(e):
         if isinstance(x, OSError) and x.errno in NO_ROOM:
             return x.strerror or str(x)
     return "database or disk is full"

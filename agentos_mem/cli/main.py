@@ -75,11 +75,10 @@ def _damaged_stores(e: BaseException) -> list[str]:
 
 
 def _chain(e: BaseException):
-    seen = set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        yield e
-        e = e.__cause__ or e.__context__
+    # lazy: storage.health (2 modules) stays off `agentos` start-up
+    from agentos_mem.storage.health import error_chain
+
+    return error_chain(e)
 
 
 def _full_disk(e: BaseException) -> str | None:
