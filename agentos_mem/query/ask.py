@@ -532,7 +532,9 @@ def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:
     for i, day in earlier.items():
         it = known[i]
         it.source["earlier"] = day
-        it.text += f" (earlier, {day})"
+        said = f" (said on {day})"
+        # a statement already says its day: "(said on DAY, earlier)", not the day twice (tokens are the agent's budget)
+        it.text = it.text[: -len(said)] + f" (said on {day}, earlier)" if it.text.endswith(said) else it.text + f" (earlier, {day})"
         it.tokens = count_tokens(it.text)
     arranged = iter([known[i] for i in order])
     return [next(arranged) if it.id in pieces else it for it in items]

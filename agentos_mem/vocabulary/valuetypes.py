@@ -56,7 +56,9 @@ _ZH_NUMERAL = r"[零〇一二两三四五六七八九十百]+"
 # (not 个/位/名: they count anything, so "3个项目" and "2个孩子" would look like one kind of value)
 _ZH_COUNTERS = "杯|次|本|只|台|辆|张|瓶|顿|节|篇|首|部|条|套|双|件|片|趟|圈|遍|盒|包|支|根|门"
 # (一 alone is "a": "一只猫" is a cat, not a count of one)
-_ZH_COUNT = re.compile(rf"(?:\d+|(?!一[{_ZH_COUNTERS}])[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
+# A whole number as people write it: 1,200 is one number (its last group is no count of its own: "1,200 partitions")
+_INT = r"(?<!\d,)(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)"
+_ZH_COUNT = re.compile(rf"(?:{_INT}|(?!一[{_ZH_COUNTERS}])[零〇一二两三四五六七八九十百]+)\s*(?P<unit>{_ZH_COUNTERS})(?![\u4e00-\u9fff]*?(?:钱|元))")
 _EN_NOT_COUNTED = frozenset(
     "of to and or in on at for the a an more less than percent per times_ am pm years year old days day weeks week months month "
     "hours hour minutes minute mins min seconds second secs sec "
@@ -64,7 +66,7 @@ _EN_NOT_COUNTED = frozenset(
     "was is has does goes says gets makes takes seems looks needs runs works".split()
 )
 # a plural noun after a number, or a singular one after 1 ("3 cups", "1 cup"); not "5432 kept clashing"
-_EN_COUNT_SRC = r"(?<![\w.])(?:\d+\s+(?P<unit>[a-z]{2,}s)|1\s+(?P<one>[a-z]{3,}))\b"
+_EN_COUNT_SRC = rf"(?<![\w.])(?:{_INT}\s+(?P<unit>[a-z]{{2,}}s)|1\s+(?P<one>[a-z]{{3,}}))\b"
 _EN_COUNT = re.compile(_EN_COUNT_SRC, re.I)
 
 

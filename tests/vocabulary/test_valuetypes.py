@@ -46,6 +46,12 @@ def test_find_values_reads_every_value_of_a_sentence():
     assert spans("JLPT 考过了 N2") == [("N2", "code")]
 
 
+def test_a_number_with_thousands_separators_is_one_count():
+    # "1,200 partitions" is 1200 of them: never a count of 200 that a later "300 partitions" would replace
+    assert spans("about 1,200 partitions and 5 brokers") == [("1,200 partitions", "count:partition"), ("5 brokers", "count:broker")]
+    assert spans("仓库里还有1,200本书") == [("1,200本", "count:本")]
+
+
 @pytest.mark.parametrize(
     "text",
     ["我们4月1号起搬到新园区", "the 2015 run", "since 5432 kept clashing", "一点点", "有一点累", "几点开始？", "KR1：降到", "Q2OKR"],
