@@ -41,6 +41,25 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentos_mem.bench import madial
+from agentos_mem.bench.locomo import load_questions, read_dia_map
+from agentos_mem.bench.madial import ndcg_at_k, recall_at_k, reciprocal_rank_at_k
+from agentos_mem.bench.metrics import all_fraction, any_hit
+from agentos_mem.digest.importers import import_locomo
+from agentos_mem.index.stages import make_settings_embedder
+from agentos_mem.kernel import prefect_env
+from agentos_mem.kernel.settings import Settings
+from agentos_mem.kernel.settings import load_settings
+from agentos_mem.kernel.workspace import Workspace
+from agentos_mem.kernel.workspace import init_workspace
+from agentos_mem.query import ask as A
+from agentos_mem.query.ask import CANDIDATES
+from agentos_mem.query.ask import convex
+from agentos_mem.query.index_reader import open_reader
+from agentos_mem.query.recall import LexicalSelector
+from agentos_mem.retrieval.tokenize import default_tokenizer
+from agentos_mem.storage.index_units import collection_name
+
 GRID = tuple(round(i / 10, 1) for i in range(11))
 BUDGETS = (500, 1000)
 BUDGET_K = 50
@@ -72,7 +91,6 @@ def code_label() -> str:
 
 def current_alpha() -> float:
     """The shipped default of ``settings.convex_alpha`` (what ``query.ask.hybrid_search`` fuses with)."""
-    from agentos_mem.kernel.settings import Settings
 
     return float(Settings.model_fields["convex_alpha"].default)
 
@@ -212,8 +230,6 @@ def _order_key(matches) -> tuple:
 
 def _build_conversation(src: Path, sid: str, work: Path, log) -> tuple[Path, Path]:
     """The conversation's workspace, built by the nightly flow once and kept under ``work`` (a marker says it is whole)."""
-    from agentos_mem.digest.importers import import_locomo
-    from agentos_mem.kernel.workspace import init_workspace
 
     base = work / "locomo" / sid
     home, logs = base / "home", base / "logs"
@@ -234,14 +250,6 @@ def _build_conversation(src: Path, sid: str, work: Path, log) -> tuple[Path, Pat
 
 
 def _locomo_conversation(src: Path, sid: str, work: Path, samples: list[dict], alphas, old: dict | None, log) -> dict:
-    from agentos_mem.bench.locomo import load_questions, read_dia_map
-    from agentos_mem.bench.metrics import all_fraction, any_hit
-    from agentos_mem.index.stages import make_settings_embedder
-    from agentos_mem.kernel.settings import load_settings
-    from agentos_mem.kernel.workspace import Workspace
-    from agentos_mem.query import ask as A
-    from agentos_mem.query.index_reader import open_reader
-    from agentos_mem.storage.index_units import collection_name
 
     home, folder = _build_conversation(src, sid, work, log)
     os.environ["AGENTOS_HOME"] = str(home)
@@ -325,13 +333,6 @@ def _madial_signals(eval_dir: Path, work: Path, lang: str, log) -> dict:
     import bm25s
     import numpy as np
 
-    from agentos_mem.bench import madial
-    from agentos_mem.index.stages import make_settings_embedder
-    from agentos_mem.kernel.settings import load_settings
-    from agentos_mem.kernel.workspace import init_workspace
-    from agentos_mem.query.ask import CANDIDATES
-    from agentos_mem.query.recall import LexicalSelector
-    from agentos_mem.retrieval.tokenize import default_tokenizer
 
     memories, queries, owner = madial.load(eval_dir / "madial", lang)
     home = work / "madial-home"
@@ -363,8 +364,6 @@ def _madial_signals(eval_dir: Path, work: Path, lang: str, log) -> dict:
 
 def madial_outcomes(row: dict, alphas) -> dict:
     """Per weight: upstream's recall@5, nDCG@5, MRR@10 of ``query.ask.convex`` over the stored candidates."""
-    from agentos_mem.bench.madial import ndcg_at_k, recall_at_k, reciprocal_rank_at_k
-    from agentos_mem.query.ask import convex
 
     bm = {str(m): s for m, s in row["bm25"]}
     cos = {str(m): c for m, c in row["cos"]}
@@ -489,8 +488,6 @@ def run(eval_dir: Path, work: Path, *, conversations: list[str] | None = None, s
         if not os.environ.get("PREFECT_HOME") and not os.environ.get("PREFECT_API_URL"):
             os.environ["PREFECT_HOME"] = str(Path(tempfile.gettempdir()) / "agentos-bench-prefect")
             Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
-        from agentos_mem.kernel import prefect_env
-
         prefect_env.prepare(work)
         qs += extract_locomo(eval_dir, work, conversations, alphas, log, cached)
     for lang in ("zh", "en"):
