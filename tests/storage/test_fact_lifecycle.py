@@ -90,7 +90,8 @@ def test_a_facts_db_of_before_is_migrated_in_place(tmp_path):
         assert dig["folder"] is None and dig["retired_at"] is None and s.is_digested("u", D1, "2026-03-10.md", "sha")
         assert "forgotten" in s.db.table_names()
         names = [r[0] for r in s.db.execute("select name from _migrations where store='facts' order by rowid")]
-        assert names == ["m001_initial", "m002_mask_secrets", "m003_evidence_lifecycle", "m004_journal_applied"]
+        assert names == ["m001_initial", "m002_mask_secrets", "m003_evidence_lifecycle", "m004_journal_applied",
+                         "m005_values_by_status"]
     finally:
         s.close()
 
