@@ -5,6 +5,8 @@
 - ``digested_workspace(tmp_path, log, day)``: the same with ``log`` as the day's Markdown log, already digested.
 - ``night(settings, logs, day, *lines)``: the user says ``lines`` on ``day`` (one Markdown log) and that night digests it.
 - ``current(settings, when=None)``: the objects of the current facts (as of ``when``), sorted.
+- ``told(tmp_path, monkeypatch, {day: [lines]})``: the clock pinned to 2026-06-20 noon, each day's lines said and
+  digested that night, the index rebuilt: the settings of a workspace ready to query.
 """
 
 from __future__ import annotations
@@ -47,3 +49,14 @@ def current(s, when: date | None = None) -> list[str]:
     from agentos_mem.query.facts import facts_as_of
 
     return sorted(f["object"] for f in facts_as_of(s, when)["facts"])
+
+
+def told(tmp_path: Path, monkeypatch, days: dict) -> object:
+    from agentos_mem.index.stages import rebuild
+
+    monkeypatch.setenv("AGENTOS_NOW", "2026-06-20T12:00:00+08:00")
+    s, logs = log_workspace(tmp_path)
+    for day, lines in days.items():
+        night(s, logs, day, *lines)
+    rebuild(s)
+    return s

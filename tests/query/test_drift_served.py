@@ -12,7 +12,7 @@ import pytest
 
 from agentos_mem.index.stages import rebuild
 from tests.kit.cli import run_cli
-from tests.kit.digest import log_workspace, night
+from tests.kit.digest import log_workspace, night, told
 
 QUESTION = "What time is our team's standup?"
 
@@ -54,10 +54,7 @@ def test_a_statement_no_rule_read_is_served_as_what_the_user_said_that_day(flagg
 
 def test_an_event_is_served_as_what_happened_that_day_never_as_a_current_fact(tmp_path, monkeypatch):
     # something that happened on a day holds no one value that is current now (issue 40: claims only where sure)
-    monkeypatch.setenv("AGENTOS_NOW", "2026-06-20T12:00:00+08:00")
-    s, logs = log_workspace(tmp_path)
-    night(s, logs, date(2026, 6, 2), "Finished the Berlin marathon last Sunday!", "上周末去千岛湖骑了一圈自行车，累坏了。")
-    rebuild(s)
+    s = told(tmp_path, monkeypatch, {date(2026, 6, 2): ["Finished the Berlin marathon last Sunday!", "上周末去千岛湖骑了一圈自行车，累坏了。"]})
     facts = json.loads(run_cli("facts", "list", "--json", home=s.home).stdout)["facts"]
     events = [f for f in facts if "marathon" in f["object"] or "千岛湖" in f["object"]]
     assert len(events) == 2 and all(f["status"] == "statement" and f["said_on"] == "2026-06-02" for f in events), facts
@@ -67,11 +64,8 @@ def test_an_event_is_served_as_what_happened_that_day_never_as_a_current_fact(tm
 
 
 def test_a_statement_a_later_fact_of_its_thread_follows_says_its_day_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("AGENTOS_NOW", "2026-06-20T12:00:00+08:00")
-    s, logs = log_workspace(tmp_path)
-    night(s, logs, date(2026, 6, 2), "Finished the Berlin marathon last Sunday!")
-    night(s, logs, date(2026, 6, 9), "My next marathon is Tokyo.")
-    rebuild(s)
+    s = told(tmp_path, monkeypatch, {date(2026, 6, 2): ["Finished the Berlin marathon last Sunday!"],
+                                     date(2026, 6, 9): ["My next marathon is Tokyo."]})
     out = json.loads(run_cli("query", "Which marathon is next for me?", "--json", home=s.home).stdout)
     facts = [i for i in out["items"] if i["kind"] == "fact"]
     assert "Tokyo" in facts[0]["text"], facts  # the newer fact of the thread first

@@ -10,11 +10,10 @@ from datetime import date
 
 import pytest
 
-from agentos_mem.index.stages import rebuild
 from agentos_mem.query.facts import in_threads
 from agentos_mem.query.threads import Piece, arrange, content_words, replaced
 from tests.kit.cli import run_cli
-from tests.kit.digest import log_workspace, night
+from tests.kit.digest import told
 
 
 def claim(at: str, subject: str, value: str, multi: bool = False) -> Piece:
@@ -96,12 +95,8 @@ def test_facts_list_serves_a_claim_a_newer_fact_of_its_thread_replaced_as_earlie
 
 @pytest.fixture
 def gateway(tmp_path, monkeypatch):
-    monkeypatch.setenv("AGENTOS_NOW", "2026-06-20T12:00:00+08:00")
-    s, logs = log_workspace(tmp_path)
-    night(s, logs, date(2026, 6, 2), "The staging API gateway listens on port 8080.")
-    night(s, logs, date(2026, 6, 11), "Heads up, gateway port is 9090 after the migration.")
-    rebuild(s)
-    return s
+    return told(tmp_path, monkeypatch, {date(2026, 6, 2): ["The staging API gateway listens on port 8080."],
+                                        date(2026, 6, 11): ["Heads up, gateway port is 9090 after the migration."]})
 
 
 QUESTION = "Which port does the gateway use?"
