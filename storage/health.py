@@ -24,10 +24,10 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentos_mem.kernel.files import probe_write
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.guards import heap_wal_connection, shm_cannot_grow
 
@@ -227,22 +227,11 @@ def room_problem(folder: Path) -> str | None:
             return f"{os.strerror(errno.ENOSPC)}, 0 bytes free"
     except OSError:
         pass
-    path = None
     try:
-        fd, path = tempfile.mkstemp(dir=folder, prefix=".agentos-room-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(b"\0" * PROBE_BYTES)
-            f.flush()
-            os.fsync(f.fileno())
+        probe_write(folder, PROBE_BYTES, ".agentos-room-")
     except OSError as e:
         if e.errno in NO_ROOM:
             return f"{e.strerror}, {_free(folder)} free"
-    finally:
-        if path:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
     return None
 
 

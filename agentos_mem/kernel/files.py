@@ -8,6 +8,7 @@ the generation pointer).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -61,6 +62,19 @@ def read_regular_file(path: Path, max_bytes: int | None = None) -> bytes:
         return read_fd(fd, max_bytes)
     finally:
         os.close(fd)
+
+
+def probe_write(folder: Path, nbytes: int, prefix: str = ".agentos-probe-") -> None:
+    """Write, sync and remove ``nbytes`` in ``folder``: no room (space, quota, size limit) raises, as only a write shows."""
+    fd, path = tempfile.mkstemp(dir=folder, prefix=prefix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"\0" * nbytes)
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def atomic_write(path: Path, data: str | bytes, *, durable: bool = False, prefix: str = ".tmp-") -> None:

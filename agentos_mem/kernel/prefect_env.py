@@ -6,11 +6,13 @@ folder) or one the user configured with ``PREFECT_API_URL``; otherwise Prefect's
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import urllib.request
 from pathlib import Path
 
+from agentos_mem.kernel.files import probe_write
 from agentos_mem.kernel.workspace import Workspace
 
 DEFAULTS = {
@@ -144,9 +146,6 @@ def space_problem(folders: list[Path]) -> str | None:
     a file system with less than ``NEEDED_BYTES`` free is full for a run too. Prefect's ephemeral server dies at
     start on a full disk and Prefect only reports "Timed out while attempting to connect to ephemeral Prefect API
     server" after two minutes; this says what is wrong, before it starts."""
-    import errno
-    import tempfile
-
     seen = set()
     for folder in folders:
         try:
@@ -159,23 +158,12 @@ def space_problem(folders: list[Path]) -> str | None:
         if dev in seen:
             continue
         seen.add(dev)
-        path = None
         try:
-            fd, path = tempfile.mkstemp(dir=folder, prefix=".agentos-space-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(b"\0" * PROBE_BYTES)
-                f.flush()
-                os.fsync(f.fileno())
+            probe_write(folder, PROBE_BYTES, ".agentos-space-")
         except OSError as e:
             if errno.errorcode.get(e.errno) in _FULL:
                 return _full_message(folder, e)
             continue
-        finally:
-            if path:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
         try:
             st = os.statvfs(folder)
         except OSError:
@@ -189,8 +177,6 @@ def space_problem(folders: list[Path]) -> str | None:
 
 
 def _full_message(folder: Path, e: OSError) -> str:
-    import errno
-
     what = "no space left on device" if e.errno != errno.EFBIG else "file size limit reached (no room for a file)"
     return (f"{what}: {folder} ({e.strerror}); free some space there (or raise the limit) and run the command again; "
             "what earlier runs wrote is kept")
