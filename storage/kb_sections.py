@@ -155,6 +155,12 @@ def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
     return out
 
 
+def still_published(kb_root: Path, doc: Doc) -> bool:
+    """Whether ``doc``'s card still holds the body that was reviewed, as read into ``doc`` (a stat when unchanged)."""
+    body = body_lines(os.path.join(os.fspath(kb_root), doc.row["path"]))
+    return body is not None and body[0] == doc.row["content_hash"] and body[1] is doc.lines
+
+
 def _doc_of(row: dict, lines: list[str]) -> Doc:
     row = {**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}
     if isinstance(row.get("outline"), str):

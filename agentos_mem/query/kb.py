@@ -61,6 +61,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from pathlib import Path
 
 import numpy as np
@@ -78,9 +79,9 @@ from agentos_mem.query.index_reader import open_reader
 from agentos_mem.query.rules import check_request
 from agentos_mem.storage.embed_cache import open_cache
 from agentos_mem.storage.index_store import IndexCorrupt, IndexMissing
-from agentos_mem.storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, published_docs, section_key, section_units, text_hash
+from agentos_mem.storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, published_docs, section_key, section_units, still_published, text_hash
 from agentos_mem.storage.kb_sections import SectionUnit as Unit
-from agentos_mem.storage.kb_store import KBStore
+from agentos_mem.storage.kb_store import KBStore, registry_version
 
 log = logging.getLogger(__name__)
 
@@ -247,36 +248,106 @@ def _today(settings: Settings):
     return clock.today(settings.timezone)
 
 
-def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
-    """Every document meeting the three conditions, in registry order (created, id)."""
-    if not isinstance(user, str) or not user.strip():
-        raise KBQueryError("a user id is required: knowledge visibility depends on who asks")
-    sel = load_selection(settings, selection)  # an unknown selection errors even on an empty base
+# What the read path made of the registry, per (registry, user, day), kept while ``registry_version`` stays the same:
+# a search on an unchanged registry reads no row and stats no card (issue 43: at 10,000 documents the re-read was
+# 260 ms of a 320 ms search). A card edited by hand does not change the registry, so what a call serves is checked
+# where it is served (``_served``): a card that no longer holds the reviewed body drops what was kept, and the call
+# runs again on a fresh read, which leaves that document out as before.
+_seen: OrderedDict[tuple, tuple[tuple, list[Doc], dict]] = OrderedDict()
+SEEN_CACHE = 16
+
+
+def _published(settings: Settings, user: str) -> tuple[list[Doc], dict]:
+    """(every published document ``user`` may read today, a memo of what was made of them per selection)."""
     paths = kb_paths(settings)
-    if not paths["db"].exists():
-        return []
+    stamp = registry_version(paths["db"])  # before the read: a change while reading shows at the next call
+    if stamp is None:
+        if not paths["db"].exists():
+            return [], {}
+    key = (str(paths["db"]), user, _today(settings).isoformat())
+    with _lock:
+        hit = _seen.get(key)
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            _seen.move_to_end(key)
+            return hit[1], hit[2]
     store = KBStore(paths["db"], timezone=settings.timezone)
     try:
-        rows = store.readable(user, today=_today(settings))  # what store.visible gives, undecoded: every call reads it
+        rows = store.readable(user, today=_today(settings))  # what store.visible gives, undecoded
     finally:
         store.close()
-    return published_docs(paths["knowledge"], [row for row in rows if is_selected(row, sel)])
+    docs = published_docs(paths["knowledge"], rows)
+    if stamp is not None:
+        with _lock:
+            _seen[key] = (stamp, docs, {})
+            while len(_seen) > SEEN_CACHE:
+                _seen.popitem(last=False)
+    return docs, {}
+
+
+class Selected(NamedTuple):
+    docs: list[Doc]  # in registry order
+    key: tuple  # their section index's key (``index_key``)
+    by_id: dict[str, Doc]
+
+
+def selected(settings: Settings, user: str, selection) -> Selected:
+    """The selected documents, made once per registry version and selection (shared: callers never change them)."""
+    if not isinstance(user, str) or not user.strip():
+        raise KBQueryError("a user id is required: knowledge visibility depends on who asks")
+    sel = load_selection(settings, selection)  # an unknown selection errors even on an empty base; read each call
+    docs, memo = _published(settings, user)
+    sel_key = json.dumps(sel, sort_keys=True)
+    made = memo.get(sel_key)
+    if made is None:
+        if len(memo) >= SEEN_CACHE:  # inline selections may vary call to call
+            memo.clear()
+        chosen = docs if sel is None else [d for d in docs if is_selected(d.row, sel)]
+        made = memo[sel_key] = Selected(chosen, index_key(chosen), {d.id: d for d in chosen})
+    return made
+
+
+def _served(settings: Settings, docs) -> bool:
+    """Whether every one of ``docs`` (what a call is about to serve) still holds its reviewed body; when one does
+    not, nothing kept of this registry is used again."""
+    root = kb_paths(settings)["knowledge"]
+    if all(still_published(root, d) for d in docs):
+        return True
+    db = str(kb_paths(settings)["db"])
+    with _lock:
+        for key in [k for k in _seen if k[0] == db]:
+            del _seen[key]
+    return False
+
+
+def selected_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
+    """Every document meeting the three conditions, in registry order (created, id). The list is shared: callers
+    never change it."""
+    return selected(settings, user, selection)[0]
+
+
+def checked_docs(settings: Settings, user: str, selection: str | Mapping | None = None) -> list[Doc]:
+    """``selected_docs`` with every card checked now (what lists them all: ``doc_map``)."""
+    docs = selected_docs(settings, user, selection)
+    return docs if _served(settings, docs) else selected_docs(settings, user, selection)
 
 
 def _doc(settings: Settings, user: str, doc_id: str, selection) -> Doc:
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise KBQueryError("a document id is required (doc_map or search_docs lists them)")
-    doc = next((d for d in selected_docs(settings, user, selection) if d.id == doc_id), None)
-    if doc is None:
-        raise _not_found(doc_id)
-    return doc
+    for _ in range(2):
+        doc = next((d for d in selected_docs(settings, user, selection) if d.id == doc_id), None)
+        if doc is None:
+            raise _not_found(doc_id)
+        if _served(settings, [doc]):
+            return doc
+    raise _not_found(doc_id)
 
 
 # -- the map and the outline ---------------------------------------------------------------------------------
 def doc_map(settings: Settings, user: str, *, selection: str | Mapping | None = None) -> list[dict]:
     """[{id, title, scope, category, summary, sections, tokens}] of the selected, published documents, by
     category then title."""
-    docs = selected_docs(settings, user, selection)
+    docs = checked_docs(settings, user, selection)
     out = [{"id": d.id, "title": d.row["title"], "scope": d.row["scope"], "category": d.row["category"], "summary": d.row["summary"],
             "sections": len(d.sections), "tokens": sum(int(s.get("tokens") or 0) for s in d.sections)} for d in docs]
     return sorted(out, key=lambda x: (x["category"], x["title"], x["id"]))
@@ -372,9 +443,14 @@ class SectionIndex:
 _indexes: OrderedDict[tuple, SectionIndex] = OrderedDict()
 
 
-def section_index(docs: list[Doc]) -> SectionIndex:
-    """The index of these documents' sections, built once per process per set of (id, content hash)."""
-    key = tuple(sorted((d.id, d.row["content_hash"]) for d in docs))
+def index_key(docs: list[Doc]) -> tuple:
+    return tuple(sorted((d.id, d.row["content_hash"]) for d in docs))
+
+
+def section_index(docs: list[Doc], key: tuple | None = None) -> SectionIndex:
+    """The index of these documents' sections, built once per process per set of (id, content hash) (``key``:
+    ``index_key(docs)`` when the caller has it)."""
+    key = key if key is not None else index_key(docs)
     with _lock:
         hit = _indexes.get(key)
         if hit is not None:
@@ -699,13 +775,17 @@ def search(settings: Settings, user: str, query: str, *, selection: str | Mappin
         raise KBQueryError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise KBQueryError(f"k must be a whole number from 1 to {MAX_K}")
-    docs = selected_docs(settings, user, selection)
-    if not docs:
-        return {"query": query, "mode": mode, "hits": [], "sections": 0, "without_vectors": None if mode == "bm25" else 0, "notice": None}
-    index = section_index(docs)
-    dense = settings_dense(settings) if mode != "bm25" else None
-    ann = section_ann(settings) if dense is not None and len(index.units) >= settings.kb_ann_min_sections else None
-    ranked = rank(index, q, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=settings.kb_ann_min_sections)
+    for _ in range(2):  # again once when a card served was edited since the registry was read (``_served``)
+        docs, key, by_id = selected(settings, user, selection)
+        if not docs:
+            return {"query": query, "mode": mode, "hits": [], "sections": 0, "without_vectors": None if mode == "bm25" else 0, "notice": None}
+        index = section_index(docs, key)
+        dense = settings_dense(settings) if mode != "bm25" else None
+        ann = section_ann(settings) if dense is not None and len(index.units) >= settings.kb_ann_min_sections else None
+        ranked = rank(index, q, k=k, mode=mode, alpha=alpha, dense=dense, ann=ann, ann_min=settings.kb_ann_min_sections)
+        shown = {index.units[i].doc_id for i, _ in ranked.hits}
+        if _served(settings, [by_id[d] for d in shown]):
+            break
     hits = [hit(index.units[i], score, q) for i, score in ranked.hits]
     forgotten = forgotten_values(settings, user) if hits else []
     for h in hits:  # a value the user forgot is in no snippet an agent reads (query.forgotten)

@@ -51,7 +51,7 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, count_tokens, has_cjk, sentences, shared_jieba
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.query.kb import KBBlocked, KBQueryError, Query, phrase_norm, window, check_l0, kb_terms, parse_query, read_section, search, search_docs
-from agentos_mem.query.kb import section_index, selected_docs
+from agentos_mem.query.kb import section_index, selected
 from agentos_mem.retrieval import bilingual
 
 BUDGET = (50, 8000)  # tokens of section text an answer may read (and the most its answer text may hold)
@@ -312,10 +312,10 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
     bilingual.configure(Workspace(settings.home).runtime)  # where its built dictionary lives, if a term needs it
     found = search(settings, user, question, selection=selection, k=SEARCH_K, mode=mode)
     hits = found["hits"]
-    docs = selected_docs(settings, user, selection)
-    if not docs:
+    docs = selected(settings, user, selection)
+    if not docs.docs:
         return [], found["notice"]
-    units = {(u.doc_id, u.anchor): u for u in section_index(docs).units}
+    units = {(u.doc_id, u.anchor): u for u in section_index(docs.docs, docs.key).units}
     out: dict[tuple, dict] = {}
 
     def consider(h: dict, rank: float) -> None:

@@ -304,3 +304,36 @@ def test_hybrid_leans_on_meaning_when_bm25_has_no_clear_best_and_the_sides_agree
     assert K.hybrid_alpha(np.array([4.2]), np.array([0.8])) == K.ALPHA  # one section: nothing to be crowded by
     assert K.hybrid_alpha(crowded, agrees, alpha=0.1) == 0.1  # an explicit weight below the crowded one is kept
     assert K.hybrid_alpha(np.array([1 + CLEAR_TOP, 1.0]), np.array([0.1, 0.9])) == K.ALPHA  # exactly CLEAR_TOP: clear
+
+
+def test_search_sees_every_change_to_the_registry_and_the_cards(ws, kit_cache):
+    """A process that keeps what it made of the registry (a search on 10,000 documents re-reads nothing) still sees,
+    at its next call, a document approved or rejected by another process and a card edited by hand."""
+    import subprocess
+    import sys
+
+    from agentos_mem.kernel.workspace import kb_paths
+    from agentos_mem.knowledge.decisions import decide
+
+    item(ws, "knowledge/clipping", "a.md", "# 长颈鹿手册\n\n长颈鹿 giraffeword 每天睡两个小时。\n", title="长颈鹿手册", category="20_methods")
+    item(ws, "knowledge/clipping", "b.md", "# 犀牛手册\n\n犀牛 rhinoword 的角由角蛋白构成。\n", title="犀牛手册", category="20_methods")
+    ids = refine_clean(kit_cache)
+    a, b = ids["长颈鹿手册"], ids["犀牛手册"]
+    s = kb_settings()
+    decide(s, a, "approve", "default")
+
+    def found(word):
+        return [h["doc_id"] for h in search_docs(s, "default", word, mode="bm25")]
+
+    assert found("giraffeword") == [a] and found("rhinoword") == []
+    decide(s, b, "approve", "default")
+    assert found("rhinoword") == [b]
+    # another process takes a published document back (here straight in SQLite)
+    db = kb_paths(s)["db"]
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute(\"update documents set status='rejected' where id=?\", [sys.argv[2]]); c.commit()", str(db), b], check=True)
+    assert found("rhinoword") == []
+    card = next((ws / "agent-sync/03_knowledge").rglob(f"{a}.md"))
+    card.write_text(card.read_text(encoding="utf-8").replace("两个小时", "三个小时"), encoding="utf-8")
+    assert found("giraffeword") == []  # edited by hand: not the text that was reviewed, so not served
+    assert a not in [d["id"] for d in doc_map(s, "default")]
