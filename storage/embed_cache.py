@@ -27,7 +27,8 @@ class Cache:
         self.con.executescript(
             "create table if not exists tokens (tokenizer text, text_hash text, tokens text, primary key (tokenizer, text_hash));"
             "create table if not exists vectors (embedder text, text_hash text, vec blob, primary key (embedder, text_hash));"
-            "create table if not exists cards (path text primary key, mtime_ns integer, size integer, unit text);")
+            "create table if not exists cards (path text primary key, mtime_ns integer, size integer, unit text);"
+            "create table if not exists stamps (name text primary key, value text);")
 
     def close(self) -> None:
         self.con.close()
@@ -55,6 +56,20 @@ class Cache:
         with self.con:
             self.con.executemany("insert or replace into vectors values (?,?,?)",
                                  [(embedder, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()])
+
+    def stamp(self, name: str) -> dict | None:
+        """What a stage noted when it last finished (``put_stamp``), or None. Kept here, beside the vectors it speaks
+        of: a cache removed takes it along, so nothing is skipped for vectors that are gone."""
+        row = self.con.execute("select value from stamps where name=?", [name]).fetchone()
+        try:
+            value = json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def put_stamp(self, name: str, value: dict) -> None:
+        with self.con:
+            self.con.execute("insert or replace into stamps values (?,?)", [name, json.dumps(value, ensure_ascii=False)])
 
     def card(self, path: Path, st) -> Unit | None:
         row = self.con.execute("select mtime_ns, size, unit from cards where path=?", [str(path)]).fetchone()

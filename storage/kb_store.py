@@ -9,6 +9,7 @@ and never past ``valid_until``. Rows are never deleted: a rejected document stay
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -193,6 +194,18 @@ class KBStore:
         cur = self.db.execute(f"select {', '.join(READ_COLUMNS)} from documents where status='ready' and (scope='system' or owner=?) "
                               "and (valid_until is null or valid_until = '' or valid_until >= ?) order by created, id", [user, today])
         return [dict(zip(READ_COLUMNS, r)) for r in cur.fetchall()]
+
+    def ready_state(self) -> tuple[str, list[str]]:
+        """(a digest of every ready row as stored, their card paths): what changes whenever a published document's
+        registry row does, read without decoding any row."""
+        digest = hashlib.sha256()
+        paths = []
+        cur = self.db.execute("select * from documents where status='ready' order by created, id")
+        path_at = [c[0] for c in cur.description].index("path")
+        for row in cur:
+            digest.update(json.dumps(row, ensure_ascii=False, default=str).encode("utf-8"))
+            paths.append(row[path_at])
+        return digest.hexdigest(), paths
 
     def shelf(self, owner: str) -> list[dict]:
         """The documents a new item of ``owner`` may be the same document as (a new version, a duplicate, a title

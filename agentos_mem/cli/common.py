@@ -133,6 +133,17 @@ def need_workspace(settings) -> None:
         raise CliError(f"no workspace at {settings.home}: run `agentos init` (or set AGENTOS_HOME)")
 
 
+def start_service_if_asked() -> None:
+    """No query service at all for this workspace (never a second one beside one for other settings): start one in
+    the background when ``AGENTOS_QUERY_SERVICE_IDLE`` > 0 (``agentos query`` and ``agentos kb search`` use it)."""
+    # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
+    from agentos_mem.mcp_server.local_service import spawn, workspace_home
+
+    settings = load_settings()
+    if settings.query_service_idle > 0 and Workspace(settings.home).exists():
+        spawn(workspace_home(), settings.query_service_idle)
+
+
 def workspace_settings(args):
     """settings_from_args, after need_workspace."""
     settings = settings_from_args(args)

@@ -11,7 +11,9 @@ in cli.knowledge, runs the ``inbox-refine`` flow).
 
 from __future__ import annotations
 
-from agentos_mem.cli.common import CliError, counted, emit, workspace_settings
+import sys
+
+from agentos_mem.cli.common import CliError, counted, emit, start_service_if_asked, workspace_settings
 
 COMMANDS = ("kb",)
 
@@ -156,12 +158,14 @@ def cmd_map(args) -> int:
 
 
 def cmd_search(args) -> int:
-    # lazy: the query stack (query.kb) stays off `agentos` start-up
-    from agentos_mem.query.kb import search
-
     settings = workspace_settings(args)
     # --json: {query, mode, hits, sections, without_vectors, notice}, the MCP tool kb_search's fields
-    found = _kb_call(lambda: search(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
+    found = None if args.in_process else _search_by_service(settings, args)
+    if found is None:
+        # lazy: the query stack (query.kb) stays off `agentos` start-up
+        from agentos_mem.query.kb import search
+
+        found = _kb_call(lambda: search(settings, settings.user, args.query, selection=args.selection, k=args.k, mode=args.mode))
 
     def render(found):
         if found["notice"]:
@@ -174,6 +178,25 @@ def cmd_search(args) -> int:
 
     emit(args, found, render)
     return 0
+
+
+def _search_by_service(settings, args) -> dict | None:
+    """The search answered by the workspace's warm query service (the same answer, without a fresh process's
+    registry read and index build), or None when none answers for this workspace and these settings."""
+    # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
+    from agentos_mem.mcp_server.local_service import Refused, Unavailable, kb_search_service
+
+    try:
+        return kb_search_service({"user": settings.user, "query": args.query, "selection": args.selection, "k": args.k, "mode": args.mode},
+                                 home=settings.home)["answer"]
+    except Refused as e:
+        raise CliError(str(e)) from None
+    except Unavailable as e:
+        if e.notice:  # a service that stalled: searched here instead
+            print(f"agentos: {e.notice}", file=sys.stderr)
+        if e.none_running:
+            start_service_if_asked()
+        return None
 
 
 def cmd_outline(args) -> int:
@@ -265,6 +288,8 @@ def add_parser(sub, name: str = "kb") -> None:
     sp.add_argument("query")
     sp.add_argument("--k", type=counted(), default=10, help="how many sections (default 10)")
     sp.add_argument("--mode", choices=["hybrid", "bm25", "dense"], default="hybrid", help="keyword, meaning or both (default)")
+    sp.add_argument("--in-process", action="store_true",
+                    help="search in this process even when a warm query service (agentos serve / mcp) runs for the workspace")
     selection(sp)
     sp = kadd("outline", cmd_outline, "a document's outline with section anchors and sizes")
     sp.add_argument("id")

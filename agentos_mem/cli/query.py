@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from agentos_mem.cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args
+from agentos_mem.cli.common import CliError, add_command, counted, emit, need_workspace, settings_from_args, start_service_if_asked
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.kernel.workspace import Workspace
 
@@ -28,7 +28,7 @@ def cmd_query(args) -> int:
             if e.notice:
                 print(f"agentos: {e.notice}", file=sys.stderr)
             if e.none_running:
-                _start_service_if_asked()
+                start_service_if_asked()
         else:
             emit(args, reply["answer"], lambda o: print(reply["text"]))
             return 0
@@ -43,17 +43,6 @@ def cmd_query(args) -> int:
         raise CliError(str(e)) from None
     emit(args, a.to_dict(), lambda o: print(format_answer(a)))
     return 0
-
-
-def _start_service_if_asked() -> None:
-    """No service at all for this workspace (never a second one beside one for other settings): start one in the
-    background when ``AGENTOS_QUERY_SERVICE_IDLE`` > 0."""
-    # lazy: mcp_server.local_service (4 modules) stays off `agentos` start-up
-    from agentos_mem.mcp_server.local_service import spawn, workspace_home
-
-    settings = load_settings()
-    if settings.query_service_idle > 0 and Workspace(settings.home).exists():
-        spawn(workspace_home(), settings.query_service_idle)
 
 
 def cmd_raw(args) -> int:

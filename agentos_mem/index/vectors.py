@@ -10,12 +10,17 @@ written since the last run in the reading process's memory, never writing it.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Callable
+
+from agentos_mem import __version__
 
 from agentos_mem.kernel import progress
 from agentos_mem.embedders import make_settings_embedder
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.index.section_ann import publish_section_ann
+from agentos_mem.index.section_ann import ann_store, publish_section_ann
 from agentos_mem.kernel.workspace import kb_paths
 from agentos_mem.storage.embed_cache import open_cache
 from agentos_mem.storage.kb_sections import embed_text, published_docs, section_units, text_hash
@@ -24,6 +29,7 @@ from agentos_mem.storage.memory_records import EMBED_CHARS as RECORD_EMBED_CHARS
 from agentos_mem.storage.memory_records import open_book, record_text
 
 BATCH = 32
+SECTIONS_STAMP = "sections"  # embed_sections' note in the cache (``Cache.stamp``)
 
 
 def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
@@ -34,9 +40,19 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
         return {"sections": 0, "embedded": 0, "embedder": None}
     store = KBStore(paths["db"], timezone=settings.timezone)
     try:
+        stamp = sections_stamp(settings, paths["knowledge"], *store.ready_state())  # before the read: a change since shows next time
         rows = store.documents(status="ready")
     finally:
         store.close()
+    cache = open_cache(settings)
+    try:
+        last = cache.stamp(SECTIONS_STAMP)
+    finally:
+        cache.close()
+    live = ann_store(settings).current_name()
+    if last and last.get("stamp") == stamp and last.get("ann_generation") == live and isinstance(last.get("result"), dict):
+        ann = last["result"].get("ann")
+        return {**last["result"], "embedded": 0, "ann": {**ann, "status": "unchanged"} if isinstance(ann, dict) else ann, "stamp": "unchanged"}
     units = section_units(published_docs(paths["knowledge"], rows))
     texts = {text_hash(embed_text(u)): embed_text(u) for u in units}
     if not texts:
@@ -45,7 +61,31 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
     embedded = _embed_missing(settings, embedder, texts, log, what="embedding sections")
     ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
                               min_sections=settings.kb_ann_min_sections)
-    return {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
+    result = {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
+    cache = open_cache(settings)
+    try:
+        cache.put_stamp(SECTIONS_STAMP, {"stamp": stamp, "ann_generation": ann_store(settings).current_name(), "result": result})
+    finally:
+        cache.close()
+    return result
+
+
+def sections_stamp(settings: Settings, kb_root, rows_digest: str, card_paths: list[str]) -> str:
+    """What the sections' vectors and ANN index are made from, in a digest: the ready rows, each card's stat, the
+    embedder, the ANN settings, this version of the code (how cards are read and masked); the live ANN generation
+    is noted beside it (``embed_sections``), so one removed or replaced is published again. A
+    night on which none of it changed has nothing to embed or publish: reading and masking every card again to
+    find that out was 13 of a no-change nightly's 25 s at 10,000 documents (bench/results/perf.md)."""
+    digest = hashlib.sha256(json.dumps([__version__, rows_digest, settings.embedder, settings.kb_ann_min_sections, settings.chroma_url],
+                                       default=str).encode("utf-8"))
+    root = os.fspath(kb_root)
+    for path in card_paths:
+        try:
+            st = os.stat(os.path.join(root, path))
+            digest.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode("utf-8"))
+        except OSError:
+            digest.update(f"{path}\0-\n".encode("utf-8"))
+    return digest.hexdigest()
 
 
 def embed_document(settings: Settings, doc_id: str, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:

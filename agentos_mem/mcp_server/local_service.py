@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 SERVICE_FILE = "query-service.json"
 ASK_FIELDS = ("text", "user", "raw", "k", "budget", "history")
+# ``agentos kb search`` asks the same service: a fresh process pays the registry read, every card and the BM25 build
+# over every section before its first search (36.5 s at 100,000 sections, bench/results/perf.md), the service once.
+KB_SEARCH_FIELDS = ("user", "query", "selection", "k", "mode")
 CONNECT_TIMEOUT_S = 0.5
 # A service acknowledges a question as soon as it has read it, before it waits for anything (the model loading, the
 # question before): a live one does so in milliseconds. One that does not within this time is stopped (SIGSTOP, a
@@ -87,6 +90,16 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
 
     Raises Unavailable when no service answers for this workspace and environment, Refused with the
     user-facing message of a QueryError."""
+    return _call("ask", {k: request.get(k) for k in ASK_FIELDS}, home, environ)
+
+
+def kb_search_service(request: dict, *, home: Path | None = None, environ=None) -> dict:
+    """``{"answer": query.kb.search(...)}`` (fields ``KB_SEARCH_FIELDS``) from the running service; Unavailable and
+    Refused (a KBQueryError's message) as ``ask_service``."""
+    return _call("kb_search", {k: request.get(k) for k in KB_SEARCH_FIELDS}, home, environ)
+
+
+def _call(op: str, request: dict, home: Path | None, environ) -> dict:
     home = workspace_home(environ) if home is None else Path(home)
     try:
         path = service_file(home)
@@ -99,7 +112,7 @@ def ask_service(request: dict, *, home: Path | None = None, environ=None) -> dic
         pass  # the pid is alive (another user's process would not have been able to write our file)
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise Unavailable(f"no query service for {home}: {e}", none_running=True) from None
-    payload = {"token": token, "env": settings_env(environ), "ask": {k: request.get(k) for k in ASK_FIELDS}}
+    payload = {"token": token, "env": settings_env(environ), op: request}
     pid = info.get("pid")
     stage = "connect"
     try:
@@ -183,6 +196,8 @@ class QueryService:
             return {"unavailable": "wrong token"}
         if payload.get("env") != self.env:
             return {"unavailable": "the client's AGENTOS_* settings differ from the service's"}
+        if isinstance(payload.get("kb_search"), dict):
+            return self._kb_search(payload["kb_search"])
         req = payload.get("ask") or {}
         # lazy: the query stack only where the service answers, not in the `agentos query` client
         from agentos_mem.query.ask import QueryError, ask, format_answer
@@ -197,6 +212,21 @@ class QueryService:
         except Exception as e:  # noqa: BLE001 - the client answers in-process and reports it the usual way
             return {"unavailable": f"{type(e).__name__}: {e}"}
         return {"answer": json.loads(json.dumps(a.to_dict(), ensure_ascii=False, default=str)), "text": format_answer(a)}
+
+    def _kb_search(self, req: dict) -> dict:
+        # lazy: the knowledge read path only where the service answers
+        from agentos_mem.query.kb import KBQueryError, search
+
+        try:
+            with self._lock:
+                settings = self._current_settings()
+                found = search(settings, str(req.get("user") or settings.user), str(req.get("query") or ""), selection=req.get("selection"),
+                               k=req.get("k") if req.get("k") is not None else 10, mode=req.get("mode") or "hybrid")
+        except KBQueryError as e:  # its blocked kind included: the same sentence the CLI prints in-process
+            return {"refused": str(e)}
+        except Exception as e:  # noqa: BLE001 - the client searches in-process and reports it the usual way
+            return {"unavailable": f"{type(e).__name__}: {e}"}
+        return {"answer": json.loads(json.dumps(found, ensure_ascii=False, default=str))}
 
     def _serve(self) -> None:
         while not self._stopped.is_set():

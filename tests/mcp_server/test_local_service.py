@@ -245,3 +245,45 @@ def test_an_older_service_that_sends_no_acknowledgement_is_still_read(indexed_ho
         t.join()
         srv.close()
         f.unlink()
+
+
+KB_CLIENT = CLIENT.replace("agentos_mem.query.ask", "agentos_mem.query.kb")
+
+
+def _kb_search(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", KB_CLIENT, "kb", "search", *args], capture_output=True, text=True, timeout=120,
+                          env=os.environ.copy())
+
+
+def test_a_fresh_kb_search_is_answered_by_the_running_service(ws, kit_cache):
+    """``agentos kb search`` from a fresh process goes through the warm service (at 100,000 sections a fresh process
+    spends 36 s reading the registry and building the index first), with the answer it gives on its own, and sees a
+    document published after the service started."""
+    from agentos_mem.knowledge.decisions import decide
+    from tests.kit.knowledge import item, kb_settings, refine_clean
+
+    item(ws, "knowledge/clipping", "a.md", "# 树懒手册\n\n树懒 slothword 每周只下树一次。\n", title="树懒手册", category="20_methods")
+    item(ws, "knowledge/clipping", "b.md", "# 水獭手册\n\nOtters otterword hold hands while they sleep.\n", title="水獭手册", category="20_methods")
+    ids = refine_clean(kit_cache)
+    decide(kb_settings(), ids["树懒手册"], "approve", "default")
+    proc = subprocess.Popen([AGENTOS, "serve", "--query-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        _wait_for_service(ws, proc)
+        served, alone = _kb_search("--json", "树懒 slothword"), _kb_search("--json", "--in-process", "树懒 slothword")
+        assert served.returncode == 0 and "SERVED" in served.stderr, served.stderr
+        assert "IN_PROCESS" in alone.stderr
+        assert json.loads(served.stdout) == json.loads(alone.stdout)
+        assert [h["doc_id"] for h in json.loads(served.stdout)["hits"]] == [ids["树懒手册"]]
+        assert _kb_search("slothword").stdout == _kb_search("--in-process", "slothword").stdout
+
+        decide(kb_settings(), ids["水獭手册"], "approve", "default")  # published while the service runs
+        later = _kb_search("--json", "--mode", "bm25", "otterword")
+        assert "SERVED" in later.stderr and [h["doc_id"] for h in json.loads(later.stdout)["hits"]] == [ids["水獭手册"]]
+
+        # what the user must fix reads the same, with the same exit code
+        bad, bad_alone = _kb_search("slothword", "--selection", "nosuch"), _kb_search("--in-process", "slothword", "--selection", "nosuch")
+        assert "SERVED" in bad.stderr and bad.returncode == bad_alone.returncode == 2
+        assert bad.stderr.splitlines()[0] == bad_alone.stderr.splitlines()[0] and "nosuch" in bad.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=HANG_S)

@@ -1,0 +1,51 @@
+"""The nightly's knowledge step on a night when nothing changed: ``embed_sections`` notes what it made the sections'
+vectors and ANN index from, and skips reading and masking every card when all of it is the same (13 of 25 s of a
+no-change nightly at 10,000 documents). Whatever a user changes (a document published, a card edited by hand, the
+cache removed) is embedded and published again."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kit.knowledge import item, kb_settings, refine_clean
+
+
+@pytest.fixture
+def two_docs(ws, kit_cache, monkeypatch):
+    monkeypatch.setenv("AGENTOS_KB_ANN_MIN_SECTIONS", "2")  # the ANN index from two sections on
+    item(ws, "knowledge/clipping", "a.md", "# 海豚手册\n\n## 睡眠\n\n海豚 dolphinword 睡觉时只闭一只眼。\n\n## 声音\n\n海豚用哨声互相称呼。\n",
+         title="海豚手册", category="20_methods")
+    item(ws, "knowledge/clipping", "b.md", "# Octopus notes\n\n## Hearts\n\nAn octopus octopusword has three hearts.\n\n## Ink\n\nInk hides it.\n",
+         title="Octopus notes", category="20_methods")
+    return refine_clean(kit_cache)
+
+
+def test_an_unchanged_night_skips_and_any_change_is_embedded_again(ws, two_docs):
+    from agentos_mem.index.vectors import embed_sections
+    from agentos_mem.kernel.workspace import Workspace
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.query.kb import search_docs
+
+    s = kb_settings()
+    decide(s, two_docs["海豚手册"], "approve", "default")
+    first = embed_sections(s)
+    assert first["sections"] >= 2 and first["ann"]["status"] != "unchanged" and "stamp" not in first
+    again = embed_sections(s)
+    assert again["stamp"] == "unchanged" and again["embedded"] == 0 and again["sections"] == first["sections"]
+    assert again["ann"]["status"] == "unchanged" and again["ann"]["generation"] == first["ann"]["generation"]
+
+    decide(s, two_docs["Octopus notes"], "approve", "default")  # a document published
+    published = embed_sections(s)
+    assert "stamp" not in published and published["sections"] > first["sections"]
+    assert published["ann"]["generation"] != first["ann"]["generation"]
+    assert embed_sections(s)["stamp"] == "unchanged"
+
+    card = next((ws / "agent-sync/03_knowledge").rglob(f"{two_docs['海豚手册']}.md"))  # a card edited by hand
+    card.write_text(card.read_text(encoding="utf-8").replace("一只眼", "两只眼"), encoding="utf-8")
+    edited = embed_sections(s)
+    assert "stamp" not in edited and edited["sections"] < published["sections"]  # not the reviewed text: left out
+    assert [h["doc_id"] for h in search_docs(s, "default", "dolphinword", mode="bm25")] == []
+
+    (Workspace(s.home).index_dir / "cache.db").unlink()  # the cache removed: every section is embedded again
+    anew = embed_sections(s)
+    assert "stamp" not in anew and anew["embedded"] == anew["sections"] == edited["sections"]
