@@ -52,24 +52,37 @@ def body_lines(path: Path | str) -> tuple[str, list[str]] | None:
     return entry[2], entry[3]
 
 
-@dataclass
+@dataclass(eq=False)
 class Doc:
     row: dict  # the registry row (id, title, scope, category, summary, outline, content_hash, ...)
     lines: list[str]  # the card's body lines
-    sections: list[dict]  # the stored outline, or one section over the whole body when it has none
 
     @property
     def id(self) -> str:
         return self.row["id"]
 
+    @property
+    def sections(self) -> list[dict]:
+        """The stored outline, or one section over the whole body when it has none. Decoded from the row's JSON
+        text on each use, never kept decoded: a long-lived search process held 100,000 sections as dicts (94 MB at
+        10,000 documents) though a search reads them only to build its index."""
+        outline = self.row.get("outline")
+        if isinstance(outline, str):
+            try:
+                outline = json.loads(outline) if outline else []
+            except ValueError:
+                outline = []
+        return doc_sections(outline if isinstance(outline, list) else [], self.lines)
+
     def section(self, anchor: str) -> dict | None:
-        anchor = anchor if any(s["anchor"] == anchor for s in self.sections) else anchor.removeprefix("#")
-        return next((s for s in self.sections if s["anchor"] == anchor), None)
+        sections = self.sections
+        anchor = anchor if any(s["anchor"] == anchor for s in sections) else anchor.removeprefix("#")
+        return next((s for s in sections if s["anchor"] == anchor), None)
 
 
-def doc_sections(row: dict, lines: list[str]) -> list[dict]:
+def doc_sections(outline: list, lines: list[str]) -> list[dict]:
     n = len(lines)
-    secs = [s for s in row.get("outline") or [] if isinstance(s, dict) and "anchor" in s and 1 <= s["line_start"] <= max(n, 1)]
+    secs = [s for s in outline if isinstance(s, dict) and "anchor" in s and 1 <= s["line_start"] <= max(n, 1)]
     if secs:
         return secs
     tokens = count_tokens("\n".join(lines))
@@ -124,7 +137,6 @@ def text_hash(text: str) -> str:
 
 
 _docs: dict[tuple, Doc] = {}  # a registry row as read (``KBStore.readable``: every value a string) -> its Doc
-_outlines: dict[str, list] = {}  # an outline's stored JSON text -> the outline
 
 
 def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
@@ -162,18 +174,7 @@ def still_published(kb_root: Path, doc: Doc) -> bool:
 
 
 def _doc_of(row: dict, lines: list[str]) -> Doc:
-    row = {**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}
-    if isinstance(row.get("outline"), str):
-        text = row["outline"]
-        outline = _outlines.get(text)
-        if outline is None:
-            outline = json.loads(text) if text else []
-            with _lock:
-                if len(_outlines) > 20_000:
-                    _outlines.clear()
-                _outlines[text] = outline
-        row["outline"] = outline
-    return Doc(row, lines, doc_sections(row, lines))
+    return Doc({**row, **{k: mask_lines(row[k])[0] for k in ("title", "summary") if isinstance(row.get(k), str)}}, lines)
 
 
 def section_units(docs: list[Doc]) -> list[SectionUnit]:
