@@ -33,7 +33,7 @@ from agentos_mem.storage.guards import check_no_restore
 from agentos_mem.query.forgotten import forgotten_values, without_forgotten
 from agentos_mem.query.index_reader import open_last_good, open_reader
 from agentos_mem.query.rules import check, load_rules
-from agentos_mem.query.threads import Piece, arrange
+from agentos_mem.query.threads import Piece, arrange, card_piece, card_updated_by
 from agentos_mem.retrieval import bilingual
 from agentos_mem.retrieval.bilingual import script_lang
 from agentos_mem.safety.secrets import mask_lines, mask_value
@@ -434,7 +434,9 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
     # What topic threads read of each served fact (query.threads): the facts and statements the digest kept from the
     # user's sentences. Cards keep their rank: a card is a stretch of conversation, not one thing said, and threading
     # them (every card of a long chat shares its people's names) cost LoCoMo's evidence at 500 tokens 0.869 -> 0.529.
+    # A later claim or value that updates a card is pulled up above it instead (``newer_above_cards``).
     pieces: dict[str, Piece] = {}
+    cards: dict[str, Piece] = {}
 
     def add_fact(fid: int, score: float | None) -> None:
         if fid in seen:
@@ -458,10 +460,11 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
                 add_fact(int(unit["meta"]["fact"]), s)
             elif unit["kind"] == "card":
                 ordered.append(_card_item(u, unit["meta"], s, forgotten))
+                cards[u] = card_piece(unit["meta"])
                 pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
                 for fid in pointed[:CARD_FACTS]:
                     add_fact(fid, fused.get(f"fact:{fid}"))
-        ordered = in_threads(ordered, pieces)
+        ordered = newer_above_cards(in_threads(ordered, pieces), pieces, cards)
         ordered.extend(stale)
         if history:
             ordered.extend(_history(store, user, facts))
@@ -538,6 +541,24 @@ def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:
         it.tokens = count_tokens(it.text)
     arranged = iter([known[i] for i in order])
     return [next(arranged) if it.id in pieces else it for it in items]
+
+
+def newer_above_cards(items: list[Item], pieces: dict[str, Piece], cards: dict[str, Piece]) -> list[Item]:
+    """No card above a fact or statement said on a later day that updates what it told (``threads.card_updated_by``):
+    the newest such item below a card is served just above it. Pulled up, not the card pushed down: a card moved
+    below its thread's newest fact fell out of a small budget (LoCoMo's evidence at 500 tokens 0.869 -> 0.779)."""
+    out = list(items)
+    i = 0
+    while i < len(out):
+        card = cards.get(out[i].id)
+        if card is not None:
+            below = [j for j in range(i + 1, len(out)) if out[j].id in pieces and card_updated_by(card, pieces[out[j].id])]
+            if below:
+                j = max(below, key=lambda j: (pieces[out[j].id].at, -j))
+                out.insert(i, out.pop(j))
+                i += 1
+        i += 1
+    return out
 
 
 def _finish(ans: Answer, t0: float) -> Answer:

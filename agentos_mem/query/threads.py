@@ -16,7 +16,10 @@ Which items are one thread, by what they say, never by phrase rules:
 
 What is threaded is the caller's choice: ``query.ask`` and ``query.facts`` pass the facts and statements they serve;
 cards keep their rank there (every card of a long chat shares its people's names: threading them cost LoCoMo's evidence
-at 500 tokens 0.869 -> 0.529), and the card rules below stand for a caller with a sharper notion of one thing.
+at 500 tokens 0.869 -> 0.529), and the card rules below stand for a caller with a sharper notion of one thing. What
+``query.ask`` does for a card is narrower (``card_updated_by``): a later fact or statement of its thread holding
+another value of a type it holds is pulled up to stand just above it; the card keeps its place below, so a
+"when did ..." question still finds it within a small budget (moving the card down instead cost LoCoMo 0.869 -> 0.779).
 
 Threads are these direct links, never their chains: a card that tells of the server and the API version in one breath
 does not make the two one thread.
@@ -67,6 +70,26 @@ class Piece:
         return cls(at=row["valid_from"], text=f"{row['subject']} {row['object']}", claim=claim, fact=True,
                    subject=row["subject"], value=row["object"] if claim else None,
                    multi=claim and bool(row["multi_valued"]))
+
+
+def card_piece(meta: dict) -> Piece:
+    """What threading reads of a card: its first turn's time, its topic and summary."""
+    start = str(meta.get("time") or "").split("-")[0]
+    start += ":00" * max(0, 2 - start.count(":"))  # "10:00" is 10:00:00, as a fact's time reads: never after it
+    return Piece(at=f"{meta.get('date') or ''}T{start}", text=f"{meta.get('topic') or ''} {meta.get('summary') or ''}")
+
+
+def card_updated_by(card: Piece, piece: Piece) -> bool:
+    """Whether ``piece`` (a fact or a statement) updates what the card told: said after the card's first turn (a
+    correction later in the same conversation is newer), sharing a content word with it, and holding another value of
+    a type the card holds (a spec, a version, a count, a clock time: ``vocabulary.valuetypes``). Sharing a word is not
+    enough, nor is being a claim: in a long chat every card shares words with later sentences, and pulling every later
+    item (or every later claim) of its words above a card cost LoCoMo's evidence at 500 tokens 0.866 -> 0.856 (0.861);
+    this rule left it unchanged."""
+    if piece.at[:19] <= card.at[:19] or not linked(piece, card):
+        return False
+    mine, theirs = _typed(card.text), _typed(piece.text)
+    return any(theirs.get(kind, set()) - keys for kind, keys in mine.items())
 
 
 def content_words(text: str) -> set[str]:
