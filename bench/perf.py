@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -283,6 +284,31 @@ def _median_wall(cmd: list[str], queries: list[str], env: dict) -> float:
     return round(sorted(walls)[len(walls) // 2], 1)
 
 
+@contextmanager
+def warm_service(home: Path, env: dict):
+    """``agentos serve --query-only`` over ``home``, started and waited for (its service file is written once it
+    listens), stopped after the block; yields a function giving its peak RSS in MB so far (None when unknown)."""
+    proc = subprocess.Popen([*_agentos(), "serve", "--query-only"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def peak_mb() -> float | None:
+        status = Path(f"/proc/{proc.pid}/status")
+        if not status.exists():
+            return None
+        hwm = next(line for line in status.read_text().splitlines() if line.startswith("VmHWM"))
+        return round(int(hwm.split()[1]) / 1024, 1)
+
+    try:
+        deadline = time.monotonic() + 120
+        while not (home / "agent-local" / "runtime" / "query-service.json").is_file():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the query service did not start: {proc.stderr.read()[-2000:] if proc.poll() is not None else 'timeout'}")
+            time.sleep(0.2)
+        yield peak_mb
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
 def cli_latency(home: Path, queries: list[str], runs: int = 11) -> dict:
     """``agentos query`` from a fresh process, as an agent host that shells out to it runs it: the median wall time
     answering in-process, and through the warm query service (``agentos serve --query-only``), whose peak RSS
@@ -290,24 +316,12 @@ def cli_latency(home: Path, queries: list[str], runs: int = 11) -> dict:
     env = {**os.environ, "AGENTOS_HOME": str(home), "AGENTOS_USER": "bench", "AGENTOS_HOSTNAME": "bench"}
     qs = (queries * runs)[:runs]
     out = {"runs": runs, "in_process_median_ms": _median_wall([*_agentos(), "query", "--in-process"], qs[:5], env)}
-    proc = subprocess.Popen([*_agentos(), "serve", "--query-only"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while not (home / "agent-local" / "runtime" / "query-service.json").is_file():  # written once it listens
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the query service did not start: {proc.stderr.read()[-2000:] if proc.poll() is not None else 'timeout'}")
-            time.sleep(0.2)
+    with warm_service(home, env) as peak_mb:
         _median_wall([*_agentos(), "query"], qs[:1], env)  # the first answer waits for the warm-up
         out["served_median_ms"] = _median_wall([*_agentos(), "query"], qs, env)
         for q in queries:  # every question of the latency run, then the service's peak RSS
             subprocess.run([*_agentos(), "query", q], env=env, capture_output=True, timeout=600)
-        status = Path(f"/proc/{proc.pid}/status")
-        if status.exists():
-            hwm = next(line for line in status.read_text().splitlines() if line.startswith("VmHWM"))
-            out["service_peak_rss_mb"] = round(int(hwm.split()[1]) / 1024, 1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        out["service_peak_rss_mb"] = peak_mb()
     return out
 
 
@@ -873,23 +887,11 @@ def kb_cli(home: Path, queries: list[str], served_runs: int = 11) -> dict:
     --query-only``, after its first search), with the service's peak RSS."""
     env = _bench_env(home)
     out = {"runs": len(queries), "median_ms": _median_wall([*_agentos(), "kb", "search", "--json", "--in-process"], queries, env)}
-    proc = subprocess.Popen([*_agentos(), "serve", "--query-only"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while not (home / "agent-local" / "runtime" / "query-service.json").is_file():  # written once it listens
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the query service did not start: {proc.stderr.read()[-2000:] if proc.poll() is not None else 'timeout'}")
-            time.sleep(0.2)
+    with warm_service(home, env) as peak_mb:
         out["served_first_ms"] = _median_wall([*_agentos(), "kb", "search", "--json"], queries[:1], env)  # builds the index
         out["served_runs"] = served_runs
         out["served_median_ms"] = _median_wall([*_agentos(), "kb", "search", "--json"], (queries * served_runs)[:served_runs], env)
-        status = Path(f"/proc/{proc.pid}/status")
-        if status.exists():
-            hwm = next(line for line in status.read_text().splitlines() if line.startswith("VmHWM"))
-            out["service_peak_rss_mb"] = round(int(hwm.split()[1]) / 1024, 1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        out["service_peak_rss_mb"] = peak_mb()
     return out
 
 
