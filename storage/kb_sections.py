@@ -168,9 +168,10 @@ def published_docs(kb_root: Path, rows: list[dict]) -> list[Doc]:
 
 
 def still_published(kb_root: Path, doc: Doc) -> bool:
-    """Whether ``doc``'s card still holds the body that was reviewed, as read into ``doc`` (a stat when unchanged)."""
+    """Whether ``doc``'s card still holds the body that was reviewed (a stat when unchanged). By hash, not by the
+    lines object: ``body_lines`` forgets bodies past 20,000 cards, and a re-read of an unchanged card is the same body."""
     body = body_lines(os.path.join(os.fspath(kb_root), doc.row["path"]))
-    return body is not None and body[0] == doc.row["content_hash"] and body[1] is doc.lines
+    return body is not None and body[0] == doc.row["content_hash"]
 
 
 def _doc_of(row: dict, lines: list[str]) -> Doc:
