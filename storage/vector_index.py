@@ -175,6 +175,13 @@ class VectorIndex:
             offset += 5000
         return out
 
+    def vectors_of(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vectors of ``ids`` (those the collection holds), by id."""
+        if not ids:
+            return {}
+        got = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        return {i: [float(x) for x in v] for i, v in zip(got["ids"], got["embeddings"])}
+
     def query(self, name: str, vector, k: int) -> list[tuple[str, float]]:
         """``k`` nearest units as (id, cosine similarity), best first."""
         if k <= 0:

@@ -30,7 +30,7 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import Workspace
 from agentos_mem.storage.guards import workspace_lock
-from agentos_mem.retrieval import bilingual
+from agentos_mem.retrieval import bilingual, crowd
 from agentos_mem.storage.embed_cache import Cache, cache_for, open_cache
 from agentos_mem.storage.facts import open_facts
 from agentos_mem.storage.index_store import WRITE_CHUNK, Generation, IndexCorrupt, IndexMissing, IndexStore
@@ -368,6 +368,16 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
     # The dictionary the read path bridges languages with (retrieval.bilingual) is built here once, so a query
     # process only opens it: building it costs ~3 s and ~120 MB that a warm query process would keep.
     bilingual.prepare(Workspace(settings.home).runtime)
+    # The stand-in crowd the memory query's gate reads in a small memory (query.ask.crowd_matches): embedded here once
+    # per workspace and embedder (~6 s), so a query process only reads it; the embedder loads only when it is missing.
+    model: list = []  # made on the first question only: a file already there, or made earlier in this process, needs none
+
+    def made():
+        model[:] = model or [make_settings_embedder(settings)]
+        return model[0]
+
+    crowd.prepare(Workspace(settings.home).runtime, settings.embedder, lambda texts: made().embed_documents(texts),
+                  lambda text: made().embed_query(text))
     return {"generation": gen.name, "pruned": removed}
 
 

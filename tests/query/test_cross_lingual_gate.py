@@ -59,9 +59,61 @@ def test_the_floor_of_the_pair_is_what_lets_it_through(two_logs, monkeypatch):
     # the English question over Chinese memory scores under the one floor of a single language (0.83): without the
     # cross-lingual floor (and the dictionary bridge) it stopped at no_history, as the issue reports
     monkeypatch.setattr(qa, "BRIDGE_COVERAGE", 1.01)
+    monkeypatch.setattr(qa, "CROWD_UNIT_MARGIN", 2.0)  # the small memory's stand-in crowd off too (tested below)
     assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "ok"
     monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
     assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
+
+
+def test_in_a_small_memory_the_stand_in_crowd_lets_the_question_through(two_logs, monkeypatch):
+    # li's memory holds fewer units than the gap test's crowd needs; with the pair's floor and the dictionary off, the
+    # floor alone stopped the question: standing clear of what the unit scores against a crowd of unrelated questions
+    # in English lets it through, and the fact answers
+    monkeypatch.setattr(qa, "BRIDGE_COVERAGE", 1.01)
+    monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
+    a = ask("When is the weekly meeting?", user="li", settings=two_logs)
+    assert a.status == "ok" and "周三下午三点" in _facts(a), (a.status, _facts(a))
+    monkeypatch.setattr(qa, "CROWD_UNIT_MARGIN", 2.0)
+    assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
+
+
+def test_the_crowd_is_made_by_the_rebuild_and_read_by_the_query(two_logs):
+    from agentos_mem.kernel.workspace import Workspace
+    from agentos_mem.retrieval import crowd
+
+    runtime = Workspace(two_logs.home).runtime
+    path = runtime / crowd.file_name(two_logs.embedder)
+    assert path.is_file(), sorted(p.name for p in runtime.iterdir())
+    vecs = crowd.load(runtime, two_logs.embedder)
+    assert {k: v.shape[0] for k, v in vecs["sentences"].items()} == {k: len(v) for k, v in crowd.SENTENCES.items()}
+    assert {k: v.shape[0] for k, v in vecs["questions"].items()} == {k: len(v) for k, v in crowd.QUESTIONS.items()}
+    assert crowd.load(runtime, "openai:http://127.0.0.1:9/v1#another-model") is None  # another embedder's is not this one's
+
+
+def test_a_unit_every_question_meets_needs_more_than_its_cosine():
+    # a unit passes when the question stands clear of the crowd's sentences (gap 0.03) and the unit stands clear of the
+    # crowd's questions: a unit that scores 0.80 against every unrelated question is not let through at 0.81
+    vec = [("hub", 0.81), ("plain", 0.75)]
+    q_refs = {"hub": 0.70, "plain": 0.70}
+    assert qa.crowd_matches(vec, q_refs, {"hub": 0.815, "plain": 0.70}, 0.03) == {"plain"}
+    assert qa.crowd_matches(vec, {"hub": 0.79, "plain": 0.70}, {"hub": 0.70, "plain": 0.70}, 0.03) == {"plain"}
+    assert qa.crowd_matches(vec, {"plain": 0.70}, {"hub": 0.70, "plain": 0.70}, 0.03) == {"plain"}  # no reference: not by it
+
+
+def test_the_references_are_read_in_the_right_language():
+    import numpy as np
+
+    from agentos_mem.retrieval import crowd
+
+    e1, e2 = [1.0, 0.0], [0.0, 1.0]
+    block = {"en": np.array([e1] * 3, dtype=np.float32), "zh": np.array([e2] * 3, dtype=np.float32)}
+    vectors = {"sentences": block, "questions": block}
+    assert crowd.unit_refs(vectors, {"u": e1}, "en", 2) == {"u": 1.0}  # the unit against questions in the question's language
+    assert crowd.unit_refs(vectors, {"u": e1}, "zh", 2) == {"u": 0.0}
+    assert crowd.unit_refs(vectors, {"u": e1}, "mixed", 2) == {"u": 1.0}  # no one language: the higher reference
+    assert crowd.unit_refs(vectors, {"u": [1.0, 0.0, 0.0]}, "en", 2) == {}  # another embedder's dimension: none
+    # the question against sentences in each unit's language
+    assert crowd.question_refs(vectors, e2, {"a": "en", "b": "zh"}, ["a", "b", "c"], 2) == {"a": 0.0, "b": 1.0, "c": 1.0}
 
 
 READING = ["我的读书笔记一直都记在Notion里，这两天同步老转圈。", "算了，Notion不用了，改用Obsidian，仓库就放在iCloud文件夹里同步。"]
@@ -92,10 +144,11 @@ def notes_log(tmp_path_factory):
 
 
 def test_the_words_of_the_question_meet_the_memory_through_the_dictionary(notes_log, monkeypatch):
-    # "notes" meets 读书笔记 (CC-CEDICT: 笔记 notes); the cosine floor of the pair is switched off, so the bridge alone
+    # "notes" meets 读书笔记 (CC-CEDICT: 笔记 notes); the cosine floor of the pair and the crowd are switched off, so the bridge alone
     # decides: on, the question finds where the notes are kept; off, it stops as before the bridge
     monkeypatch.setenv("AGENTOS_NOW", "2026-03-09T23:00:00+08:00")
     monkeypatch.setattr(qa, "CROSS_LINGUAL_OFFSET", {})
+    monkeypatch.setattr(qa, "CROWD_UNIT_MARGIN", 2.0)  # and the small memory's stand-in crowd
     q = "What do I use for notes now?"
     a = ask(q, user="li", settings=notes_log)
     assert a.status == "ok", a.status
