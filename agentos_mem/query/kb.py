@@ -75,6 +75,7 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, count_tokens, sentences
 from agentos_mem.kernel.workspace import Workspace, kb_paths
 from agentos_mem.query.fusion import AGREE_TOP, fuse_sections, keyword_weight
+from agentos_mem.retrieval.lucene_bm25 import LuceneBM25
 from agentos_mem.query.index_reader import open_reader
 from agentos_mem.query.rules import check_request
 from agentos_mem.storage.embed_cache import open_cache
@@ -374,7 +375,7 @@ class SectionIndex:
 
     key: tuple
     units: list[Unit]
-    model: object = None  # bm25s.BM25
+    model: object = None  # retrieval.lucene_bm25.LuceneBM25
     norm: list[str] = field(default_factory=list)  # phrase form of each unit's title path and text
     vectors: dict[str, UnitVectors] = field(default_factory=dict)  # embedder identity -> the units' vectors read so far
     _hashes: list[str] | None = None
@@ -384,25 +385,17 @@ class SectionIndex:
 
     @classmethod
     def build(cls, units: list[Unit], key: tuple = ()) -> SectionIndex:
-        import bm25s
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
-        # One string object per distinct term: kb_terms makes each character and bigram afresh, and at 100,000 sections
-        # the corpus is ~9.6M terms of ~450k distinct ones; a str object for each took the build's peak RSS from
-        # ~0.8 GB to ~1.4 GB, and the process kept ~0.7 GB of it (bench/perf.py, the 100,000 row). Same terms, same index.
-        same: dict[str, str] = {}
-        corpus = [[same.setdefault(t, t) for t in kb_terms(u.match_text)] or [""] for u in units]
-        model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        if units:
-            model.index(corpus, show_progress=False)
+        # The documents' terms are read one unit at a time (retrieval.lucene_bm25): bm25s kept the whole corpus as
+        # lists of strings and then of ints while it indexed, and at 100,000 sections (9.6M terms) that build was the
+        # knowledge search process's peak: 917 MB (issue 43). Same scores (tests/retrieval/test_lucene_bm25.py).
+        model = LuceneBM25.build((kb_terms(u.match_text) or [""] for u in units), k1=1.5, b=0.75)
         norm = ["\x00".join(phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in units]
         return cls(key, units, model, norm)
 
     def bm25(self, terms: list[str]) -> np.ndarray:
-        known = [t for t in terms if self.units and t in self.model.vocab_dict]
-        if not known:
-            return np.zeros(len(self.units))
-        return np.asarray(self.model.get_scores(known), dtype=np.float64)
+        if not self.units:
+            return np.zeros(0)
+        return np.asarray(self.model.get_scores(terms), dtype=np.float64)
 
     def text_hashes(self) -> list[str]:
         """Each unit's key in the embedding cache (the hash of its embedded text), computed on first use."""

@@ -46,6 +46,9 @@ PER_WORD = 12
 MIN_HAN = 2
 _ENTRY = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+# An English clitic is not part of the word it leans on: "what's" is "what" (a question word), "wife's" is "wife"
+# (which the dictionary knows), "I'm" is "I".
+_CLITIC = re.compile(r"(?:'s|'re|'m|'ll|'ve|'d|n't)$")
 _EN_WORD = re.compile(r"[a-z][a-z0-9'-]*[a-z0-9]|[a-z]")
 _HAN_RUN = re.compile(f"[{CJK}]+")
 _ONLY_HAN = re.compile(f"^[{CJK}]+$")
@@ -298,8 +301,8 @@ def english_words(text: str) -> list[str]:
     for n in names:
         rest = rest.replace(n, " ")
     joined = ["".join(n.lower().split()) for n in names]
-    return list(dict.fromkeys(joined + [w for w in _EN_WORD.findall(rest.lower())
-                                        if len(w) >= 2 and w not in _NOT_CONTENT]))
+    bare = [_CLITIC.sub("", w) for w in _EN_WORD.findall(rest.lower())]
+    return list(dict.fromkeys(joined + [w for w in bare if len(w) >= 2 and w not in _NOT_CONTENT]))
 
 
 def chinese_words(text: str) -> list[str]:
@@ -317,7 +320,7 @@ def is_content(word: str) -> bool:
 def _latin(text: str) -> set[str]:
     out: set[str] = set()
     for w in _EN_WORD.findall(text.lower()):
-        out.update(stems(w))
+        out.update(stems(_CLITIC.sub("", w) or w))
     return out
 
 

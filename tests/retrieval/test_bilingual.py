@@ -39,6 +39,13 @@ def test_question_words_and_fillers_are_not_content():
     assert "哪些" not in B.chinese_words("我有哪些爱好？") and "爱好" in B.chinese_words("我有哪些爱好？")
 
 
+def test_a_clitic_is_not_part_of_its_word():
+    # "what's" is a question word and "wife's" is the wife the dictionary knows: with the clitic kept, neither was
+    assert B.english_words("What's my wife's job?") == ["wife", "job"]
+    assert B.english_words("I'm sure it isn't the team's budget") == ["sure", "team", "budget"]
+    assert B.coverage("What's my wife's job?", "en", "我老婆是护士，她的工作三班倒") == 1.0
+
+
 def test_coverage_counts_the_question_words_a_translation_meets():
     memory = "我的读书笔记一直都记在Notion里"
     words, hit = B.met("Which app do I keep my reading notes in now?", "en", memory)
