@@ -253,7 +253,9 @@ def gate_decisions(rows: list[dict], offsets: dict, floors: dict, bridge: bool =
     vector_matches. In a memory of one language (each MemoryBank user's is) this is query.ask's gate_matches for any
     offset >= 0 (every cosine rises alike, so the plain matches are among the raised ones); a negative offset shows
     where the measure would raise a floor, which gate_matches never does. With ``bridge``, the dictionary bridge
-    (query.ask.bridge_matches) lets a row through too."""
+    (query.ask.bridge_matches) lets a row through too. Not modelled: query.ask's stand-in crowd (crowd_matches), which
+    judges only a memory of fewer than GAP_RANK candidates; the checks through query.ask (``--demo``,
+    ``--fact-updates``) include it."""
     out = []
     for r in rows:
         ql = script_lang(r["q"])

@@ -310,10 +310,10 @@ def selected(settings: Settings, user: str, selection) -> Selected:
 def _served(settings: Settings, docs) -> bool:
     """Whether every one of ``docs`` (what a call is about to serve) still holds its reviewed body; when one does
     not, nothing kept of this registry is used again."""
-    root = kb_paths(settings)["knowledge"]
-    if all(still_published(root, d) for d in docs):
+    paths = kb_paths(settings)
+    if all(still_published(paths["knowledge"], d) for d in docs):
         return True
-    db = str(kb_paths(settings)["db"])
+    db = str(paths["db"])
     with _lock:
         for key in [k for k in _seen if k[0] == db]:
             del _seen[key]
@@ -336,7 +336,7 @@ def _doc(settings: Settings, user: str, doc_id: str, selection) -> Doc:
     if not isinstance(doc_id, str) or not doc_id.strip():
         raise KBQueryError("a document id is required (doc_map or search_docs lists them)")
     for _ in range(2):
-        doc = next((d for d in selected_docs(settings, user, selection) if d.id == doc_id), None)
+        doc = selected(settings, user, selection).by_id.get(doc_id)
         if doc is None:
             raise _not_found(doc_id)
         if _served(settings, [doc]):
