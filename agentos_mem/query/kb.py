@@ -376,7 +376,7 @@ class SectionIndex:
     key: tuple
     units: list[Unit]
     model: object = None  # retrieval.lucene_bm25.LuceneBM25
-    norm: list[str] = field(default_factory=list)  # phrase form of each unit's title path and text
+    _norm: list[str] | None = None  # phrase form of each unit's title path and text, made by the first quoted phrase
     vectors: dict[str, UnitVectors] = field(default_factory=dict)  # embedder identity -> the units' vectors read so far
     _hashes: list[str] | None = None
     _keys: list[str] | None = None
@@ -389,8 +389,7 @@ class SectionIndex:
         # lists of strings and then of ints while it indexed, and at 100,000 sections (9.6M terms) that build was the
         # knowledge search process's peak: 917 MB (issue 43). Same scores (tests/retrieval/test_lucene_bm25.py).
         model = LuceneBM25.build((kb_terms(u.match_text) or [""] for u in units), k1=1.5, b=0.75)
-        norm = ["\x00".join(phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in units]
-        return cls(key, units, model, norm)
+        return cls(key, units, model)
 
     def bm25(self, terms: list[str]) -> np.ndarray:
         if not self.units:
@@ -431,6 +430,17 @@ class SectionIndex:
     def allowed(self, norm_phrases: list[str]) -> np.ndarray:
         """Units that contain every phrase."""
         return np.array([all(p in n for p in norm_phrases) for n in self.norm], dtype=bool) if norm_phrases else np.ones(len(self.units), bool)
+
+    @property
+    def norm(self) -> list[str]:
+        """Each unit's phrase form, made when a search first quotes a phrase (~1 s at 100,000 sections): kept from
+        the build, it was 35 MB of every search process there, whether or not a phrase was ever asked (issue 43)."""
+        if self._norm is None:
+            made = ["\x00".join(phrase_norm(p) for p in [u.doc_title, *u.path, u.text]) for u in self.units]
+            with _lock:
+                if self._norm is None:
+                    self._norm = made
+        return self._norm
 
 
 _indexes: OrderedDict[tuple, SectionIndex] = OrderedDict()
