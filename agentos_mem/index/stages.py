@@ -368,8 +368,9 @@ def publish_generation(settings: Settings, build_path: str) -> dict:
     # The dictionary the read path bridges languages with (retrieval.bilingual) is built here once, so a query
     # process only opens it: building it costs ~3 s and ~120 MB that a warm query process would keep.
     bilingual.prepare(Workspace(settings.home).runtime)
-    # The stand-in crowd the memory query's gate reads in a small memory (query.ask.crowd_matches): embedded here once
-    # per workspace and embedder (~6 s), so a query process only reads it; the embedder loads only when it is missing.
+    # The stand-in crowd the memory query's gate reads in a small memory (query.ask.crowd_matches): the default
+    # embedder's ships with the package; another embedder's is embedded here once per workspace (~6 s), so a query
+    # process only reads it. The embedder loads only when it is missing.
     model: list = []  # made on the first question only: a file already there, or made earlier in this process, needs none
 
     def made():

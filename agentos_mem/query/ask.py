@@ -284,7 +284,8 @@ def crowd_matches(vec: list[tuple[str, float]], question_refs: dict[str, float],
 
 
 def _crowd(settings: Settings) -> dict:
-    """The stand-in crowd's vectors: the index rebuild's file in the runtime folder, else made once in this process."""
+    """The stand-in crowd's vectors: the package's (default embedder) or the index rebuild's file in the runtime
+    folder, else made once in this process."""
     found = crowd.load(Workspace(settings.home).runtime, settings.embedder)
     if found is not None:
         return found

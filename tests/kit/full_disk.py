@@ -50,11 +50,12 @@ def _tmpfs(folder: Path):
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(folder))
         try:
             shutil.copytree(aside / "content", folder, symlinks=True, dirs_exist_ok=True)
-            with open(folder / ".filler", "wb") as f:  # every block that is left
+            # every block that is left; unbuffered: a buffered file keeps the tail of a write the disk took only part
+            # of, and closing it raised ENOSPC again (whenever the room left was not a multiple of the chunk)
+            with open(folder / ".filler", "wb", buffering=0) as f:
                 try:
-                    while True:
-                        f.write(b"\0" * (64 << 10))
-                        f.flush()
+                    while f.write(b"\0" * (64 << 10)):
+                        pass
                 except OSError:
                     pass
             yield "ENOSPC"

@@ -77,17 +77,47 @@ def test_in_a_small_memory_the_stand_in_crowd_lets_the_question_through(two_logs
     assert ask("When is the weekly meeting?", user="li", settings=two_logs).status == "no_history"
 
 
-def test_the_crowd_is_made_by_the_rebuild_and_read_by_the_query(two_logs):
+def test_the_default_embedders_crowd_ships_with_the_package_and_is_what_the_embedder_makes(two_logs):
+    import numpy as np
+
+    from agentos_mem.embedders import make_embedder
     from agentos_mem.kernel.workspace import Workspace
     from agentos_mem.retrieval import crowd
 
     runtime = Workspace(two_logs.home).runtime
-    path = runtime / crowd.file_name(two_logs.embedder)
-    assert path.is_file(), sorted(p.name for p in runtime.iterdir())
     vecs = crowd.load(runtime, two_logs.embedder)
     assert {k: v.shape[0] for k, v in vecs["sentences"].items()} == {k: len(v) for k, v in crowd.SENTENCES.items()}
     assert {k: v.shape[0] for k, v in vecs["questions"].items()} == {k: len(v) for k, v in crowd.QUESTIONS.items()}
-    assert crowd.load(runtime, "openai:http://127.0.0.1:9/v1#another-model") is None  # another embedder's is not this one's
+    assert not (runtime / crowd.file_name(two_logs.embedder)).exists()  # nothing embedded for the workspace
+    # the shipped file is what the pinned embedder makes of the lines now (bench/crowd_vectors.py makes it again)
+    model = make_embedder(two_logs.embedder)
+    made = crowd.embed("check-shipped:" + two_logs.embedder, model.embed_documents, model.embed_query)
+    for side in ("sentences", "questions"):
+        for lang in ("en", "zh"):
+            np.testing.assert_allclose(vecs[side][lang], made[side][lang], atol=1e-4, err_msg=f"{side} {lang}")
+
+
+def test_another_embedders_crowd_is_made_once_in_the_workspace(tmp_path):
+    from agentos_mem.retrieval import crowd
+
+    calls = []
+
+    def documents(texts):
+        calls.append(len(texts))
+        return [[1.0, 0.0]] * len(texts)
+
+    def query(text):
+        calls.append(1)
+        return [0.0, 1.0]
+
+    spec = "openai:http://127.0.0.1:9/v1#crowd-test"
+    path = crowd.prepare(tmp_path, spec, documents, query)
+    assert path.parent == tmp_path and path.is_file() and calls
+    made = len(calls)
+    assert crowd.prepare(tmp_path, spec, documents, query) == path and len(calls) == made  # made once
+    vecs = crowd.load(tmp_path, spec)
+    assert vecs["questions"]["zh"].shape == (len(crowd.QUESTIONS["zh"]), 2) and float(vecs["sentences"]["en"][0, 0]) == 1.0
+    assert crowd.load(tmp_path, "openai:http://127.0.0.1:9/v1#another-model") is None  # another embedder's is not this one's
 
 
 def test_a_unit_every_question_meets_needs_more_than_its_cosine():
