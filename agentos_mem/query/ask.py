@@ -315,7 +315,9 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     cos = dict(vec)
     eligible = {u for u, _, c in kw3 if c >= settings.match_floor_coverage} | \
         gate_matches(vec, qlang, langs, settings.match_floor_cosine, settings.match_floor_gap)
-    if vec and len(vec) < GAP_RANK:  # a memory too small for a crowd of its own: the stand-in crowd's
+    # a memory too small for a crowd of its own: the stand-in crowd's (asked only when nothing else matched: the gate
+    # decides whether memory holds anything, not which units rank)
+    if not eligible and vec and len(vec) < GAP_RANK:
         stand_in, ids = _crowd(settings), [u for u, _ in vec]
         eligible |= crowd_matches(vec, crowd.question_refs(stand_in, qvec, langs, ids, GAP_RANK),
                                   crowd.unit_refs(stand_in, reader.vectors().vectors_of(collection, ids), qlang, GAP_RANK),
