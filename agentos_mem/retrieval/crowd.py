@@ -22,6 +22,7 @@ the index rebuild (``prepare``), beside the bilingual dictionary, so a query pro
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import os
@@ -473,6 +474,7 @@ def _source(spec: str) -> str:
     return spec
 
 
+@functools.lru_cache(maxsize=16)  # a hash of every line and a package-metadata read: once per spec, not per question
 def file_name(spec: str) -> str:
     """The vectors' file for embedder ``spec`` (settings.embedder): named by what made them, the lines and VERSION."""
     h = hashlib.sha256(f"{VERSION}\n{_source(spec)}\n".encode())
