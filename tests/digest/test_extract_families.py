@@ -607,6 +607,21 @@ def test_anchored_a_value_whatever_verb_carries_it():
     assert [o for _s, o in values("那台现在还是4C8G的，一跑e2e就OOM")] == ["4C8G"]
 
 
+def test_anchored_a_time_or_a_day_naming_nothing_is_no_claim():
+    # a claim only where the attribute is sure (issue 40): "下午三点" of what? The sentence stays what was said.
+    assert values("下午三点那个会推迟了") == []
+    assert values("今晚是 8 点那场 Livehouse") == []  # a day says when, 是 says nothing: neither is an attribute
+    assert [p for _s, p, _o, _e in facts("今晚是 8 点那场 Livehouse")] == ["event"]
+    assert ("release", "v2.3") in values("Tonight is the v2.3 release")
+    assert [p for _s, p, _o, _e in facts("今晚是公司的 Halloween 派对")] == ["event"]  # "X 是 Y" with a day for X
+    # a spec or a version says what it is of: its type is its slot
+    assert [o for _s, o in values("那台现在还是4C8G的，一跑e2e就OOM")] == ["4C8G"]
+    assert ("闹钟", "6:45") in values("闹钟改到6:45了")
+    # a bare time that corrects the one said before is sure: it is that slot's new value
+    got = facts("Our retro is at 4pm on Thursdays", "Scratch what I said about the retro, it's at 3pm, not 4pm")
+    assert ("retro", "value", "3pm", "corrected") in got
+
+
 def test_anchored_the_old_value_of_a_change_and_a_denied_one_are_not_read():
     assert "40G" not in [o for _s, o in values("系统盘也从40G加到了100G")]
     got = facts("周会是每周二下午三点", "等下，说错了，是周三不是周二")

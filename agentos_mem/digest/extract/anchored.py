@@ -3,8 +3,11 @@ counted number (vocabulary.valuetypes.find_values) stated by the speaker is a va
 升级到8C16G", "那台现在还是4C8G的", "我自己还是用 Pixel 8", "baseline 写现在的 190ms 吧", "we moved it to Postgres 16".
 
 The attribute is the noun the clause names before the value (jieba's parts of speech for Chinese, the last content
-words for English), or the verb when no noun does ("每天坐2号线" -> 坐); with neither, the value's type. A relation
-word before it in the sentence (我妈, my brother) makes it that person's slot. The fact store then matches slots by
+words for English), or the verb when no noun does ("每天坐2号线" -> 坐). A day ("今晚", "tonight") or a copula (是) names
+no attribute. With none named, the value is of nothing the sentence says (issue 40: a claim only where subject,
+attribute and value are all sure): a spec or a version is named by its type, since it says what it is of; a time is
+too, but stands only as a correction's new value ("scratch that, it's at 9:45"); an amount is no claim. A relation word
+before the value in the sentence (我妈, my brother) makes it that person's slot. The fact store then matches slots by
 the value's type and related attribute words, so neither wording nor verb has to repeat for a change to supersede.
 Runs after the sentence patterns: it only reads values they left unread.
 """
@@ -21,6 +24,9 @@ from agentos_mem.digest.extract.subjects import NOT_MINE
 from agentos_mem.digest.extract.vocab import hedged, is_question, is_technical
 from agentos_mem.vocabulary.dates import find_date
 from agentos_mem.vocabulary.valuetypes import find_values, typed_extent
+
+# Value types that say only when or how much, never of what: with no attribute named, no claim.
+UNNAMED_UNSURE = frozenset({"clock", "weekday"})
 
 _ZH_PERSON = re.compile(rf"(?:我的|我|给我)?(?P<p>{ZH_RELATIONS})")
 _EN_PERSON = re.compile(rf"\bmy\s+(?P<p>{EN_RELATIONS})\b", re.I)
@@ -125,6 +131,17 @@ def _en_attribute(prefix: str, after: bool = False) -> str:
     return " ".join(out)
 
 
+_COPULAS = frozenset(["是", "有", "了", "就是", "还是"])
+
+
+def _named(attr: str, day: date) -> str:
+    """``attr`` when it names something: a day ("今晚", "Tonight") says when, and a copula (是) says nothing."""
+    if attr in _COPULAS:
+        return ""
+    found = find_date(attr, day)
+    return "" if found and found[1] == 0 and not attr[found[2]:].strip() else attr
+
+
 # A value only wished for, tried or weighed ("想开 Model 3 去", "我试试七点四十出门", "thinking of 9am"): read by its shape
 # alone it would be a guess, so it is not read at all.
 TENTATIVE = re.compile(
@@ -201,10 +218,14 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
                     or (kind == "quantity:percent" and s[a:b].strip().startswith("100"))):
                 start = b
                 continue
-            attr = _attribute(s[start:a]) or _attribute(s[b:cb], after=True)
-            if not attr and kind.startswith("quantity:"):  # "5 years", "3000元" naming nothing: an amount of what?
+            attr = _named(_attribute(s[start:a]), day) or _named(_attribute(s[b:cb], after=True), day)
+            # an amount naming nothing ("5 years", "3000元") is an amount of what? A spec or a version says what it is of
+            # ("那台还是4C8G的", "还是用 Pixel 8"): its type is its slot, and a new one of the type replaces it. A time
+            # naming nothing ("7am", "周五") is read the same, marked ``unnamed``: only a correction makes it sure.
+            if not attr and kind.startswith("quantity:"):
                 start = b
                 continue
+            unnamed = not attr and kind in UNNAMED_UNSURE
             attr = attr or kind.split(":")[-1]
             who = anchored_person(sent, a)
             if who:
@@ -212,6 +233,6 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
             else:
                 subj = attr if subject == "user" else f"{subject}'s {attr}"
             value = sent.orig(a, b)  # a later date before it is its start (the engine reads it for every value)
-            out.append(Found(subj, "value", value, (a, b), technical=is_technical(attr, value), anchored=True))
+            out.append(Found(subj, "value", value, (a, b), technical=is_technical(attr, value), anchored=True, unnamed=unnamed))
             start = b
     return out

@@ -20,7 +20,7 @@ from agentos_mem.kernel.domain import Candidate
 CORRECTION = re.compile(
     r"不对|不是的|^\s*不是\s*[,!。]|更正|纠正|搞错了|说错了|弄错了|记错了|写错了|打错了|应该是|准确地说|确切地说|准确来说|不是\S{1,20}?[,]?\s*而是|\bcorrection\b|\bI\s+meant\b|\bsorry,?\s+(?:it's|"
     r"it\s+is|I\s+meant|that's)|^\s*sorry\b|\bno,?\s+(?:it's|it\s+is|that's)|\bI\s+was\s+wrong\b|\bmy\s+(?:mistake|"
-    r"bad)\b|\bscratch\s+that\b|\bI\s+misspoke\b|\bmake\s+that\b|\bit's\s+\S+,?\s+not\b|\bisn't\s+\S+,\s+it's\b",
+    r"bad)\b|\bscratch\s+(?:that|what\s+I\s+said)\b|\bI\s+misspoke\b|\bmake\s+that\b|\bit's\s+(?:at\s+|on\s+|in\s+)?\S+,?\s+not\b|\bisn't\s+\S+,\s+it's\b",
     re.I,
 )
 # Weaker markers ("其实我很喜欢…", "Actually, I love music") correct only what follows them in the same sentence.
@@ -55,7 +55,7 @@ _ZH_BARE_FIX = re.compile(
 _ZH_BARE_FIX_DIGITS = re.compile(r"^\s*(?:(?:不对|错了|说错了|搞错了|弄错了|记错了|更正|纠正)[,:!。\s]*)+(?P<obj>[^,;!?。]*\d[^,;!?。]*?)\s*[。!.]?\s*$")
 _EN_BARE_FIX = re.compile(
     r"^\s*(?:(?:no|nope|sorry|oops|actually|correction|wait|ah|hmm|um|my\s+bad|my\s+mistake|oh)[,:!.\s]*)*(?:it's|it\s+is|it\s+should\s+be|should\s+be|that's|"
-    r"that\s+should\s+be|I\s+meant|make\s+(?:that|it))\s+(?P<obj>[^,;!?]+?)(?:,?\s*not\s+(?P<wrong>[^.]+))?\s*[.!]?\s*$",
+    r"that\s+should\s+be|I\s+meant|make\s+(?:that|it))\s+(?:(?:at|on)\s+(?=\S*\d))?(?P<obj>[^,;!?]+?)(?:,?\s*not\s+(?P<wrong>[^.]+))?\s*[.!]?\s*$",
     re.I,
 )
 _EN_BARE_FIX_DIGITS = re.compile(

@@ -91,11 +91,13 @@ def _speaker_sentence(sent: Sentence, subject: str, day: date, correction: bool,
     take(owned(value_facts(sent, recent=recent), subject))
     take(apply_rules(sent, OPINIONS, subject))
     take(named_facts(sent, subject))  # a construction says which slot a name fills; a shape alone says less
-    take(anchored_facts(sent, subject, day))
+    weak = weak_correction(sent)
+    # a time naming nothing is sure only as a correction's new value (the store finds what it corrects by its type);
+    # anything else leaves the sentence as what was said
+    take([f for f in anchored_facts(sent, subject, day) if not f.unnamed or correction or weak is not None])
     if not found and not dated:
         take(statement_facts(sent, subject))
 
-    weak = weak_correction(sent)
     for f in found:
         nature = PREDICATES[f.predicate][0]
         marked = correction or (weak is not None and weak.start() <= f.span[0])

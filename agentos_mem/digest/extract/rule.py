@@ -99,6 +99,7 @@ class Found:
     ended: bool = False  # held before and holds no more ("I used to live in Boston"): stored as history
     anchored: bool = False  # read by its shape alone (family ``anchored``): a sentence pattern's reading of the span wins
     starts: str | None = None  # ISO date a value holds from, when the sentence puts it after the day ("4月1号起", "from next Monday")
+    unnamed: bool = False  # a time read by its shape with no attribute named: sure only as a correction's new value
     renews: bool = False  # its sentence tells a change (digest.extract.statements.renews): it may replace a fact no rule ties it to
 
 

@@ -233,6 +233,8 @@ def value_found(
     if not cjk and (where := re.match(r"(?:based|located|living|staying|stationed|headquartered)\s+(?:in|at|out\s+of)\s+(?=\S)", s[oa:ob], re.I)):
         oa += where.end()  # "Priya is based in Toronto": the value is the place
     found = find_date(s[sa:sb], _ANY_DAY)  # "主集群上周迁到X": the subject is 主集群
+    if found and found[1] == 0 and not s[sa + found[2] : sb].strip(" 的'’s"):
+        return None  # "今晚是公司年会", "Tonight is pizza night": a day is when something is, not an attribute of it
     if found and found[1] > 0 and not s[sa + found[2] : sb].strip():
         sb = sa + found[1]
         while sb > sa and s[sb - 1].isspace():
