@@ -482,7 +482,7 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
     # What topic threads read of each served fact (query.threads): the facts and statements the digest kept from the
     # user's sentences. Cards keep their rank: a card is a stretch of conversation, not one thing said, and threading
     # them (every card of a long chat shares its people's names) cost LoCoMo's evidence at 500 tokens 0.869 -> 0.529.
-    # A later claim or value that updates a card is pulled up above it instead (``newer_above_cards``).
+    # A later item that updates a card, or a later card that updates a claim, is pulled up above it (``newer_above``).
     pieces: dict[str, Piece] = {}
     cards: dict[str, Piece] = {}
 
@@ -512,7 +512,7 @@ def _layer2(settings: Settings, user: str, matches, top, units: dict, history: b
                 pointed = sorted((int(f) for f in unit["meta"].get("facts") or []), key=lambda f: -fused.get(f"fact:{f}", 0.0))
                 for fid in pointed[:CARD_FACTS]:
                     add_fact(fid, fused.get(f"fact:{fid}"))
-        ordered = newer_above_cards(in_threads(ordered, pieces), pieces, cards)
+        ordered = newer_above(in_threads(ordered, pieces), pieces, cards)
         ordered.extend(stale)
         if history:
             ordered.extend(_history(store, user, facts))
@@ -591,20 +591,27 @@ def in_threads(items: list[Item], pieces: dict[str, Piece]) -> list[Item]:
     return [next(arranged) if it.id in pieces else it for it in items]
 
 
-def newer_above_cards(items: list[Item], pieces: dict[str, Piece], cards: dict[str, Piece]) -> list[Item]:
-    """No card above a fact or statement said on a later day that updates what it told (``threads.card_updated_by``):
-    the newest such item below a card is served just above it. Pulled up, not the card pushed down: a card moved
-    below its thread's newest fact fell out of a small budget (LoCoMo's evidence at 500 tokens 0.869 -> 0.779)."""
+def newer_above(items: list[Item], pieces: dict[str, Piece], cards: dict[str, Piece]) -> list[Item]:
+    """No card above a fact or statement said later that updates what it told, and no claim above a card of a later
+    conversation that updates it (``threads.card_updated_by``: linked, and holding another value of a kind the older
+    one holds): the newest such item below is served just above it. Pulled up, not the older one pushed down: a card
+    moved below its thread's newest fact fell out of a small budget (LoCoMo's evidence at 500 tokens 0.869 -> 0.779).
+    A card is not pulled above an older card: measured, it moved no question of fact_updates (dev or unseen)."""
     out = list(items)
     i = 0
     while i < len(out):
-        card = cards.get(out[i].id)
-        if card is not None:
-            below = [j for j in range(i + 1, len(out)) if out[j].id in pieces and card_updated_by(card, pieces[out[j].id])]
-            if below:
-                j = max(below, key=lambda j: (pieces[out[j].id].at, -j))
-                out.insert(i, out.pop(j))
-                i += 1
+        older, claim = cards.get(out[i].id), pieces.get(out[i].id)
+        if older is not None:  # a card: the facts and statements said after it
+            newer = {j: pieces[out[j].id] for j in range(i + 1, len(out)) if out[j].id in pieces}
+        elif claim is not None and claim.claim and not out[i].source.get("earlier"):  # a claim: the later cards
+            older, newer = claim, {j: cards[out[j].id] for j in range(i + 1, len(out)) if out[j].id in cards}
+        else:
+            newer = {}
+        below = [j for j, piece in newer.items() if card_updated_by(older, piece)]
+        if below:
+            j = max(below, key=lambda j: (newer[j].at, -j))
+            out.insert(i, out.pop(j))
+            i += 1
         i += 1
     return out
 

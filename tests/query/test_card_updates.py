@@ -1,12 +1,12 @@
-"""A card over an older conversation and a later fact or statement that updates what it told (issue 40, item 1):
-the later one is served just above the card, so an agent that trusts the top of its context reads the value that holds
+"""A card over an older conversation and a later fact or statement that updates what it told, or a claim and a later
+conversation that changes it (issue 40, item 1): the later one is served just above the older, so an agent that trusts the top of its context reads the value that holds
 now, and the card keeps its place right below (a "when did ..." question still finds it within a small budget). The
-rule on hand-made items (``query.ask.newer_above_cards``, ``query.threads.card_updated_by``); the same through
+rule on hand-made items (``query.ask.newer_above``, ``query.threads.card_updated_by``); the same through
 ``agentos query`` is measured by ``agentos bench facts`` (first mention right) and ``agentos bench locomo``."""
 
 from __future__ import annotations
 
-from agentos_mem.query.ask import Item, newer_above_cards
+from agentos_mem.query.ask import Item, newer_above
 from agentos_mem.query.threads import Piece, card_piece
 
 
@@ -15,7 +15,7 @@ def _item(kind: str, uid: str, text: str) -> Item:
 
 
 def _served(items: list[Item], pieces: dict, cards: dict) -> list[str]:
-    return [i.id for i in newer_above_cards(items, pieces, cards)]
+    return [i.id for i in newer_above(items, pieces, cards)]
 
 
 def test_a_later_value_of_the_cards_kind_is_served_just_above_the_card():
@@ -45,3 +45,31 @@ def test_nothing_moves_for_an_older_item_a_word_alone_or_the_cards_own_value():
     for piece in (older, word_only, same_value):
         items = [card, _item("fact", "fact:x", piece.text)]
         assert _served(items, {"fact:x": piece}, cards) == ["card:k", "fact:x"], piece.text
+
+
+def test_a_bare_number_of_the_same_shape_updates_a_card_no_type_names():
+    # "1.28" alone is no typed version, but said after "Kubernetes 1.27" it is the same kind of value (digits as 9: 9.99)
+    items = [_item("card", "card:k8s", "Our prod cluster is on Kubernetes 1.27, can pods resize in place?"),
+             _item("fact", "fact:fix", "prod cluster · value · 1.28")]
+    cards = {"card:k8s": card_piece({"date": "2026-06-02", "time": "10:00", "topic": "prod cluster", "summary": items[0].text})}
+    pieces = {"fact:fix": Piece(at="2026-06-02T10:06:00", text="prod cluster 1.28", claim=True, fact=True,
+                                subject="prod cluster", value="1.28")}
+    assert _served(items, pieces, cards) == ["fact:fix", "card:k8s"]
+    # a number of another shape, a date or a part of a name is no other value of it
+    for text in ("prod cluster 12 nodes", "prod cluster upgraded on 2026-06-01", "prod cluster notes in runbook_1.28.md"):
+        pieces = {"fact:fix": Piece(at="2026-06-02T10:06:00", text=text, fact=True, subject="user")}
+        assert _served(items, pieces, cards) == ["card:k8s", "fact:fix"], text
+
+
+def test_a_later_conversation_that_changes_a_claim_is_served_above_it():
+    # the claim still says 6379; a later chat tells of the move (naming the old port too): the chat goes first
+    items = [_item("fact", "fact:port", "staging Redis 端口 · value · 6379"),
+             _item("card", "card:new", "staging 的 Redis 换到 6380 了，6379 留给旧的队列服务")]
+    pieces = {"fact:port": Piece(at="2026-06-02T21:00:00", text="staging Redis 端口 6379", claim=True, fact=True,
+                                 subject="staging Redis 端口", value="6379")}
+    cards = {"card:new": card_piece({"date": "2026-06-20", "time": "22:10-22:15", "topic": "staging Redis", "summary": items[1].text})}
+    assert _served(items, pieces, cards) == ["card:new", "fact:port"]
+    # a later chat that only names the claim's value again, or an earlier one, moves nothing
+    for date, summary in (("2026-06-20", "staging Redis 6379 又满了"), ("2026-05-20", "staging 的 Redis 从 6378 换到 6379")):
+        cards = {"card:new": card_piece({"date": date, "time": "22:10", "topic": "staging Redis", "summary": summary})}
+        assert _served(items, pieces, cards) == ["fact:port", "card:new"], summary
