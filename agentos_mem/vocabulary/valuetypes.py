@@ -27,6 +27,19 @@ _UNITS = {
 _NUM = r"\d+(?:[.,]\d+)?"
 _QUANTITY = [(family, re.compile(rf"(?:^|(?<=[^\w.]))(?:[$¥€])?{_NUM}\s*(?:{units})(?![a-z])", re.I))
              for family, units in _UNITS.items()]
+# The same amounts in Chinese numerals: 两周, 三个月, 一个半小时, 半小时, 五公里, 两块钱; and 3分半 (three and a half
+# minutes). Not a lone 一 ("一天", "一周" say "a day", "a week" as often as one), not a numeral of a weekday or an
+# ordinal (周三, 第三天), and a month only with 个 (三月 is March, 三个月 three months).
+_ZH_QTY_NUM = (r"(?<![周期拜第零〇一二两三四五六七八九十百千万\d])(?![零〇一二两三四五六七八九]{3})"  # 二〇二六年 is a year
+               r"(?:(?!一(?![零〇一二两三四五六七八九十百千万个]|分半))[零〇一二两三四五六七八九十百千万]+(?:个半|个)?|半个?)")
+_ZH_UNITS = {
+    "duration": r"秒钟?|分半钟?|分钟|小时|钟头|天|周(?!年)|星期|(?<=个)月|(?<=半)月|年(?!级|纪)",
+    "distance": r"公里|千米|米",
+    "money": r"块钱?|元",
+    "weight": r"公斤|斤",
+}
+_QUANTITY += [(family, re.compile(rf"{_ZH_QTY_NUM}(?:{units})")) for family, units in _ZH_UNITS.items()]
+_QUANTITY += [("duration", re.compile(r"(?<![\w.])\d+\s*分半钟?"))]
 _MONEY_PREFIX = re.compile(rf"[$¥€]\s*{_NUM}")
 _SPEC = re.compile(r"\d+\s*(?:c|核|vcpus?|cores?)\s*[/xX×]?\s*\d+\s*(?:g|gb|gib)(?![a-z])|\d+\s*核\s*\d+\s*g", re.I)
 # Clock times in every shape people write them: 7:40, 9:30am, 10 a.m., 9 o'clock, half past 9, noon; 九点半, 7点40,
@@ -42,7 +55,9 @@ _CLOCK_SRC = (
     r"(?<![有一])一点(?:钟|半|一刻|过?[零〇一二两三四五六七八九十\d]{1,3}分)"
 )
 _CLOCK = re.compile(_CLOCK_SRC, re.I)
-_WEEKDAY = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天末]|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.I)
+# not the 周 of a count (两周一个迭代, 一周三次), but the second of two weekdays (周三周四)
+_ZH_WEEK = r"(?:(?<=[周期拜][一二三四五六日天])|(?<![零〇一二两三四五六七八九十百千万\d]))(?:周|星期|礼拜)"
+_WEEKDAY = re.compile(rf"{_ZH_WEEK}(?:[一二三四五六日天](?!个)|末)|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.I)
 _DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}月\d{1,2}[日号]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.I)
 _VERSION = re.compile(r"\bv?\d+(?:\.\d+){1,3}\b|[A-Za-z][A-Za-z+#.\-]*\s?v?\d+(?:\.\d+)*\b")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
@@ -131,9 +146,11 @@ _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     # a port named as one ("port 5432", "端口 5433", ":8080" after a host): the number is the value
     ("port", re.compile(r"(?:\bports?|端口(?:号)?)\s*(?:is\s+|是|为|:|：|=)?\s*(?P<v>\d{2,5})\b", re.I)),
     ("clock", _CLOCK),
-    ("weekday", re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天](?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
+    ("weekday", re.compile(rf"(?:{_ZH_WEEK}[一二三四五六日天](?!个)(?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
                            r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s*(?:,|and|&|/)\s*\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)*", re.I)),
+    ("quantity:duration", re.compile(r"(?<![A-Za-z0-9.])\d+\s*分半钟?")),  # before "3分" would be read as 3 minutes
     (None, re.compile(rf"(?<![A-Za-z0-9.])(?:[$¥€]\s*)?{_NUM}\s*(?:{'|'.join(_UNITS.values())})(?![a-z])", re.I)),
+    *((f"quantity:{family}", re.compile(rf"{_ZH_QTY_NUM}(?:{units})")) for family, units in _ZH_UNITS.items()),
     # an amount after its currency sign ("$2,400", "¥3,500.50"), thousands and all
     (None, re.compile(r"[$¥€]\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?|[$¥€]\s*\d+(?:\.\d+)?")),
     # a product and its version: "Postgres 16", "iPhone 15", "Python 3.12", "M1 Pro"; a dotted version "3.12.1". Codes

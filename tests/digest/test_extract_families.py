@@ -617,6 +617,8 @@ def test_anchored_a_time_or_a_day_naming_nothing_is_no_claim():
     # a spec or a version says what it is of: its type is its slot
     assert [o for _s, o in values("那台现在还是4C8G的，一跑e2e就OOM")] == ["4C8G"]
     assert ("闹钟", "6:45") in values("闹钟改到6:45了")
+    # an amount in Chinese numerals tells how long something took far more often than an attribute's value
+    assert values("地铁晚点，站台上等了十分钟") == [] and values("配速稳定在 5 分半") == []
     # a bare time that corrects the one said before is sure: it is that slot's new value
     got = facts("Our retro is at 4pm on Thursdays", "Scratch what I said about the retro, it's at 3pm, not 4pm")
     assert ("retro", "value", "3pm", "corrected") in got

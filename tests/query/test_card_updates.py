@@ -73,3 +73,11 @@ def test_a_later_conversation_that_changes_a_claim_is_served_above_it():
     for date, summary in (("2026-06-20", "staging Redis 6379 又满了"), ("2026-05-20", "staging 的 Redis 从 6378 换到 6379")):
         cards = {"card:new": card_piece({"date": date, "time": "22:10", "topic": "staging Redis", "summary": summary})}
         assert _served(items, pieces, cards) == ["fact:port", "card:new"], summary
+
+
+def test_an_amount_in_chinese_numerals_updates_a_card_as_digits_would():
+    items = [_item("card", "card:bk", "数据库备份保留三个月，放在冷存储里，够不够合规？"),
+             _item("fact", "fact:new", "user · states · 备份策略改了，现在只保留两周 (said on 2026-06-20)")]
+    cards = {"card:bk": card_piece({"date": "2026-06-02", "time": "10:00", "topic": "数据库备份", "summary": items[0].text})}
+    pieces = {"fact:new": Piece(at="2026-06-20T09:00:00", text="备份策略改了，现在只保留两周", fact=True, subject="user")}
+    assert _served(items, pieces, cards) == ["fact:new", "card:bk"]

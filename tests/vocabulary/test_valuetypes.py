@@ -82,3 +82,23 @@ def test_an_amount_after_its_currency_sign_is_read_whole(text, value):
     from agentos_mem.vocabulary.valuetypes import find_values
 
     assert [(text[a:b], kind) for a, b, kind in find_values(text)] == [(value, "quantity:money")]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("现在两周一个迭代，以前是三周", [("两周", "quantity:duration"), ("三周", "quantity:duration")]),
+        ("会开了一个半小时", [("一个半小时", "quantity:duration")]),
+        ("半小时就到", [("半小时", "quantity:duration")]),
+        ("从 6 分钟降到 3 分半", [("6 分钟", "quantity:duration"), ("3 分半", "quantity:duration")]),
+        ("跑了五公里，花了两块钱", [("五公里", "quantity:distance"), ("两块钱", "quantity:money")]),
+        ("三个月", [("三个月", "quantity:duration")]),
+        # not amounts: a lone 一 ("a week"), a month's name, a year, an anniversary, a grade, the 周 of a weekday
+        ("一周三次", [("三次", "count:次")]),
+        ("三月份再说", []), ("二〇二六年", []), ("十一周年", []), ("二年级", [("二年级", "counted:年级")]),
+        ("周三周四开会", [("周三", "weekday"), ("周四", "weekday")]),
+    ],
+)
+def test_an_amount_in_chinese_numerals_is_a_quantity(text, found):
+    # Chinese is first-class: "两周" is two weeks as "2 weeks" is, and "两周一个迭代" holds no Monday (周一)
+    assert spans(text) == found
