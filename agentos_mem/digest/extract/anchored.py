@@ -226,7 +226,7 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
             attr = _named(_attribute(s[start:a]), day) or _named(_attribute(s[b:cb], after=True), day)
             # an amount naming nothing ("5 years", "3000元") is an amount of what? A spec or a version says what it is of
             # ("那台还是4C8G的", "还是用 Pixel 8"): its type is its slot, and a new one of the type replaces it. A time
-            # naming nothing ("7am", "周五") is read the same, marked ``unnamed``: only a correction makes it sure.
+            # naming nothing ("下午三点", "周五") is read the same, marked ``unnamed``: only a correction makes it sure.
             if not attr and kind.startswith("quantity:"):
                 start = b
                 continue
