@@ -498,13 +498,17 @@ def embed(spec: str, embed_documents: Callable[[Sequence[str]], list[list[float]
         return _made[spec]
 
 
+def _path(folder: Path, spec: str) -> Path:
+    """Where the vectors for ``spec`` are: the package's when it ships them, else the workspace's ``folder``."""
+    name = file_name(spec)
+    return SHIPPED / name if (SHIPPED / name).exists() else Path(folder) / name
+
+
 def prepare(folder: Path, spec: str, embed_documents: Callable[[Sequence[str]], list[list[float]]],
             embed_query: Callable[[str], list[float]]) -> Path:
     """The crowd's vectors for ``spec`` in ``folder`` (the workspace's runtime folder), made now if missing (~6 s
     with the default embedder, once a process)."""
-    path = Path(folder) / file_name(spec)
-    if (SHIPPED / path.name).exists():
-        return SHIPPED / path.name
+    path = _path(folder, spec)
     if not path.exists():
         vecs = embed(spec, embed_documents, embed_query)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -518,8 +522,7 @@ def prepare(folder: Path, spec: str, embed_documents: Callable[[Sequence[str]], 
 def load(folder: Path, spec: str) -> dict[str, dict[str, np.ndarray]] | None:
     """The crowd's vectors that ``prepare`` made for ``spec``, {side: {lang: rows}}; None when there are none (or they
     do not fit the lines: a file left by another version is never read as this one's)."""
-    name = file_name(spec)
-    path = SHIPPED / name if (SHIPPED / name).exists() else Path(folder) / name
+    path = _path(folder, spec)
     try:
         key = (str(path), path.stat().st_mtime_ns)
     except OSError:
@@ -571,4 +574,3 @@ def unit_refs(vectors: dict, units: dict[str, Sequence[float]], lang: str | None
         if ref is not None:
             out[uid] = ref
     return out
-

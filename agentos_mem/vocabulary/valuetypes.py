@@ -38,8 +38,9 @@ _ZH_UNITS = {
     "money": r"块钱?|元",
     "weight": r"公斤|斤",
 }
-_QUANTITY += [(family, re.compile(rf"{_ZH_QTY_NUM}(?:{units})")) for family, units in _ZH_UNITS.items()]
-_QUANTITY += [("duration", re.compile(r"(?<![\w.])\d+\s*分半钟?"))]
+_ZH_QUANTITY = [(family, re.compile(rf"{_ZH_QTY_NUM}(?:{units})")) for family, units in _ZH_UNITS.items()]
+_HALF_MINUTES = r"\d+\s*分半钟?"
+_QUANTITY += [*_ZH_QUANTITY, ("duration", re.compile(rf"(?<![\w.]){_HALF_MINUTES}"))]
 _MONEY_PREFIX = re.compile(rf"[$¥€]\s*{_NUM}")
 _SPEC = re.compile(r"\d+\s*(?:c|核|vcpus?|cores?)\s*[/xX×]?\s*\d+\s*(?:g|gb|gib)(?![a-z])|\d+\s*核\s*\d+\s*g", re.I)
 # Clock times in every shape people write them: 7:40, 9:30am, 10 a.m., 9 o'clock, half past 9, noon; 九点半, 7点40,
@@ -148,9 +149,9 @@ _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     ("clock", _CLOCK),
     ("weekday", re.compile(rf"(?:{_ZH_WEEK}[一二三四五六日天](?!个)(?:[、和跟与及/,]\s*(?:周|星期|礼拜)?[一二三四五六日天])*)"
                            r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?:\s*(?:,|and|&|/)\s*\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b)*", re.I)),
-    ("quantity:duration", re.compile(r"(?<![A-Za-z0-9.])\d+\s*分半钟?")),  # before "3分" would be read as 3 minutes
+    ("quantity:duration", re.compile(rf"(?<![A-Za-z0-9.]){_HALF_MINUTES}")),  # before "3分" is read as 3 minutes
     (None, re.compile(rf"(?<![A-Za-z0-9.])(?:[$¥€]\s*)?{_NUM}\s*(?:{'|'.join(_UNITS.values())})(?![a-z])", re.I)),
-    *((f"quantity:{family}", re.compile(rf"{_ZH_QTY_NUM}(?:{units})")) for family, units in _ZH_UNITS.items()),
+    *((f"quantity:{family}", rx) for family, rx in _ZH_QUANTITY),
     # an amount after its currency sign ("$2,400", "¥3,500.50"), thousands and all
     (None, re.compile(r"[$¥€]\s*\d{1,3}(?:,\d{3})+(?:\.\d+)?|[$¥€]\s*\d+(?:\.\d+)?")),
     # a product and its version: "Postgres 16", "iPhone 15", "Python 3.12", "M1 Pro"; a dotted version "3.12.1". Codes
