@@ -336,6 +336,9 @@ class Supersession:
         # a slot holds it, not a story: events and plans that mention it are closed by the change, never continued
         rows = self.store.rows("select * from facts where user_id=? and status='active' and predicate not in (?, 'event', 'plans')"
                                " and object_key like ? order by valid_from desc, id desc", [user, STOPPED, f"%{rkey}%"])
+        # the fact whose value is the old one before one whose value only holds it ("Vim" before "vim-plug 管的"),
+        # the latest first within each
+        rows.sort(key=lambda r: r["object_key"] != rkey)
         for row in rows:
             if self.slots is None or self.slots.related(cand.subject, row["subject"], True):
                 return row

@@ -614,6 +614,8 @@ def test_anchored_a_time_or_a_day_naming_nothing_is_no_claim():
     assert [p for _s, p, _o, _e in facts("今晚是 8 点那场 Livehouse")] == ["event"]
     assert ("release", "v2.3") in values("Tonight is the v2.3 release")
     assert [p for _s, p, _o, _e in facts("今晚是公司的 Halloween 派对")] == ["event"]  # "X 是 Y" with a day for X
+    # a word every sentence is made of (a modal, a preposition, "it") names nothing either, nor a day with its stop
+    assert values("下周我能周四过去") == values("我到两点才下班") == values("Slept badly last night. Took me forever, like 40 minutes") == []
     # a spec or a version says what it is of: its type is its slot
     assert [o for _s, o in values("那台现在还是4C8G的，一跑e2e就OOM")] == ["4C8G"]
     assert ("闹钟", "6:45") in values("闹钟改到6:45了")
@@ -781,3 +783,13 @@ def test_what_only_sounds_like_a_stop_a_value_or_an_activity_writes_nothing(text
 @pytest.mark.parametrize("text", ["青鸟的上线日期定在12月2日（周三）。", "Someone asked to ship a hotfix on Friday.", "有人说周会改到周五"])
 def test_anchored_not_a_dates_weekday_or_someone_elses_word(text):
     assert values(text) == []
+
+
+def test_anchored_an_apostrophe_quotes_nothing_and_a_possessor_is_no_value():
+    # "I'm ... it's": two apostrophes read as a quote hid the value between them
+    assert [o for _s, o in values("I'm on Postgres 16 now, it's fast")] == ["Postgres 16"]
+    assert ("standup", "9:30") in values("The team's standup is at 9:30 now, isn't it great")
+    # words in quotes are still someone else's
+    assert values("The banner said 'staging runs on 8C16G' but nobody checked") == values("群里有人转了一句“测试机是 4C8G 的”") == []
+    # a value that owns what follows only says which one: "Thursday's review" is no Thursday of the migration
+    assert values("yeah, I'm pitching a migration at Thursday's arch review") == []

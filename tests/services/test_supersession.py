@@ -1,9 +1,11 @@
 """The supersession policy's named target (``Candidate.target``): a candidate that names the current fact it continues
 ("a new value for fact #k", "fact #k ended") continues or stops exactly that fact; a target that is not the same
-person's current fact, or that starts after the candidate was said, is ignored (the candidate is applied as any other)."""
+person's current fact, or that starts after the candidate was said, is ignored (the candidate is applied as any other).
+A change that names the value it leaves ("从 Vim 换到 Helix": ``Candidate.replaces``) continues the fact holding it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -178,3 +180,11 @@ def test_a_targeted_candidate_is_applied_once_and_a_forgotten_fact_stays_forgott
     current = store.get(first.fact_ids[0])
     r = apply(store, D2, [cand("数据库端口", "value", "5432", day=D2, line=5, target=current["id"])])
     assert r.forgotten == 1 and r.fact_ids == [None] and store.get(current["id"])["status"] == "active"
+
+
+def test_a_change_continues_the_fact_whose_value_is_the_old_one_not_one_that_only_holds_it(store):
+    editor = one(store, D1, cand("主力编辑器", "value", "Vim"))
+    plugins = one(store, D1, cand("插件管理", "value", "vim-plug", line=2))  # said later, and "vim" is in its value
+    new = store.get(one(store, D2, replace(cand("user", "value", "Helix", day=D2, line=3), replaces="Vim")))
+    assert (new["subject"], new["previous_version"]) == ("主力编辑器", editor)
+    assert store.get(editor)["status"] == "superseded" and store.get(plugins)["status"] == "active"
