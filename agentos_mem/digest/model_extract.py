@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
+from agentos_mem.digest.extract.anchored import QUOTES
 from agentos_mem.digest.extract.vocab import not_a_statement
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.domain import Candidate, Turn
@@ -341,6 +342,8 @@ def candidate(op, part: Sequence[Turn], known: Sequence[dict], day: date, model:
     why = not_a_statement(turn.text, None if kind == "end" else value)
     if why:
         raise Dropped(why)
+    if kind != "end" and not _says(QUOTES.sub(" ", turn.text), value):
+        raise Dropped("quoted")  # only in words the user quotes (a text message, a sign): the rules read none there either
     if target is not None:
         subject, predicate, many = target["subject"], target["predicate"], bool(target.get("multi_valued"))
     else:

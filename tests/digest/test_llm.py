@@ -52,6 +52,16 @@ def test_operations_are_validated_one_by_one_and_the_rest_apply():
     assert stats.dropped == {"assistant turn": 1, "fact id not shown": 1, "value not in the turn": 1, "question": 1, "not an object": 1}
 
 
+def test_a_value_only_in_words_the_user_quotes_is_dropped_as_the_rules_drop_it():
+    turns = [Turn(0, "user", "用户", "群里有人转了一句 “新版本默认端口是 9090”，我们这边还是 8080", "09:00", F, 5, 5)]
+    answer = ops({"op": "new", "turn": 1, "who": "user", "what": "端口", "value": "9090"},
+                 {"op": "new", "turn": 1, "who": "user", "what": "端口", "value": "8080"})
+    stats = ModelStats()
+    with ChatServer([answer]) as srv:
+        cands = extract_with_model(turns, DAY, ChatClient(srv.base_url, "m"), known=[], stats=stats)
+    assert [c.object for c in cands] == ["8080"] and stats.dropped == {"quoted": 1}
+
+
 def test_an_end_closes_the_fact_it_names_and_a_later_start_is_kept():
     turns = [Turn(0, "user", "me", "I cancelled the gym membership. From December 7 I work from the Lyon office.", "18:00", F, 3, 3)]
     known = [{"id": 3, "subject": "gym", "predicate": "value", "object": "FitLab", "object_key": "fitlab", "multi_valued": 0},
