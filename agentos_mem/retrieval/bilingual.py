@@ -44,6 +44,10 @@ from agentos_mem.kernel.text import CJK, STOPWORDS, idf_table, words
 SENSE_WORDS = 3
 PER_WORD = 12
 MIN_HAN = 2
+# A character written as a word of its own (jieba's: 7楼 -> 7 / 楼, 租了 -> 租 / 了) carries its first few senses to
+# the memory's side of the bridge ("floor" meets 楼, "rent" meets 租). Only its first ones: a common character has
+# dozens (打: beat, strike, hit, ... play), and its later ones are rare uses that would let any memory through.
+CHAR_SENSES = 4
 _ENTRY = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PAREN = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 # An English clitic is not part of the word it leans on: "what's" is "what" (a question word), "wife's" is "wife"
@@ -69,7 +73,7 @@ _ZH_QUESTION_FILLER = frozenset(
 _STEMS = (("ies", "y"), ("ves", "f"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""),
           ("ed", "e"))
 
-BUILD_VERSION = 2  # bump when _build's rules change: the cached file's name changes with it
+BUILD_VERSION = 3  # bump when _build's rules change: the cached file's name changes with it
 _NOT_CONTENT = _QUESTION_FILLER | STOPWORDS
 
 
@@ -115,11 +119,17 @@ def _build(path: Path) -> None:
             if not m:
                 continue
             simp, senses = m.group(2), m.group(4).split("/")
-            if len(simp) < MIN_HAN or not _ONLY_HAN.match(simp):
+            if not _ONLY_HAN.match(simp):
                 continue
+            single = len(simp) < MIN_HAN
             for i, sense in enumerate(senses):
+                if single and (i >= CHAR_SENSES or sense.lower().startswith("classifier")):
+                    continue
                 words = _sense_words(sense)
                 if not words:
+                    continue
+                if single:  # a character's senses, read only as a word the memory writes alone (_char_senses)
+                    zh_en.setdefault(simp, set()).update(w for w in words if w not in STOPWORDS)
                     continue
                 # how closely the headword is the word: the whole sense, then its first sense
                 rank = (len(words) > 1) + (i > 0) / 2
@@ -190,7 +200,7 @@ def prepare(folder: Path) -> Path:
     """The built dictionary in ``folder``, made now if it is not there yet (the index rebuild calls this, so a
     query process only opens it). Its name changes with the data and the build's rules."""
     st = _data_file().stat()
-    key = hashlib.sha256(f"{BUILD_VERSION}:{SENSE_WORDS}:{PER_WORD}:{MIN_HAN}:{st.st_size}:{st.st_mtime_ns}".encode())
+    key = hashlib.sha256(f"{BUILD_VERSION}:{SENSE_WORDS}:{PER_WORD}:{MIN_HAN}:{CHAR_SENSES}:{st.st_size}:{st.st_mtime_ns}".encode())
     name = f"cedict-{key.hexdigest()[:12]}.sqlite"
     path = Path(folder) / name
     if not path.exists():
@@ -327,11 +337,28 @@ def _latin(text: str) -> set[str]:
 def _senses_of(text: str) -> set[str]:
     """The English words (stemmed forms included) the senses of ``text``'s Chinese words are made of: the memory's
     side of a translation. An English word's few most frequent Chinese renderings miss most of what a user writes
-    (cluster is not 集群 among them, dog not 小狗); a Chinese word's own senses name the English word."""
+    (cluster is not 集群 among them, dog not 小狗); a Chinese word's own senses name the English word, and so do the
+    first senses of a character the text writes as a word of its own (楼 of "7楼": floor)."""
     out: set[str] = set()
     for z in chinese_words(text):
         out |= english_for(z)
+    for c in _lone_chars(text):
+        out |= _char_senses(c)
     return out
+
+
+def _lone_chars(text: str) -> list[str]:
+    """The Han characters ``text`` writes as words of their own (jieba's), not stop words: 楼 of "7楼", not 楼 of 楼下."""
+    return list(dict.fromkeys(w for w in words(text) if len(w) == 1 and _ONLY_HAN.match(w)))
+
+
+@lru_cache(maxsize=4096)
+def _char_senses(char: str) -> frozenset[str]:
+    """The English words (stemmed forms included) of one character's first CHAR_SENSES senses."""
+    out: set[str] = set()
+    for w in _senses(char) or ():
+        out.update(stems(w))
+    return frozenset(out)
 
 
 def met(question: str, qlang: str, text: str) -> tuple[list[str], list[str]]:

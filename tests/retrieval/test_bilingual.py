@@ -78,3 +78,12 @@ def test_met_shares_weighs_a_memorys_rare_words_that_a_question_in_the_other_lan
     assert shares["party"] > 0.5 > 0.1 > max(shares["race"], shares["ice"]) and shares["same"] == 0.0
     assert set(B.met_shares("How do I bake sourdough bread?", texts, list(texts)).values()) == {0.0}
     assert B.content_words(texts["party"])[:3] == ["圣诞节", "晚会", "跳舞"]
+
+
+def test_a_character_the_memory_writes_alone_carries_its_first_senses():
+    """A Chinese memory often says a thing in one character (7楼, 租了): its first senses meet the question's word, but
+    only where the character is a word of its own, and only its first senses (a common character has dozens)."""
+    assert B.coverage("Which floor is my desk on now?", "en", "我们整个组被挪到了7楼，我现在靠窗坐") == 0.5  # floor: 楼
+    assert B.coverage("Which floor is my desk on now?", "en", "楼下新开了一家咖啡店") == 0  # 楼下 is downstairs, not 楼
+    assert B.coverage("Who did I fight with?", "en", "我打算周末去爬山") == 0  # 打算 is a word: no 打 in it
+    assert "fight" not in B._char_senses("打") and "beat" in B._char_senses("打")  # its 8th sense, past the first few
