@@ -596,7 +596,9 @@ def newer_above(items: list[Item], pieces: dict[str, Piece], cards: dict[str, Pi
     conversation that updates it (``threads.card_updated_by``: linked, and holding another value of a kind the older
     one holds): the newest such item below is served just above it. Pulled up, not the older one pushed down: a card
     moved below its thread's newest fact fell out of a small budget (LoCoMo's evidence at 500 tokens 0.869 -> 0.779).
-    A card is not pulled above an older card: measured, it moved no question of fact_updates (dev or unseen)."""
+    A card is not pulled above an older card: it set one more first mention right on fact_updates (unseen 0.845 ->
+    0.862, dev unchanged) and cost LoCoMo's evidence at 500 tokens 0.865 / 0.782 -> 0.844 / 0.750 (in a long chat
+    every card shares its people's names and holds dates and counts, so later cards "update" most older ones)."""
     out = list(items)
     i = 0
     while i < len(out):
