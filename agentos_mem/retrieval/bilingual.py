@@ -315,10 +315,11 @@ def english_words(text: str) -> list[str]:
     return list(dict.fromkeys(joined + [w for w in bare if len(w) >= 2 and w not in _NOT_CONTENT]))
 
 
-def chinese_words(text: str) -> list[str]:
-    """The content words of a Chinese question: jieba words of two characters or more, not stop words."""
-    return list(dict.fromkeys(w for w in words(text) if len(w) >= MIN_HAN and _ONLY_HAN.match(w) and w not in STOPWORDS
-                              and w not in _ZH_QUESTION_FILLER))
+def chinese_words(text: str, tokens: list[str] | None = None) -> list[str]:
+    """The content words of a Chinese question: jieba words of two characters or more, not stop words (``tokens``:
+    the text's ``words`` when the caller has them already)."""
+    return list(dict.fromkeys(w for w in (words(text) if tokens is None else tokens)
+                              if len(w) >= MIN_HAN and _ONLY_HAN.match(w) and w not in STOPWORDS and w not in _ZH_QUESTION_FILLER))
 
 
 def is_content(word: str) -> bool:
@@ -339,17 +340,19 @@ def _senses_of(text: str) -> set[str]:
     side of a translation. An English word's few most frequent Chinese renderings miss most of what a user writes
     (cluster is not 集群 among them, dog not 小狗); a Chinese word's own senses name the English word, and so do the
     first senses of a character the text writes as a word of its own (楼 of "7楼": floor)."""
+    tokens = words(text)  # segmented once for both readings
     out: set[str] = set()
-    for z in chinese_words(text):
+    for z in chinese_words(text, tokens):
         out |= english_for(z)
-    for c in _lone_chars(text):
+    for c in _lone_chars(tokens):
         out |= _char_senses(c)
     return out
 
 
-def _lone_chars(text: str) -> list[str]:
-    """The Han characters ``text`` writes as words of their own (jieba's), not stop words: 楼 of "7楼", not 楼 of 楼下."""
-    return list(dict.fromkeys(w for w in words(text) if len(w) == 1 and _ONLY_HAN.match(w)))
+def _lone_chars(tokens: list[str]) -> list[str]:
+    """The Han characters a text writes as words of their own (its jieba ``words``, stop words already out): 楼 of
+    "7楼", not 楼 of 楼下."""
+    return list(dict.fromkeys(w for w in tokens if len(w) == 1 and _ONLY_HAN.match(w)))
 
 
 @lru_cache(maxsize=4096)
