@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from agentos_mem.digest.extract.anchored import QUOTES
+from agentos_mem.digest.extract.anchored import QUOTES, SOMEONE, owner_of
 from agentos_mem.digest.extract.vocab import not_a_statement
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.domain import Candidate, Turn
@@ -355,6 +355,12 @@ def candidate(op, part: Sequence[Turn], known: Sequence[dict], day: date, model:
                 raise Dropped("person not in the turns")
         elif turn.role == "other":
             who = turn.speaker  # "I" in a named participant's turn is that participant
+        elif (owner := owner_of(turn.text, value)) is not None:
+            # the sentence gives the value to another person ("my sister adopted a cat named X", "他换了 HHKB"): the
+            # small model often writes it as the user's, a stale claim of the user's own slot
+            if owner == SOMEONE:
+                raise Dropped("someone else's")
+            who = owner
         subject, predicate, many = subject_of(who, what), "value", bool(op.get("many")) and kind == "new"
     start = _start(op, day) if kind in ("new", "update") else None
     observed = f"{start}T00:00:00" if start else turn.at(day)

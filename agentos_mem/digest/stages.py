@@ -24,7 +24,7 @@ from agentos_mem.kernel.files import UnsafePath
 from agentos_mem.digest.logformat import day_files, display_name, list_days, read_log, unread_names
 from agentos_mem.digest.logformat import file_signature as _signature
 from agentos_mem.kernel.settings import Settings
-from agentos_mem.storage.drift import is_statement
+from agentos_mem.storage.drift import is_statement, said_only
 from agentos_mem.storage.facts import FactStore, facts_for, open_facts
 from agentos_mem.safety.secrets import MARK, mask_lines, short_markers, strip_markers
 from agentos_mem.kernel.text import configure_jieba, sentences, slugify, truncate
@@ -614,11 +614,16 @@ def _extract(settings: Settings, inp: DayInput, by_model, by_rules, store: FactS
 
 
 def beside_rules(model: list[Candidate], rules: list[Candidate]) -> list[Candidate]:
-    """The model's candidates, and the rules' from the turns the model gave none for: a turn the model read is its
-    alone (its update or end of a known fact is never second-guessed there), a turn it left is read by the rules, which
-    write only what they are sure of. In the log's order."""
-    read = {(c.source_file, c.line_start) for c in model}
-    out = model + [c for c in rules if (c.source_file, c.line_start) not in read]
+    """The rules' claims, and the model's reading of every other turn. A turn where the rules read an attribute and its
+    value is theirs: they write one only where subject, attribute and one value are sure, and on chat written by
+    someone else the small model's other reading of such a turn was more often wrong (bench facts). A turn they left
+    unread, or kept only as a sentence (a statement, an event, a change told in free words), is the model's when it
+    read the turn; a dated statement or event of the rules' stays beside its reading (the user's words, served as said
+    that day: the answer a wrong reading would otherwise take away). In the log's order."""
+    claimed = {(c.source_file, c.line_start) for c in rules if c.predicate != "states" and not said_only(c.to_dict())}
+    mine = [c for c in model if (c.source_file, c.line_start) not in claimed]
+    read = {(c.source_file, c.line_start) for c in mine}
+    out = mine + [c for c in rules if (c.source_file, c.line_start) not in read or said_only(c.to_dict())]
     return sorted(out, key=lambda c: (c.source_file, c.line_start))
 
 

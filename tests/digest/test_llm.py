@@ -213,6 +213,55 @@ def test_the_model_is_shown_known_values_never_the_rules_statements(tmp_path):
     assert [line for line in known if "杭州" in line] and not [line for line in known if "animal shelter" in line]
 
 
+def test_a_turn_the_rules_claimed_stays_theirs_and_the_model_reads_the_turns_they_left(tmp_path, monkeypatch):
+    """The rules write a claim only where subject, attribute and one value are sure; the small model is the better
+    reader of the sentences they leave (another person's news, a sentence kept only as a dated event). On a turn the
+    rules claimed, the model's other reading is not applied; on the others its operations are."""
+    from tests.kit.digest import log_workspace
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.storage.facts import open_facts
+
+    monkeypatch.setenv("AGENTOS_NOW", "2026-06-03T20:00:00+08:00")  # a technical fact expires: read it that evening
+    s, logs = log_workspace(tmp_path)
+    (logs / "2026-06-03.md").write_text("[10:00] 用户: 数据库端口改成 5433 了\n"
+                                        "[10:05] 用户: 我老婆上周跳槽了，现在在字节做产品\n"
+                                        "[10:09] 用户: My sister Nora just adopted a cat named Pepper!\n", encoding="utf-8")
+    answer = ops({"op": "new", "turn": 1, "who": "user", "what": "数据库", "value": "5433"},
+                 {"op": "new", "turn": 2, "who": "老婆", "what": "公司", "value": "字节"},
+                 {"op": "new", "turn": 3, "who": "Nora", "what": "cat", "value": "Pepper"})
+    with ChatServer([answer]) as srv:
+        digest_day(s.model_copy(update={"llm_base_url": srv.base_url}), "default", date(2026, 6, 3), logs)
+    store = open_facts(s)
+    try:
+        facts = {(f["subject"], f["object"]): f["extractor"] for f in store.current("default")}
+    finally:
+        store.close()
+    assert facts[("数据库端口", "5433")] == "rules"
+    assert [k for k, by in facts.items() if k[1] == "5433" and by != "rules"] == []  # the model's reading of turn 1
+    assert [by for (_, value), by in facts.items() if value == "字节"] == [f"llm:{s.llm_model}"]
+    assert [by for (_, value), by in facts.items() if value == "Pepper"] == [f"llm:{s.llm_model}"]
+    # the rules' dated event stays beside the model's reading: the user's words, if the reading was wrong
+    assert [by for (_, value), by in facts.items() if "跳槽" in value] == ["rules"]
+
+
+def test_a_value_the_sentence_gives_to_another_person_is_never_the_users():
+    """The small model writes another person's news as the user's fact ("pet · Pepper" for the sister's cat): a stale
+    claim in the user's own slot. The sentence's words before the value decide whose it is, as they do for the rules."""
+    turns = [Turn(0, "user", "用户", "My sister Nora just adopted a cat named Pepper!", "09:00", F, 1, 1),
+             Turn(1, "user", "用户", "他新买了一把 HHKB，安静多了。", "09:01", F, 2, 2),
+             Turn(2, "user", "用户", "I adopted a cat too, her name is Miso.", "09:02", F, 3, 3)]
+    stats = ModelStats()
+    reply = ops({"op": "new", "turn": 1, "who": "user", "what": "cat", "value": "Pepper"},
+                {"op": "new", "turn": 2, "who": "user", "what": "键盘", "value": "HHKB"},
+                {"op": "new", "turn": 3, "who": "user", "what": "cat", "value": "Miso"})
+    with ChatServer([reply]) as srv:
+        got = extract_with_model(turns, DAY, ChatClient(srv.base_url, "m"), stats=stats)
+    assert [(c.subject, c.object) for c in got] == [("sister's cat", "Pepper"), ("cat", "Miso")]
+    assert stats.dropped == {"someone else's": 1}  # he: a person the sentence does not name
+
+
+
+
 def test_a_request_without_a_schema_never_drops_the_grammar_of_the_next_one():
     """The memory and classify stages ask the same endpoint for plain JSON; the fact extractor after them still gets its
     schema (with llama-cpp-python's server, the grammar that holds fact ids to those shown). Seen with the real 1.5B

@@ -97,7 +97,9 @@ def test_index_rebuild_flow_is_incremental(demo_home):
 def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
     from agentos_mem.flows.daily import daily_digest
 
-    answer = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"}]}
+    # every part gets this answer (the last reply repeats): it holds only for the first turn of the project's part, a
+    # sentence the rules keep as a statement; the first part's first turn is the rules' (they claimed it: name, job)
+    answer = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "项目", "value": "青鸟"}]}
     with ChatServer([(500, ""), (500, ""), (200, json.dumps(answer, ensure_ascii=False))]) as srv:
         monkeypatch.setenv("AGENTOS_LLM_BASE_URL", srv.base_url)
         r = daily_digest(day=date(2026, 11, 22))
@@ -114,7 +116,7 @@ def test_model_extraction_is_retried_then_used(demo_home, monkeypatch):
     finally:
         store.close()
     by_model = [(f["subject"], f["object"]) for f in facts if f["extractor"].startswith("llm:")]
-    assert by_model == [("名字", "林晓")]  # the model's one operation; the turns it left were read by the rules
+    assert by_model == [("项目", "青鸟")]  # the model's one operation, on a turn the rules kept only as a statement
     assert any(f["extractor"] == "rules" for f in facts)
 
 

@@ -15,9 +15,10 @@ Runs after the sentence patterns: it only reads values they left unread.
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import date
 
-from agentos_mem.digest.extract.normalize import Sentence
+from agentos_mem.digest.extract.normalize import Sentence, Source, sentences
 from agentos_mem.digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from agentos_mem.digest.extract.rule import Found
 from agentos_mem.digest.extract.subjects import NOT_MINE
@@ -80,6 +81,30 @@ def anchored_person(sent: Sentence, end: int) -> str | None:
     if best is None or _SELF.search(text, best[1]):
         return None
     return kin(best[2])
+
+
+# A sentence that opens on he or she ("She adopted a cat", "他换了 HHKB"): its values are that person's.
+_OPENS_ON_THIRD = re.compile(r"\s*(?:(?:she|he)\b|(?:她|他)(?!们))", re.I)
+SOMEONE = "someone"  # owner_of: another person, not named in the sentence
+
+
+def owner_of(text: str, value: str) -> str | None:
+    """Whose ``value`` is, by the words before it in the sentence of ``text`` that names it: the relation word nearest
+    before it (``anchored_person``: "my sister Nora adopted a cat named X" -> sister), or :data:`SOMEONE` when the
+    sentence opens on he or she; None when nothing says it is another person's. The rules attribute values this way;
+    a chat model's claim for the user is checked against it (digest.model_extract)."""
+    v = unicodedata.normalize("NFKC", value).casefold().strip()
+    for sent in sentences(Source(text)):
+        pos = sent.lower.find(v) if v else -1
+        if pos < 0:
+            continue
+        who = anchored_person(sent, pos)
+        if who:
+            return who
+        if _OPENS_ON_THIRD.match(sent.s):
+            return SOMEONE
+        return None
+    return None
 
 
 def _zh_attribute(prefix: str, after: bool = False) -> str:
