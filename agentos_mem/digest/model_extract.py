@@ -209,6 +209,19 @@ def _says(text: str, value: str) -> bool:
     return bool(v) and v in normalize_key(text)
 
 
+def _names(text: str, fact: dict) -> bool:
+    """``text`` says something of ``fact``: its value, or a content word of its attribute. An end the model puts on a
+    turn that names neither ("done, CI is green" ending the service's Python version) is its guess, not the user's."""
+    if _says(text, fact["object"]):
+        return True
+    told = set(words(text))
+    if any(w in told for w in words(fact["subject"])):
+        return True
+    # Chinese compounds share their characters where the words differ (汽车 / 车 / 车险, 健身 / 健身房)
+    han = {ch for w in told for ch in w if has_cjk(ch)}
+    return any(ch in han for w in words(fact["subject"]) for ch in w if has_cjk(ch))
+
+
 def _int(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise Dropped(f"{what} is not a number")
@@ -335,6 +348,8 @@ def candidate(op, part: Sequence[Turn], known: Sequence[dict], day: date, model:
     if kind == "end":
         if turn.role == "assistant":
             raise Dropped("assistant turn")
+        if not _names(turn.text, target):
+            raise Dropped("fact not named in the turn")
         value = target["object"]
     else:
         value = _text(op, "value")

@@ -75,6 +75,22 @@ def test_an_end_closes_the_fact_it_names_and_a_later_start_is_kept():
     assert past.ended and past.event_date is None  # a "from" in the past is no later start
 
 
+def test_an_end_on_a_turn_that_names_neither_the_fact_nor_its_value_is_dropped():
+    turns = [Turn(0, "user", "me", "done, CI is green now", "18:00", F, 3, 3),
+             Turn(1, "user", "me", "我已经不去健身房了", "18:05", F, 4, 4),
+             Turn(2, "user", "me", "车上周卖了", "18:09", F, 5, 5)]
+    known = [{"id": 3, "subject": "service", "predicate": "value", "object": "Python 3.10", "object_key": "python3.10", "multi_valued": 0},
+             {"id": 4, "subject": "健身房", "predicate": "value", "object": "乐刻", "object_key": "乐刻", "multi_valued": 0},
+             {"id": 5, "subject": "我的汽车", "predicate": "value", "object": "Model 3", "object_key": "model3", "multi_valued": 0}]
+    stats = ModelStats()
+    reply = ops({"op": "end", "fact": 1, "turn": 1}, {"op": "end", "fact": 2, "turn": 2}, {"op": "end", "fact": 3, "turn": 3})
+    with ChatServer([reply]) as srv:
+        gym, car = extract_with_model(turns, DAY, ChatClient(srv.base_url, "m"), known=known, stats=stats)
+    assert (gym.predicate, gym.target) == ("stopped", 4)  # the turn names the gym: the user's own end
+    assert (car.predicate, car.target) == ("stopped", 5)  # 车 of 汽车: a Chinese compound shares its characters
+    assert stats.dropped == {"fact not named in the turn": 1}
+
+
 def test_the_schema_names_only_the_turns_and_ids_shown_and_a_server_without_json_schema_gets_the_next_form():
     forms = []
 
