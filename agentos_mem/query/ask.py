@@ -602,7 +602,8 @@ def newer_above(items: list[Item], pieces: dict[str, Piece], cards: dict[str, Pi
     every card shares its people's names and holds dates and counts, so later cards "update" most older ones). Linked
     only by a word no other served card holds, and by a typed value (not a bare number's shape): the same unseen gain,
     and LoCoMo at 500 tokens 0.861 / 0.778 (1,000: 0.892 / 0.849): still a loss, not kept; requiring that word to be
-    one of the question's too kept LoCoMo and lost the gain (the question was asked in the other language)."""
+    one of the question's (or to meet one through the dictionary) lost the gain: the two cards shared words of the
+    change, not of the question."""
     out = list(items)
     i = 0
     while i < len(out):
