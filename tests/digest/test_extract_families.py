@@ -621,6 +621,9 @@ def test_anchored_a_time_or_a_day_naming_nothing_is_no_claim():
     assert ("闹钟", "6:45") in values("闹钟改到6:45了")
     # an amount in Chinese numerals tells how long something took far more often than an attribute's value
     assert values("地铁晚点，站台上等了十分钟") == [] and values("配速稳定在 5 分半") == []
+    # a count by a measure word names nothing (台 · 两台 of what?); a counted noun does
+    assert values("服务器配置是 4C8G，目前两台。") == [("服务器配置", "4C8G")]
+    assert values("这首歌我这周听了八百遍") == [] and ("Kafka cluster", "5 brokers") in values("Our Kafka cluster has 5 brokers")
     # a bare time that corrects the one said before is sure: it is that slot's new value
     got = facts("Our retro is at 4pm on Thursdays", "Scratch what I said about the retro, it's at 3pm, not 4pm")
     assert ("retro", "value", "3pm", "corrected") in got

@@ -6,7 +6,8 @@ The attribute is the noun the clause names before the value (jieba's parts of sp
 words for English), or the verb when no noun does ("每天坐2号线" -> 坐). A day ("今晚", "tonight") or a copula (是) names
 no attribute. With none named, the value is of nothing the sentence says (issue 40: a claim only where subject,
 attribute and value are all sure): a spec or a version is named by its type, since it says what it is of; a time is
-too, but stands only as a correction's new value ("scratch that, it's at 9:45"); an amount is no claim. A relation word
+too, but stands only as a correction's new value ("scratch that, it's at 9:45"); an amount, or a count by a measure word
+("两台"), is no claim. A relation word
 before the value in the sentence (我妈, my brother) makes it that person's slot. The fact store then matches slots by
 the value's type and related attribute words, so neither wording nor verb has to repeat for a change to supersede.
 Runs after the sentence patterns: it only reads values they left unread.
@@ -265,6 +266,11 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
             # ("那台还是4C8G的", "还是用 Pixel 8"): its type is its slot, and a new one of the type replaces it. A time
             # naming nothing ("下午三点", "周五") is read the same, marked ``unnamed``: only a correction makes it sure.
             if not attr and kind.startswith("quantity:"):
+                start = b
+                continue
+            # a count by a Chinese measure word naming nothing ("目前两台", "刷了八百遍"): 台, 件, 遍 measure, they name no
+            # thing ("5 brokers", "3 cats" do, and stay)
+            if not attr and kind.startswith("count:") and re.fullmatch(r"[\u4e00-\u9fff]", kind.split(":")[-1]):
                 start = b
                 continue
             unnamed = not attr and kind in UNNAMED_UNSURE
