@@ -223,7 +223,10 @@ class Supersession:
                 "select * from facts where user_id=? and subject_key=? and predicate=? and status='active' order by valid_from desc limit 1",
                 [user, skey, cand.predicate],
             )
-            if old is None and (old := self._same_slot(user, skey, cand)) is not None and old["object_key"] != okey:
+            # a chat model names the fact a new value continues (``target``, an update); its ``new`` is a new slot,
+            # never one guessed by the value's type: "programming language · qwen2.5:7b" closed "version · M1 Pro"
+            guess = not cand.extractor.startswith("llm:")
+            if old is None and guess and (old := self._same_slot(user, skey, cand)) is not None and old["object_key"] != okey:
                 # the slot keeps one name across its versions (its history and lookups read as one), the better one
                 cand = replace(cand, subject=self.slots.slot_name(old["subject"], cand.subject))
                 skey = subject_key(cand.subject, store.aliases)

@@ -260,6 +260,28 @@ def test_a_turn_the_rules_claimed_stays_theirs_and_the_model_reads_the_turns_the
     assert [by for (_, value), by in facts.items() if "跳槽" in value] == ["rules"]
 
 
+def test_a_models_new_fact_never_closes_another_slot_by_its_values_type(tmp_path, monkeypatch):
+    """A model continues a known fact by naming it (an update); its new fact is a slot of its own. The rules' guess by
+    the value's type ("a new version closes the current version") made the model's "programming language ·
+    qwen2.5:7b", read from a plan to try a model, close the user's "version · M1 Pro"."""
+    from tests.kit.digest import log_workspace, night
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.storage.facts import open_facts
+
+    monkeypatch.setenv("AGENTOS_NOW", "2026-06-20T12:00:00+08:00")
+    s, logs = log_workspace(tmp_path)
+    night(s, logs, date(2026, 6, 2), "是 M1 Pro，内存 32G")
+    (logs / "2026-06-03.md").write_text("[10:00] 用户: 够用了，先拉个 qwen2.5:7b 试试\n", encoding="utf-8")
+    with ChatServer([ops({"op": "new", "turn": 1, "who": "user", "what": "programming language", "value": "qwen2.5:7b"})]) as srv:
+        digest_day(s.model_copy(update={"llm_base_url": srv.base_url}), "default", date(2026, 6, 3), logs)
+    store = open_facts(s)
+    try:
+        current = {(f["subject"], f["object"]) for f in store.current("default")}
+    finally:
+        store.close()
+    assert {("version", "M1 Pro"), ("programming language", "qwen2.5:7b")} <= current
+
+
 def test_a_value_the_sentence_gives_to_another_person_is_never_the_users():
     """The small model writes another person's news as the user's fact ("pet · Pepper" for the sister's cat): a stale
     claim in the user's own slot. The sentence's words before the value decide whose it is, as they do for the rules."""
