@@ -214,12 +214,12 @@ def _names(text: str, fact: dict) -> bool:
     turn that names neither ("done, CI is green" ending the service's Python version) is its guess, not the user's."""
     if _says(text, fact["object"]):
         return True
-    told = set(words(text))
-    if any(w in told for w in words(fact["subject"])):
+    told, attribute = set(words(text)), words(fact["subject"])
+    if any(w in told for w in attribute):
         return True
     # Chinese compounds share their characters where the words differ (汽车 / 车 / 车险, 健身 / 健身房)
     han = {ch for w in told for ch in w if has_cjk(ch)}
-    return any(ch in han for w in words(fact["subject"]) for ch in w if has_cjk(ch))
+    return any(ch in han for w in attribute for ch in w if has_cjk(ch))
 
 
 def _int(value, what: str) -> int:

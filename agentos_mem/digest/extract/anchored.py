@@ -7,9 +7,9 @@ words for English), or the verb when no noun does ("每天坐2号线" -> 坐). A
 no attribute. With none named, the value is of nothing the sentence says (issue 40: a claim only where subject,
 attribute and value are all sure): a spec or a version is named by its type, since it says what it is of; a time is
 too, but stands only as a correction's new value ("scratch that, it's at 9:45"); an amount, or a count by a measure word
-("两台"), is no claim. A relation word
-before the value in the sentence (我妈, my brother) makes it that person's slot. The fact store then matches slots by
-the value's type and related attribute words, so neither wording nor verb has to repeat for a change to supersede.
+("两台"), is no claim. A relation word before the value in the sentence (我妈, my brother) makes it that person's slot.
+The fact store then matches slots by the value's type and related attribute words, so neither wording nor verb has to
+repeat for a change to supersede.
 Runs after the sentence patterns: it only reads values they left unread.
 """
 
