@@ -148,8 +148,10 @@ def test_a_chat_model_s_extraction_is_replayed_from_the_synced_cache_without_the
     from agentos_mem.digest.stages import run_day
     from agentos_mem.restore.run import restore
 
-    facts = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "名字", "value": "林晓"},
-                     {"op": "new", "turn": 1, "who": "user", "what": "公司", "value": "云栈科技"}]}
+    # every part gets this answer: it holds for the project's part, whose first turn the rules keep as a statement (a
+    # turn the rules read a value from stays theirs: the introduction's name and company)
+    facts = {"ops": [{"op": "new", "turn": 1, "who": "user", "what": "项目", "value": "青鸟"},
+                     {"op": "new", "turn": 1, "who": "user", "what": "项目用途", "value": "订单同步服务"}]}
     from agentos_mem.digest.logformat import list_days
 
     folder = demo_home / "agent-sync/04_memory/working/default"
