@@ -16,10 +16,9 @@ Runs after the sentence patterns: it only reads values they left unread.
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date
 
-from agentos_mem.digest.extract.normalize import Sentence, Source, sentences
+from agentos_mem.digest.extract.normalize import Sentence, naming
 from agentos_mem.digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from agentos_mem.digest.extract.rule import Found
 from agentos_mem.digest.extract.subjects import NOT_MINE
@@ -94,18 +93,11 @@ def owner_of(text: str, value: str) -> str | None:
     before it (``anchored_person``: "my sister Nora adopted a cat named X" -> sister), or :data:`SOMEONE` when the
     sentence opens on he or she; None when nothing says it is another person's. The rules attribute values this way;
     a chat model's claim for the user is checked against it (digest.model_extract)."""
-    v = unicodedata.normalize("NFKC", value).casefold().strip()
-    for sent in sentences(Source(text)):
-        pos = sent.lower.find(v) if v else -1
-        if pos < 0:
-            continue
-        who = anchored_person(sent, pos)
-        if who:
-            return who
-        if _OPENS_ON_THIRD.match(sent.s):
-            return SOMEONE
+    spots = naming(text, value)
+    if not spots:
         return None
-    return None
+    sent, pos = spots[0]
+    return anchored_person(sent, pos) or (SOMEONE if _OPENS_ON_THIRD.match(sent.s) else None)
 
 
 def _zh_attribute(prefix: str, after: bool = False) -> str:

@@ -137,6 +137,12 @@ def sentences(src: Source) -> list[Sentence]:
     return out
 
 
+def naming(text: str, value: str) -> list[tuple[Sentence, int]]:
+    """The sentences of ``text`` that name ``value`` (width and case aside), each with where it first does."""
+    v = unicodedata.normalize("NFKC", value).casefold().strip()
+    return [(sent, sent.lower.find(v)) for sent in sentences(Source(text)) if v and v in sent.lower]
+
+
 def has_any(text: str, keys: tuple[str, ...]) -> bool:
     """Cheap keyword pre-check (substring tests) before an expensive alternation regex runs."""
     for k in keys:

@@ -4,9 +4,8 @@ the sentence-level markers every family respects (questions, hypotheticals, hedg
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from agentos_mem.digest.extract.normalize import has_any, Sentence, sentences, Source
+from agentos_mem.digest.extract.normalize import has_any, naming, Sentence, sentences, Source
 
 ZH_I = r"(?:我们|咱们|我)"
 # Adverbs that may sit between 我 and the verb ("我也很喜欢", "我现在住在"). Never 更 (that is "prefers").
@@ -156,10 +155,7 @@ def not_a_statement(text: str, value: str | None = None) -> str | None:
     only by a tag question) or "hypothetical" (the sentence supposes); None when some sentence naming it states it.
     Without ``value``: whether any sentence of ``text`` is a statement at all. The chat model's operations are
     checked with this: the rules and the model agree on what is not a statement."""
-    src = Source(text)
-    sents = sentences(src)
-    v = unicodedata.normalize("NFKC", value).casefold().strip() if value else ""
-    spots = [(sent, sent.lower.find(v)) for sent in sents if v and v in sent.lower] or [(sent, None) for sent in sents]
+    spots = (naming(text, value) if value else []) or [(sent, None) for sent in sentences(Source(text))]
     reasons = []
     for sent, pos in spots:
         if hypothetical(sent):
