@@ -458,6 +458,12 @@ def _layer1(ans: Answer, settings: Settings, user: str, fusion: str | None, k: i
         known = sorted(c.get("user") for c in reader.collections().values() if c.get("user"))
         raise QueryError(f"unknown user {user!r}: nothing is indexed for them (users with memory: {', '.join(known) or 'none'})")
     ans.layer = "L1"
+    built_with = reader.manifest.get("tokenizer")
+    if built_with and built_with != tokenizer(settings).identity:
+        # an upgrade changed how text becomes keywords (retrieval.tokenize): the question's words may miss the index's
+        # until the next rebuild re-tokenizes it (the nightly does; its plan sees the identity change)
+        ans.notices.append(f"the keyword index was built with another tokenizer ({built_with}): keyword matches may be "
+                           "incomplete until `agentos rebuild` runs")
     matches = hybrid_search(settings, reader, coll, ans.query, fusion=fusion, timings=ans.timings_ms)
     if not matches:
         ans.status = "no_history"

@@ -34,6 +34,13 @@ How a text becomes tokens:
    inside such a run are cut out first and kept whole.
 4. Tokens without a letter or digit are dropped (whitespace, punctuation), and stop words (Chinese and
    English, :data:`kernel.text.STOPWORDS`) unless ``stopwords=False``.
+5. An English word (ASCII letters, an inner apostrophe allowed) loses its possessive (``caroline's`` ->
+   ``caroline``, ``parents'`` -> ``parents``) and is cut to its Snowball English stem (``camped``, ``camping`` ->
+   ``camp``; ``cities`` -> ``citi``): a question asks "where has she camped?" of a memory that says "went
+   camping", and a possessive name is the name (kept whole it was a word no memory holds, which counted against
+   every unit at the gate). Stop words are dropped before stemming (the list holds the words as written); other
+   scripts and protected spans are kept as they are (Chinese has no inflection to fold). ``stem=False`` keeps the
+   words as segmented (the parity test against jieba's reference cut).
 
 Single Chinese characters are kept (``"猫"`` must find a note about the cat), except those in the stop list
 (``的``, ``了``, ``我`` ...).
@@ -50,17 +57,20 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import re
 import threading
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+import snowballstemmer
+
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, jieba_pieces, shared_jieba
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: English words stemmed, possessives dropped (rule 5)
 
 USER_DICT_RELPATH = Path("agent-sync/03_knowledge/99_system/user_dict.txt")
 
@@ -91,12 +101,39 @@ _HAS_CJK = re.compile(f"[{CJK}]")
 _NON_CJK_CHUNK = re.compile(rf"[^\W_{CJK}]+(?:'[^\W_{CJK}]+)*")
 _HAS_WORD_CHAR = re.compile(r"[^\W_]")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+_STEMMER = snowballstemmer.stemmer("english")
+_SNOWBALL = importlib.metadata.version("snowballstemmer")  # part of the identity: another stemmer, other terms
 _USERDICT_LINE = re.compile(r"^(.+?)( [0-9]+)?( [a-z]+)?$")  # jieba's own user-dictionary line format
 
 # Short runs with Chinese (clauses between punctuation) are remembered per tokenizer: chat text repeats a
 # lot. Long runs are not, so the cache stays small (at most ~32k entries of <= 48 characters).
 _SEGMENT_CACHE = 32768
 _SEGMENT_CACHE_MAX_LEN = 48
+
+
+@functools.lru_cache(maxsize=65536)
+def english_term(word: str) -> str:
+    """Rule 5 for one normalised English word: the possessive dropped, then its Snowball stem (``""`` when nothing
+    but the possessive was left). The stem of a word without a vowel or of two letters is the word."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    elif word.endswith("s'"):
+        word = word[:-1]
+    if "'" in word or len(word) < 3:
+        return word
+    return _STEMMER.stemWord(word)
+
+
+def _term(tok: str, stop: frozenset, stem: bool) -> str | None:
+    """A token as the index keeps it (rule 5 for an English word when ``stem``), or None for a stop word."""
+    if tok in stop:
+        return None
+    if stem and tok.isascii() and _ENGLISH_WORD.fullmatch(tok):
+        tok = english_term(tok)
+        if not tok or tok in stop:
+            return None
+    return tok
 
 
 def normalize(text: str) -> str:
@@ -152,12 +189,14 @@ def _load_user_dict(tk, data: bytes) -> None:
 class Tokenizer:
     """Text -> BM25 terms, identically for documents and queries (see the module docstring for the rules)."""
 
-    def __init__(self, *, user_dict: Path | None = None, cache_dir: Path | None = None, stopwords: bool = True):
+    def __init__(self, *, user_dict: Path | None = None, cache_dir: Path | None = None, stopwords: bool = True,
+                 stem: bool = True):
         import jieba
 
         base = shared_jieba(cache_dir)  # shared by Tokenizers without a user dict
         self.user_dict = Path(user_dict) if user_dict is not None else None
         self.stopwords = stopwords
+        self.stem = stem
         self._stop = STOPWORDS if stopwords else frozenset()
         if self.user_dict is not None:
             data = self.user_dict.read_bytes()
@@ -168,7 +207,8 @@ class Tokenizer:
             self._jieba = base
             ud = "none"
         sw = _sha8("\n".join(sorted(STOPWORDS)).encode()) if stopwords else "0"
-        self._identity = f"agentos-tok{RULES_VERSION}:jieba-{jieba.__version__}:precise:sw{sw}:ud{ud}"
+        stemmer = f"snowball-en-{_SNOWBALL}" if stem else "nostem"
+        self._identity = f"agentos-tok{RULES_VERSION}:jieba-{jieba.__version__}:precise:sw{sw}:{stemmer}:ud{ud}"
         self._segment = functools.lru_cache(maxsize=_SEGMENT_CACHE)(self._segment_run)
 
     @property
@@ -207,13 +247,15 @@ class Tokenizer:
         for m in _WORD.finditer(gap):
             run = m.group()
             if _HAS_CJK.search(run) is None:
-                if run not in stop:
-                    out.append(run)
+                term = _term(run, stop, self.stem)
+                if term:
+                    out.append(term)
             else:
                 seg = self._segment if len(run) <= _SEGMENT_CACHE_MAX_LEN else self._segment_run
                 for tok in seg(run):
-                    if tok not in stop:
-                        out.append(tok)
+                    term = _term(tok, stop, self.stem)
+                    if term:
+                        out.append(term)
 
     def _segment_run(self, run: str) -> tuple[str, ...]:
         """A word run with Chinese: other-script words cut out whole, the rest through jieba precise mode."""

@@ -154,3 +154,19 @@ def test_cli_doctor_and_direct_rebuild(indexed_home):
     p = subprocess.run([AGENTOS, "rebuild", "--direct"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and "1 removed" in p.stdout, p.stdout + p.stderr
     assert subprocess.run([AGENTOS, "doctor"], capture_output=True, text=True, timeout=120).returncode == 0
+
+
+def test_a_question_says_so_when_the_index_was_built_with_other_keywords_until_the_rebuild(indexed_home):
+    # the user's dictionary changes how text becomes keywords (as an upgrade of the tokenizer's rules does): until the
+    # next rebuild re-tokenizes the index, a question's words may miss it, and the answer says so
+    assert not any("another tokenizer" in n for n in ask("what is the database port?").notices)
+    user_dict = indexed_home / "agent-sync/03_knowledge/99_system/user_dict.txt"
+    user_dict.parent.mkdir(parents=True, exist_ok=True)
+    user_dict.write_text("逻辑复制 10 n\n", encoding="utf-8")
+    a = ask("what is the database port?")
+    assert any("another tokenizer" in n and "agentos rebuild" in n for n in a.notices), a.notices
+    assert "5433" in _facts(a)[0].text  # still answered
+    p = subprocess.run([AGENTOS, "rebuild", "--direct"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "tokenizer changed" in p.stdout + p.stderr, p.stdout + p.stderr
+    a = ask("what is the database port?")
+    assert not any("another tokenizer" in n for n in a.notices) and "5433" in _facts(a)[0].text
