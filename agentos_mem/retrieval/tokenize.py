@@ -41,6 +41,11 @@ How a text becomes tokens:
    every unit at the gate). Stop words are dropped before stemming (the list holds the words as written); other
    scripts and protected spans are kept as they are (Chinese has no inflection to fold). ``stem=False`` keeps the
    words as segmented (the parity test against jieba's reference cut).
+6. With rule 5, a date written as digits (``2023-06-16``, ``2023.6.16``) also gives its year, its month's English
+   name and number and its day (``2023``, ``june``, ``6``, ``16``), and an ordinal is its number (``8th`` -> ``8``): a
+   memory's units carry their day as ``2023-06-16``, a question asks about "16 June, 2023", "June 2023" or
+   "2023年6月16日" (jieba: ``2023`` ``年`` ``6`` ``月`` ``16`` ``日``); kept as one span, the question's date words met
+   nothing and counted against every unit at the gate.
 
 Single Chinese characters are kept (``"猫"`` must find a note about the cat), except those in the stop list
 (``的``, ``了``, ``我`` ...).
@@ -70,7 +75,7 @@ from agentos_mem.kernel.settings import load_settings
 from agentos_mem.kernel.text import CJK, STOPWORDS, jieba_pieces, shared_jieba
 
 #: Bumped whenever the rules in this module change the tokens they produce (part of ``identity``).
-RULES_VERSION = 2  # 2: English words stemmed, possessives dropped (rule 5)
+RULES_VERSION = 3  # 2: English words stemmed, possessives dropped (rule 5); 3: dates and ordinals (rule 6)
 
 USER_DICT_RELPATH = Path("agent-sync/03_knowledge/99_system/user_dict.txt")
 
@@ -104,6 +109,10 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _STEMMER = snowballstemmer.stemmer("english")
 _SNOWBALL = importlib.metadata.version("snowballstemmer")  # part of the identity: another stemmer, other terms
+_DATE = re.compile(r"(\d{4})[-./](\d{1,2})[-./](\d{1,2})")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+           "december")
 _USERDICT_LINE = re.compile(r"^(.+?)( [0-9]+)?( [a-z]+)?$")  # jieba's own user-dictionary line format
 
 # Short runs with Chinese (clauses between punctuation) are remembered per tokenizer: chat text repeats a
@@ -232,7 +241,7 @@ class Tokenizer:
                 self._gap(s[pos : m.start()], out)
             tok = m.group()
             if tok not in stop:
-                out.append(tok)
+                out.extend(self._protected_terms(tok))
             pos = m.end()
         if pos < len(s):
             self._gap(s[pos:] if pos else s, out)
@@ -242,6 +251,18 @@ class Tokenizer:
         return [self.tokens(t) for t in texts]
 
     # -- internals ----------------------------------------------------------------------------------------
+    def _protected_terms(self, tok: str) -> list[str]:
+        """A protected span's terms (rule 6): the span, and for a date its year, month (name and number) and day; an
+        ordinal is its number."""
+        if not self.stem:
+            return [tok]
+        if m := _ORDINAL.fullmatch(tok):
+            return [m.group(1)]
+        if (m := _DATE.fullmatch(tok)) and 1 <= int(m.group(2)) <= 12 and 1 <= int(m.group(3)) <= 31:
+            month = int(m.group(2))
+            return [tok, m.group(1), english_term(_MONTHS[month - 1]), str(month), str(int(m.group(3)))]
+        return [tok]
+
     def _gap(self, gap: str, out: list[str]) -> None:
         stop = self._stop
         for m in _WORD.finditer(gap):

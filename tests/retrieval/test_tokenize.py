@@ -113,6 +113,18 @@ def test_an_english_word_is_its_stem_and_a_possessive_is_the_name(tk, raw):
     assert raw.tokens("Melanie camped") == ["melanie", "camped"]
 
 
+def test_a_date_in_digits_meets_the_words_a_question_asks_it_in(tk, raw):
+    # a unit carries its day as 2023-06-16; questions ask "16 June, 2023", "June 2023", "2023年6月16日", "the 16th"
+    unit = set(tk.tokens("[2023-06-16 13:56] camping trip"))
+    for question in ("What did she do on 16 June, 2023?", "in June 2023", "2023年6月16日做了什么", "on the 16th"):
+        asked = [t for t in tk.tokens(question) if t.isdigit() or t in ("june", "2023")]
+        assert asked and set(asked) <= unit, (question, asked, unit)
+    assert "2023-06-16" in unit  # the span itself stays a term
+    assert tk.tokens("2023.6.16") == ["2023.6.16", "2023", "june", "6", "16"]
+    assert tk.tokens("v2.1.0 2023-13-01") == ["v2.1.0", "2023-13-01"]  # a version, a month that is none: no date
+    assert raw.tokens("2023-06-16 8th") == ["2023-06-16", "8th"]
+
+
 def test_full_width_equals_half_width(tk):
     assert tk.tokens("８Ｃ１６Ｇ ｖ２．１．０ ＡＰＩ端口５４３３") == tk.tokens("8C16G v2.1.0 API端口5433")
     assert tk.tokens("８Ｃ１６Ｇ") == ["8c16g"]
