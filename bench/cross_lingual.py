@@ -35,12 +35,11 @@ from agentos_mem.bench.locomo import library_versions
 from agentos_mem.bench.madial import load, record_of
 from agentos_mem.index.stages import make_settings_embedder
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import init_workspace
 from agentos_mem.knowledge.refine import outline_of
 from agentos_mem.query.kb import KBQueryError
 from agentos_mem.query.kb_answer import answer
-from agentos_mem.query.recall import LexicalSelector, recall
+from agentos_mem.query.recall import LexicalSelector, recall, record_tokenizer
 from agentos_mem.storage.memory_records import open_book
 
 USER = "u1"
@@ -77,7 +76,7 @@ def recall_part(eval_dir: Path, work: Path, controls: list[str], limit: int | No
             name, desc, body = record_of(m, mem_lang)
             book.create(USER, name, desc, "user", body)
         held = {m["memory_id"] for m in mine}
-        sel = LexicalSelector(default_tokenizer(home), make_settings_embedder(settings))
+        sel = LexicalSelector(record_tokenizer(home), make_settings_embedder(settings))
         for q_lang in ("zh", "en"):
             queries = [q for q in data[q_lang][1] if q["user_id"] == 1 and set(q["relevant_memory_ids"]) & held][:limit]
             passed, evidence = [], []

@@ -36,9 +36,8 @@ from agentos_mem.bench.locomo import library_versions
 from agentos_mem.index.stages import make_settings_embedder
 from agentos_mem.kernel import progress
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.kernel.workspace import init_workspace
-from agentos_mem.query.recall import ChatSelector, LexicalSelector, recall
+from agentos_mem.query.recall import ChatSelector, LexicalSelector, recall, record_tokenizer
 from agentos_mem.storage.memory_records import open_book
 
 # Published figures (MADial-Bench paper, memory recall, zh): for the report's reference rows.
@@ -160,7 +159,7 @@ def _run(work: Path, memories, queries, owner, lang, llm, log) -> dict:
     book = open_book(settings)
     for m in memories:
         book.create(f"u{owner[m['memory_id']]}", *record_of(m, lang)[:2], "user", record_of(m, lang)[2])
-    tk = default_tokenizer(home)
+    tk = record_tokenizer(home)
     emb = make_settings_embedder(settings)
     # One selector for every system: document and query vectors are embedded once and shared.
     sel = LexicalSelector(tk, emb)

@@ -56,8 +56,7 @@ from agentos_mem.query import ask as A
 from agentos_mem.query.ask import CANDIDATES
 from agentos_mem.query.ask import convex
 from agentos_mem.query.index_reader import open_reader
-from agentos_mem.query.recall import LexicalSelector
-from agentos_mem.retrieval.tokenize import default_tokenizer
+from agentos_mem.query.recall import LexicalSelector, record_tokenizer
 from agentos_mem.storage.index_units import collection_name
 
 GRID = tuple(round(i / 10, 1) for i in range(11))
@@ -339,7 +338,7 @@ def _madial_signals(eval_dir: Path, work: Path, lang: str, log) -> dict:
     if not home.is_dir():
         init_workspace(home)
     settings = load_settings(home=home, llm_base_url=None)
-    tk = default_tokenizer(home)
+    tk = record_tokenizer(home)
     sel = LexicalSelector(tk, make_settings_embedder(settings))
     events = {m["memory_id"]: m["event"] for m in memories}
     t = time.perf_counter()

@@ -304,8 +304,9 @@ _default_lock = threading.Lock()
 _defaults: dict[tuple[str, tuple[int, int] | None], Tokenizer] = {}
 
 
-def default_tokenizer(workspace_home: Path | None = None) -> Tokenizer:
-    """The workspace's tokenizer: its user dictionary, jieba's cache in ``agent-local/runtime``.
+def default_tokenizer(workspace_home: Path | None = None, *, stem: bool = True) -> Tokenizer:
+    """The workspace's tokenizer: its user dictionary, jieba's cache in ``agent-local/runtime`` (``stem``: rules 5
+    and 6; query.recall reads records with ``stem=False``).
 
     The user dictionary is ``<home>/agent-sync/03_knowledge/99_system/user_dict.txt`` when it exists
     (jieba format: ``word [freq] [tag]`` per line). Memoised per home and per state of that file (size and
@@ -320,12 +321,12 @@ def default_tokenizer(workspace_home: Path | None = None) -> Tokenizer:
         sig: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
     except OSError:
         sig = None
-    key = (str(home), sig)
+    key = (str(home), stem, sig)
     with _default_lock:
         tk = _defaults.get(key)
         if tk is None:
-            tk = Tokenizer(user_dict=ud_path if sig is not None else None, cache_dir=home / "agent-local" / "runtime")
-            for old in [k for k in _defaults if k[0] == key[0]]:
+            tk = Tokenizer(user_dict=ud_path if sig is not None else None, cache_dir=home / "agent-local" / "runtime", stem=stem)
+            for old in [k for k in _defaults if k[:2] == key[:2]]:
                 del _defaults[old]
             _defaults[key] = tk
         return tk

@@ -89,12 +89,18 @@ def test_the_default_embedders_crowd_ships_with_the_package_and_is_what_the_embe
     assert {k: v.shape[0] for k, v in vecs["sentences"].items()} == {k: len(v) for k, v in crowd.SENTENCES.items()}
     assert {k: v.shape[0] for k, v in vecs["questions"].items()} == {k: len(v) for k, v in crowd.QUESTIONS.items()}
     assert not (runtime / crowd.file_name(two_logs.embedder)).exists()  # nothing embedded for the workspace
-    # the shipped file is what the pinned embedder makes of the lines now (bench/crowd_vectors.py makes it again)
+    # the shipped file is what the pinned embedder makes of the lines now (bench/crowd_vectors.py makes it again): each
+    # line's vector points the same way. Not equal to the digit: the quantised model's kernels round differently on
+    # another CPU (AVX2 against AVX-512: up to ~5% of one component), as the workspace's own vectors do
     model = make_embedder(two_logs.embedder)
     made = crowd.embed("check-shipped:" + two_logs.embedder, model.embed_documents, model.embed_query)
     for side in ("sentences", "questions"):
         for lang in ("en", "zh"):
-            np.testing.assert_allclose(vecs[side][lang], made[side][lang], atol=1e-4, err_msg=f"{side} {lang}")
+            a, b = vecs[side][lang], made[side][lang]
+            cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+            assert cos.min() > 0.999, (side, lang, float(cos.min()))
+            # and the lines stay in order: each line's shipped vector is nearest its own fresh one
+            assert ((a @ b.T).argmax(axis=1) == np.arange(len(a))).all(), (side, lang)
 
 
 def test_another_embedders_crowd_is_made_once_in_the_workspace(tmp_path):
