@@ -57,6 +57,7 @@ from agentos_mem.query.ask import CANDIDATES
 from agentos_mem.query.ask import convex
 from agentos_mem.query.index_reader import open_reader
 from agentos_mem.query.recall import LexicalSelector, record_tokenizer
+from agentos_mem.retrieval.tokenize import default_tokenizer
 from agentos_mem.storage.index_units import collection_name
 
 GRID = tuple(round(i / 10, 1) for i in range(11))
@@ -338,8 +339,8 @@ def _madial_signals(eval_dir: Path, work: Path, lang: str, log) -> dict:
     if not home.is_dir():
         init_workspace(home)
     settings = load_settings(home=home, llm_base_url=None)
-    tk = record_tokenizer(home)
-    sel = LexicalSelector(tk, make_settings_embedder(settings))
+    tk = default_tokenizer(home)  # the memory query's terms (query.ask), which this measures; the selector embeds
+    sel = LexicalSelector(record_tokenizer(home), make_settings_embedder(settings))
     events = {m["memory_id"]: m["event"] for m in memories}
     t = time.perf_counter()
     vecs = dict(zip(events, sel.doc_vectors(list(events.values()))))
