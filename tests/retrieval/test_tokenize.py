@@ -125,6 +125,26 @@ def test_a_date_in_digits_meets_the_words_a_question_asks_it_in(tk, raw):
     assert raw.tokens("2023-06-16 8th") == ["2023-06-16", "8th"]
 
 
+def test_a_question_in_other_inflections_covers_the_unit_it_is_about_at_the_gate(tk):
+    # the memory query's gate: a unit matches when it holds match_floor_coverage of the question's idf weight, and a
+    # question word no unit holds counts against every unit (storage.keyword_index.KeywordIndex.coverage)
+    from agentos_mem.kernel.settings import Settings
+    from agentos_mem.storage.keyword_index import KeywordIndex
+
+    units = ["Camping trip · 2023-06-16 14:05 · Caroline, Melanie\nMelanie: we went camping by the lake with the kids",
+             "Pottery class · 2023-07-02 10:00 · Caroline, Melanie\nMelanie: I finished my first pottery bowl",
+             "Support group · 2023-05-08 18:30 · Caroline, Melanie\nCaroline: the LGBTQ support group helped me a lot",
+             "Adoption plans · 2023-08-20 09:15 · Caroline, Melanie\nCaroline: I am researching adoption agencies",
+             "Painting · 2023-09-01 20:00 · Caroline, Melanie\nMelanie: painted a sunrise over the lake last week"]
+    floor = Settings().match_floor_coverage
+    for question in ("Where has Melanie camped?", "What did Melanie do on 16 June, 2023?", "When were Melanie's camping trips?"):
+        cover = {}
+        for name, t in (("stemmed", tk), ("as written", Tokenizer(stem=False))):
+            index = KeywordIndex.build([str(i) for i in range(len(units))], [t.tokens(u) for u in units])
+            cover[name] = float(index.coverage(t.tokens(question))[0])
+        assert cover["stemmed"] >= floor > cover["as written"], (question, cover)
+
+
 def test_full_width_equals_half_width(tk):
     assert tk.tokens("８Ｃ１６Ｇ ｖ２．１．０ ＡＰＩ端口５４３３") == tk.tokens("8C16G v2.1.0 API端口5433")
     assert tk.tokens("８Ｃ１６Ｇ") == ["8c16g"]
