@@ -45,7 +45,8 @@ How a text becomes tokens:
    name and number and its day (``2023``, ``june``, ``6``, ``16``), and an ordinal is its number (``8th`` -> ``8``): a
    memory's units carry their day as ``2023-06-16``, a question asks about "16 June, 2023", "June 2023" or
    "2023年6月16日" (jieba: ``2023`` ``年`` ``6`` ``月`` ``16`` ``日``); kept as one span, the question's date words met
-   nothing and counted against every unit at the gate.
+   nothing and counted against every unit at the gate. ("May" is a stop word as the verb: a question's May meets its
+   day by the year and the day alone.)
 
 Single Chinese characters are kept (``"猫"`` must find a note about the cat), except those in the stop list
 (``的``, ``了``, ``我`` ...).
@@ -123,8 +124,8 @@ _SEGMENT_CACHE_MAX_LEN = 48
 
 @functools.lru_cache(maxsize=65536)
 def english_term(word: str) -> str:
-    """Rule 5 for one normalised English word: the possessive dropped, then its Snowball stem (``""`` when nothing
-    but the possessive was left). The stem of a word without a vowel or of two letters is the word."""
+    """Rule 5 for one normalised English word: the possessive dropped, then its Snowball stem. A word of one or two
+    letters, or one that keeps an apostrophe (``don't``), stays as it is."""
     if word.endswith("'s"):
         word = word[:-2]
     elif word.endswith("s'"):
