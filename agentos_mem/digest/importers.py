@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agentos_mem.kernel.files import atomic_write, guard
 from agentos_mem.kernel.text import CJK
+from agentos_mem.vocabulary.dates import MONTH_NAMES
 
 _FORBIDDEN = set('/\\:*?"<>|')  # path separators plus what Windows refuses in a file name
 _CJK = re.compile(f"[{CJK}]")
@@ -31,9 +32,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _YAML_PLAIN = re.compile(r"[^\W\d_][\w .\-]*")
 _YAML_WORDS = {"y", "n", "yes", "no", "true", "false", "on", "off", "null"}
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
+_MONTHS = {m: i for i, m in enumerate(MONTH_NAMES, start=1)}
 # "1:56 pm on 8 May, 2023"
 _LOCOMO_STAMP = re.compile(
     r"\s*(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+)\.?,?\s+(\d{4})\s*", re.I

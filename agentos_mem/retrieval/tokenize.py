@@ -112,6 +112,7 @@ _STEMMER = snowballstemmer.stemmer("english")
 _SNOWBALL = importlib.metadata.version("snowballstemmer")  # part of the identity: another stemmer, other terms
 _DATE = re.compile(r"(\d{4})[-./](\d{1,2})[-./](\d{1,2})")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+# vocabulary.dates.MONTH_NAMES, which a floor package may not import (tests/contract/test_layers.py)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
            "december")
 _USERDICT_LINE = re.compile(r"^(.+?)( [0-9]+)?( [a-z]+)?$")  # jieba's own user-dictionary line format

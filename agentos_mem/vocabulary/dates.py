@@ -19,7 +19,7 @@ import re
 from datetime import date, timedelta
 
 __all__ = [
-    "EN_NUMBERS", "EN_WEEKDAYS", "MONTHS", "MONTH_NAME", "WEEKDAYS", "ZH_DIGITS", "ZH_UNITS", "ZH_WEEKDAYS",
+    "EN_NUMBERS", "EN_WEEKDAYS", "MONTHS", "MONTH_NAME", "MONTH_NAMES", "WEEKDAYS", "ZH_DIGITS", "ZH_UNITS", "ZH_WEEKDAYS",
     "dates_in", "find_date", "numbers_in", "weekdays_in", "zh_number",
 ]
 
@@ -30,7 +30,9 @@ ZH_UNITS = {"十": 10, "百": 100, "千": 1000}
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 ZH_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}  # 周X / 星期X / 礼拜X
 EN_WEEKDAYS = {d.lower(): i for i, d in enumerate(WEEKDAYS)}
-MONTHS = {m: i + 1 for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"])}
+MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+               "november", "december")
+MONTHS = {m[:3]: i + 1 for i, m in enumerate(MONTH_NAMES)}  # jan .. dec
 # An English month name or abbreviation. Capitalised: without IGNORECASE "May" is the month and "may" the verb.
 MONTH_NAME = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|"

@@ -23,7 +23,7 @@ from agentos_mem.digest.extract.people import EN_RELATIONS, ZH_RELATIONS, kin
 from agentos_mem.digest.extract.rule import Found
 from agentos_mem.digest.extract.subjects import NOT_MINE
 from agentos_mem.digest.extract.vocab import hedged, is_question, is_technical
-from agentos_mem.kernel.text import STOPWORDS
+from agentos_mem.kernel.text import STOPWORDS, has_cjk
 from agentos_mem.vocabulary.dates import find_date
 from agentos_mem.vocabulary.valuetypes import find_values, typed_extent
 
@@ -262,7 +262,7 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
                 continue
             # a count by a Chinese measure word naming nothing ("目前两台", "刷了八百遍"): 台, 件, 遍 measure, they name no
             # thing ("5 brokers", "3 cats" do, and stay)
-            if not attr and kind.startswith("count:") and re.fullmatch(r"[\u4e00-\u9fff]", kind.split(":")[-1]):
+            if not attr and kind.startswith("count:") and len(unit := kind.split(":")[-1]) == 1 and has_cjk(unit):
                 start = b
                 continue
             unnamed = not attr and kind in UNNAMED_UNSURE
