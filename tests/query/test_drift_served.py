@@ -72,3 +72,19 @@ def test_a_statement_a_later_fact_of_its_thread_follows_says_its_day_once(tmp_pa
     old = next(i for i in facts if "Berlin" in i["text"])
     assert old["source"]["status"] == "statement" and old["source"]["earlier"] == "2026-06-02"
     assert old["text"].endswith("(said on 2026-06-02, earlier)") and old["text"].count("2026-06-02") == 1, old
+
+
+
+def test_a_change_told_in_free_words_is_served_as_what_the_user_said_that_day(tmp_path, monkeypatch):
+    # a sentence that tells a change no rule reads ("这周 switched to Obsidian") is kept whole; served as a plainly
+    # current fact, its value was the sentence, the old tool included (issue 40: a claim holds one value): it is what
+    # the user said that day, whatever it closes
+    s = told(tmp_path, monkeypatch, {date(2026, 6, 2): ["我平时用 Notion 记笔记。"],
+                                     date(2026, 6, 9): ["笑死，Notion 太卡了，这周 switched to Obsidian 了"]})
+    facts = json.loads(run_cli("facts", "list", "--json", home=s.home).stdout)["facts"]
+    change = [f for f in facts if "Obsidian" in f["object"]]
+    assert change and all(f["predicate"] == "states" and f["status"] == "statement" and f["said_on"] == "2026-06-09"
+                          for f in change), facts
+    out = json.loads(run_cli("query", "What do I take notes in now?", "--json", home=s.home).stdout)
+    said = [i for i in out["items"] if i["kind"] == "fact" and "Obsidian" in i["text"]]
+    assert said and said[0]["source"]["status"] == "statement" and "(said on 2026-06-09" in said[0]["text"], out
