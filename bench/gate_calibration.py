@@ -298,19 +298,21 @@ def calibrate(mb: dict, floors: dict) -> dict:
 # -- checks through query.ask ---------------------------------------------------------------------------------
 
 
-MODES = ("off", "floors", "on")  # nothing across languages; the pairs' floors; the floors and the dictionary bridge
+# nothing across languages; the pairs' floors; those, the dictionary bridge and the translated question
+MODES = ("off", "floors", "on")
 
 
 def _statuses(questions: list[str], settings, user: str) -> dict[str, dict[str, str]]:
-    """Each question's status in each of ``MODES`` (the runs without patch the offsets empty, the bridge shut)."""
-    kept, cov = dict(qa.CROSS_LINGUAL_OFFSET), qa.BRIDGE_COVERAGE
+    """Each question's status in each of ``MODES`` (the runs without patch the offsets empty, the bridge and the
+    translated question shut)."""
+    kept, cov, told = dict(qa.CROSS_LINGUAL_OFFSET), qa.BRIDGE_COVERAGE, qa.TRANSLATED_GATE
     out = {}
     try:
-        for mode, table, bridge in (("on", kept, cov), ("floors", kept, 2.0), ("off", {}, 2.0)):
-            qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE = table, bridge
+        for mode, table, bridge, translated in (("on", kept, cov, told), ("floors", kept, 2.0, False), ("off", {}, 2.0, False)):
+            qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE, qa.TRANSLATED_GATE = table, bridge, translated
             out[mode] = {q: qa.ask(q, user=user, settings=settings).status for q in questions}
     finally:
-        qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE = kept, cov
+        qa.CROSS_LINGUAL_OFFSET, qa.BRIDGE_COVERAGE, qa.TRANSLATED_GATE = kept, cov, told
     return out
 
 
@@ -472,7 +474,8 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
               "", f"query/ask.py has: {res['in_query_ask']}", ""]
     if "demo" in res:
         d = res["demo"]
-        lines += (["## Check: the demo workspace", "", "Modes: off (one floor), floors (the pairs' floors), on (the floors and the dictionary bridge).", "",
+        lines += (["## Check: the demo workspace", "", "Modes: off (one floor), floors (the pairs' floors), on (the floors, the dictionary bridge and, in a memory of "
+                   "fewer than 20 units, the question said in the memory's language: query.ask.translated_matches).", "",
                    "| across languages | answerable found | unrelated stopped | missed | let through |",
                    "|---|---|---|---|---|"] if md else ["demo:"])
         for mode in MODES:
@@ -484,7 +487,7 @@ def render(res: dict, markdown: bool = False, command: str = "") -> str:
         lines += (["## Check: fact_updates (not used to choose)", "",
                    "Each case's own questions (its memory holds the topic) and the questions of the next three cases with logs in the same "
                    "language (another person's memory: the right answer is no_history). Cross-lingual as `agentos bench facts` counts it.", "",
-                   "| split, questions, memory | n | no_history, off | pairs' floors | floors and bridge |", "|---|---|---|---|---|"] if md else ["fact_updates:"])
+                   "| split, questions, memory | n | no_history, off | pairs' floors | floors, bridge, translated question |", "|---|---|---|---|---|"] if md else ["fact_updates:"])
         for k, v in res["fact_updates"].items():
             lines.append(f"| {k} | {v['questions']} | {v['no_history_off']} | {v['no_history_floors']} | {v['no_history_on']} |" if md else
                          f"  {k}: n {v['questions']}, no_history off {v['no_history_off']} -> floors {v['no_history_floors']} -> on {v['no_history_on']}")

@@ -286,6 +286,45 @@ def crowd_matches(vec: list[tuple[str, float]], question_refs: dict[str, float],
             and c - question_refs[u] >= gap and c - unit_refs[u] >= margin}
 
 
+# -- the translated question ------------------------------------------------------------------------------------
+#
+# A question asked in the other language than the memory it is about ("What pets do I have?" over "领养了一只两岁的柯基",
+# "我对什么过敏？" over "I'm allergic to cats") meets it neither by keywords nor by the dictionary's coverage (no word of
+# the question is written there) and its cosine stands below the crowd's gap: multilingual-e5 puts a pair across
+# languages lower and closer together than the same pair in one language. The last stage of the gate says the question
+# in the memory's language, each content word by its first dictionary rendering (retrieval.bilingual.translation:
+# "宠儿", "allergic"), and judges that text as a question in that language against the stand-in crowd
+# (retrieval.crowd, crowd_matches), with the settings' gap and CROWD_UNIT_MARGIN: nothing fitted. Only in a memory of
+# fewer than GAP_RANK units, the one the stand-in crowd is for: a larger memory judges a question against its own crowd,
+# and there a bag of first renderings ("who won the world cup" -> "韩元 世界 杯子") stood clear of it for 3 of the demo's
+# 10 unrelated questions. Only a unit in the other language passes here (the question's own language was judged above),
+# and only when no other stage let anything through: it costs one more query embedding on the way to no_history.
+# Measured by `agentos bench facts` and bench/gate_calibration.py --fact-updates (docs/query.md, "The translated
+# question"); bench/gate_calibration.py turns it off for its "floors" and "off" rows.
+TRANSLATED_GATE = True
+
+
+def translated_matches(settings: Settings, reader, collection: str, text: str, qlang: str | None) -> set[str]:
+    """The units in the other language (en / zh) than the question's that its translation (``bilingual.translation``)
+    matches as a question of their language, by the stand-in crowd's test (``crowd_matches``)."""
+    if qlang not in ("en", "zh"):
+        return set()
+    said = bilingual.translation(text, qlang)
+    if not said:
+        return set()
+    other = "zh" if qlang == "en" else "en"
+    tvec = embedder(settings).embed_query(said)
+    vec = reader.vectors().query(collection, tvec, CANDIDATES)
+    ids = [u for u, _ in vec]
+    units = reader.units(collection, ids)
+    langs = {u: unit_lang(units.get(u)) for u in ids}
+    stand_in = _crowd(settings)
+    found = crowd_matches(vec, crowd.question_refs(stand_in, tvec, langs, ids, GAP_RANK),
+                          crowd.unit_refs(stand_in, reader.vectors().vectors_of(collection, ids), other, GAP_RANK),
+                          settings.match_floor_gap)
+    return {u for u in found if langs.get(u) == other}
+
+
 def _crowd(settings: Settings) -> dict:
     """The stand-in crowd's vectors: the package's (default embedder) or the index rebuild's file in the runtime
     folder, else made once in this process."""
@@ -328,6 +367,9 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     if not eligible:  # nothing in the question's own language: its words may still meet memory in the other one
         bilingual.configure(Workspace(settings.home).runtime)  # its built dictionary lives beside jieba's cache
         eligible = bridge_matches(text, qlang, units, langs)
+    if (not eligible and TRANSLATED_GATE and len(vec) < GAP_RANK
+            and any(lang in ("en", "zh") and lang != qlang for lang in langs.values())):
+        eligible = translated_matches(settings, reader, collection, text, qlang)
     if not eligible:
         return []
     how = fusion or settings.fusion

@@ -73,7 +73,7 @@ _ZH_QUESTION_FILLER = frozenset(
 _STEMS = (("ies", "y"), ("ves", "f"), ("sses", "ss"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""),
           ("ed", "e"))
 
-BUILD_VERSION = 3  # bump when _build's rules change: the cached file's name changes with it
+BUILD_VERSION = 4  # bump when _build's rules change: the cached file's name changes with it
 _NOT_CONTENT = _QUESTION_FILLER | STOPWORDS
 
 
@@ -111,6 +111,7 @@ def _build(path: Path) -> None:
     """Parse CC-CEDICT into the two lookups and write them to ``path`` (atomically: another process may read it)."""
     en_zh: dict[str, dict[str, float]] = {}  # English word -> {headword: how closely (0 best)}
     zh_en: dict[str, set[str]] = {}
+    first: dict[str, str] = {}  # headword -> its first short sense, as written (the dictionary lists the common first)
     with gzip.open(_data_file(), "rt", encoding="utf-8") as f:
         for line in f:
             if line.startswith("#"):
@@ -128,6 +129,7 @@ def _build(path: Path) -> None:
                 words = _sense_words(sense)
                 if not words:
                     continue
+                first.setdefault(simp, " ".join(words))
                 if single:  # a character's senses, read only as a word the memory writes alone (_char_senses)
                     zh_en.setdefault(simp, set()).update(w for w in words if w not in STOPWORDS)
                     continue
@@ -149,9 +151,9 @@ def _build(path: Path) -> None:
     con = sqlite3.connect(tmp)
     try:
         con.execute("create table en (word text primary key, heads text not null) without rowid")
-        con.execute("create table zh (head text primary key, words text not null) without rowid")
+        con.execute("create table zh (head text primary key, words text not null, first text not null) without rowid")
         con.executemany("insert into en values (?, ?)", en_rows)
-        con.executemany("insert into zh values (?, ?)", ((z, " ".join(sorted(ws))) for z, ws in zh_en.items()))
+        con.executemany("insert into zh values (?, ?, ?)", ((z, " ".join(sorted(ws)), first.get(z, "")) for z, ws in zh_en.items()))
         con.execute("create table han (char text primary key, readings text not null) without rowid")
         con.executemany("insert into han values (?, ?)", _all_readings())
         con.commit()
@@ -236,6 +238,13 @@ def chinese_for(word: str) -> tuple[str, ...]:
             found[z] = min(found.get(z, 9), rank + (n > 0) / 4)
             rarity[z] = rare
     return tuple(sorted(found, key=lambda z: (found[z], rarity[z], z))[:PER_WORD])
+
+
+@lru_cache(maxsize=4096)
+def first_sense(head: str) -> str | None:
+    """A Chinese headword's first short sense, as written ("宠物" -> "house pet", "过敏" -> "allergic"); None for a word
+    the dictionary lacks."""
+    return DICTIONARY.lookup("select first from zh where head = ?", head) or None
 
 
 @lru_cache(maxsize=4096)
@@ -411,6 +420,27 @@ def bridged(question: str, texts: dict[str, str], floor: float = BRIDGE_COVERAGE
         return set()
     return {k for k, t in texts.items() if (lang := script_lang(t)) in ("en", "zh") and lang != qlang
             and coverage(question, qlang, t) >= floor}
+
+
+def translation(question: str, qlang: str) -> str:
+    """The question's content words said in the other language, each by its first rendering: an English word by the
+    Chinese headword nearest it (``chinese_for``), a Chinese word by its first short sense (a compound the dictionary
+    lacks by its parts'); a Latin-script word the dictionary lacks (a name, a product, a code) as written, as the other
+    language writes it too; a Chinese word it lacks is left out. "What pets do I have?" -> "宠儿"; "我对什么过敏？" -> "allergic". Empty when nothing is left.
+
+    What it is for: multilingual-e5 places a question and a sentence of one language closer than the same pair across
+    languages, and the gate's crowd is judged within one language best (query.ask, "the translated question")."""
+    out: list[str] = []
+    if qlang == "en":
+        for w in english_words(question):
+            found = chinese_for(w)
+            out.append(found[0] if found else w)
+    elif qlang == "zh":
+        for w in chinese_words(question):
+            heads = [w] if first_sense(w) else _compound(w)
+            out += [t for h in heads if (t := first_sense(h))]  # a Chinese word it lacks says nothing in English
+        out += english_words(question)
+    return " ".join(dict.fromkeys(out))
 
 
 def content_words(text: str) -> list[str]:

@@ -267,3 +267,50 @@ def test_a_raised_crowd_never_hides_a_same_language_match():
 def test_only_cross_lingual_pairs_have_offsets_and_none_tightens_a_floor():
     assert set(qa.CROSS_LINGUAL_OFFSET) <= {("en", "zh"), ("zh", "en")}
     assert all(0 <= v < 0.1 for v in qa.CROSS_LINGUAL_OFFSET.values())
+
+
+# A Chinese chat about pets (two days, the assistant's replies too): no word of "What pets do I have?" is written there,
+# and across languages its cosine stands short of the stand-in crowd's gap.
+PETS = [[("user", "我家猫咪芝麻最近半夜老在客厅跑来跑去，吵得睡不着"),
+         ("assistant", "猫在夜里活跃很常见，睡前陪它玩十几分钟再喂食，通常能睡得安稳些。"), ("user", "今晚试试")],
+        [("user", "又领养了一只小狗，叫可乐，芝麻对它哈了一下午"),
+         ("assistant", "猫狗刚见面紧张很正常，先分开几天，让它们闻闻对方的毯子再见面。"), ("user", "好的")]]
+
+
+@pytest.fixture(scope="module")
+def pets_log(tmp_path_factory):
+    from agentos_mem.digest.stages import digest_day
+    from agentos_mem.index.stages import rebuild
+    from agentos_mem.kernel.settings import load_settings
+    from agentos_mem.kernel.workspace import init_workspace
+
+    home = tmp_path_factory.mktemp("translated") / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
+        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
+        init_workspace(home)
+        settings = load_settings(home=home, hostname="testhost", timezone="Asia/Shanghai")
+        folder = home / "chat" / "li"
+        folder.mkdir(parents=True)
+        for day, turns in zip(("2026-04-05", "2026-04-06"), PETS):
+            rows = [{"role": r, "content": t, "timestamp": f"{day}T21:{i:02d}:00+08:00"} for i, (r, t) in enumerate(turns)]
+            (folder / f"{day}.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8")
+            digest_day(settings, "li", date.fromisoformat(day), folder)
+        rebuild(settings)
+    return settings
+
+
+def test_a_question_in_the_other_language_passes_said_in_the_memorys(pets_log, monkeypatch):
+    # the question said in Chinese by the dictionary (宠儿) stands clear of the stand-in crowd where the English one did
+    # not: the pets are served; without that stage the question stopped at no_history
+    monkeypatch.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
+    a = ask("What pets do I have?", user="li", settings=pets_log)
+    assert a.status == "ok" and any("可乐" in i.text or "芝麻" in i.text for i in a.items), (a.status, [i.text for i in a.items])
+    monkeypatch.setattr(qa, "TRANSLATED_GATE", False)
+    assert ask("What pets do I have?", user="li", settings=pets_log).status == "no_history"
+
+
+@pytest.mark.parametrize("question", ["How do I bake sourdough bread?", "What is my blood type?", "explain the rules of cricket"])
+def test_an_unrelated_question_said_in_the_memorys_language_still_stops(pets_log, monkeypatch, question):
+    monkeypatch.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
+    assert ask(question, user="li", settings=pets_log).status == "no_history", question

@@ -87,3 +87,13 @@ def test_a_character_the_memory_writes_alone_carries_its_first_senses():
     assert B.coverage("Which floor is my desk on now?", "en", "楼下新开了一家咖啡店") == 0  # 楼下 is downstairs, not 楼
     assert B.coverage("Who did I fight with?", "en", "我打算周末去爬山") == 0  # 打算 is a word: no 打 in it
     assert "fight" not in B._char_senses("打") and "beat" in B._char_senses("打")  # its 8th sense, past the first few
+
+
+def test_a_question_said_in_the_other_language_takes_each_words_first_rendering():
+    # what the gate's last stage embeds (query.ask.translated_matches): one rendering a word, in the question's order
+    assert B.first_sense("宠物") == "house pet" and B.first_sense("薛定谔") is None
+    assert B.translation("Which keyboard does Nora use?", "en") == "键盘 nora"  # a name the dictionary lacks stays
+    assert B.translation("我的数据库备份在哪里？", "zh") == "database backup"
+    # a Chinese word the dictionary lacks says nothing in English: left out, not written in Han characters
+    assert B.translation("薛定谔方程", "zh") == "mathematical equation" and B.translation("薛定谔", "zh") == ""
+    assert B.translation("What is it?", "en") == "" and B.translation("What is it?", "mixed") == ""
