@@ -629,6 +629,27 @@ def test_anchored_a_time_or_a_day_naming_nothing_is_no_claim():
     assert ("retro", "value", "3pm", "corrected") in got
 
 
+def test_anchored_how_much_something_changed_is_not_its_value():
+    # "dropped by 30%" says how far the bill moved, not what it is (issue 40: "monthly bill dropped · value · 60%" was
+    # a false fact a user saw); a new value said with to / 到 still is one
+    assert values("The hosting bill dropped by roughly 30% after the move") == []
+    assert values("成本降了三成，延迟降到了40ms") == [("延迟", "40ms")]
+    assert [o for _s, o in values("p95 dropped to 300ms")] == ["300ms"]
+
+
+def test_anchored_a_day_or_a_time_is_no_value_of_a_name_a_habit_word_or_a_part_of_the_day():
+    # "I have a final round with Initech on Tuesday" is when something happens with Initech, not a value Initech has;
+    # "usually" and "every" say how often; "Sunday night" is one date
+    assert values("I have a final round with Initech on Tuesday") == []
+    assert values("I usually have a 6pm call with the US team") == []
+    assert values("Sunday night and I'm still answering pages for the client") == []
+    assert values("We do a big grocery run every Saturday") == []
+    # a thing's day or time stays, the capital that opens the sentence included; a negated verb is no part of it
+    assert values("Standup is at 9:45 now") == [("Standup", "9:45")]
+    assert values("My Wednesday call hasn't changed") == [("call", "Wednesday")]
+    assert ("soccer practice", "Thursdays") in values("The coach moved soccer practice to Thursdays")
+
+
 def test_anchored_the_old_value_of_a_change_and_a_denied_one_are_not_read():
     assert "40G" not in [o for _s, o in values("系统盘也从40G加到了100G")]
     got = facts("周会是每周二下午三点", "等下，说错了，是周三不是周二")

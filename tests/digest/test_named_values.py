@@ -93,6 +93,13 @@ def test_what_someone_has_and_a_named_persons_tools(text, fact):
     assert fact in read(text)
 
 
+def test_a_capitalised_word_with_a_plural_verb_is_a_thing_not_a_person():
+    # "Metrics go to Prometheus" was read as a person called Metrics ("Metrics's go to"): a person's name takes the
+    # singular verb; with the plural the word is the thing the sentence is about
+    assert read("Metrics go to Prometheus now") == [("metrics go to", "value", "Prometheus")]
+    assert ("Amy's go to", "value", "Lincoln Elementary") in read("Amy goes to Lincoln Elementary")
+
+
 def test_a_typed_name_is_left_to_its_type():
     # "iPhone 15" is a version: a value of its slot, so "妈的手机换成了 iPhone 16" supersedes it (family anchored)
     assert [f for f in read("给我妈买了台 iPhone 15") if f[1] == "value" and "妈" in f[0] and f[2] == "iPhone 15"]

@@ -51,14 +51,30 @@ _EN_SKIP = frozenset(
     to on at in for of with by from into as now still currently already just also really then so and or but not
     use uses used using run runs running ran have has had get got getting set moved switched upgraded changed went
     keep keeping kept pay paying paid bought buy me him us them about around roughly approximately nearly almost instead
-    ll ve re d m 's s""".split()
+    ll ve re d m 's s hasn haven isn aren wasn weren doesn don didn won can couldn shouldn wouldn""".split()
 )
+# What a day or a clock time cannot be the value of: a word that says how often or when ("usually · 6pm", "every ·
+# Saturday"), a part of the day ("Sunday night": one date), or a name ("a final round with Initech on Tuesday", "Changi
+# around 2pm": when something happens there, not a value it has).
+_EN_NOT_TIMED = frozenset("""usually always often sometimes never normally generally typically every each
+    morning mornings afternoon afternoons evening evenings night nights tonight noon midnight weekend weekends""".split())
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#.\-]*")
 # A value right after these is not the speaker's value: denied ("是周三不是周二", "not 5432", "instead of X") or the old
 # one of a change ("从40G加到了100G", "from 4C8G to 8C16G"), which the change itself supersedes.
 _NOT_THE_VALUE = re.compile(
     r"(?:不是|并非|而不是|而非|不|没|从|由|原来的?|之前的?|以前的?|直到|截至|截止到?|"
     r"\b(?:not|isn't|wasn't|aren't|instead\s+of|rather\s+than|than|from|used\s+to\s+be|was\s+previously|until|till|through))\s*(?:the\s+|a\s+|an\s+)?$",
+    re.I,
+)
+
+
+# How much something changed, not what it is now: "the bill dropped by 30%", "latency went down by 40ms", "成本降了三成",
+# "延迟减少了40ms". A new value is said with "to" / 到 ("dropped to 300", "降到3000"), which this leaves alone.
+_DELTA = re.compile(
+    r"(?:\b(?:dropped|fell|rose|grew|increased|decreased|shrank|climbed|jumped|improved|cut|reduced|went\s+(?:up|down)|"
+    r"is\s+(?:up|down)|was\s+(?:up|down)|'s\s+(?:up|down))\s+(?:by\s+)?|\bby\s+)"
+    r"(?:roughly|about|around|nearly|almost|over|more\s+than|less\s+than|some|a\s+good)?\s*$"
+    r"|(?:降|涨|减少|增加|下降|上涨|提升|提高|降低|缩短|少|多)了\s*(?:大概|大约|差不多|将近|近)?\s*$",
     re.I,
 )
 
@@ -158,6 +174,16 @@ def _en_attribute(prefix: str, after: bool = False) -> str:
     return " ".join(out)
 
 
+def _not_timed(attr: str, sentence: str) -> bool:
+    """An English attribute a day or a clock time is not the value of: a word of it says how often or when, or its
+    last word is a name (capitalised, an acronym: "Initech", "first PR"; not the capital that opens the sentence,
+    "Standup is at 9:45")."""
+    words = attr.split()
+    head = words[-1]
+    opens = len(words) == 1 and sentence.lstrip().startswith(head)
+    return any(w.lower() in _EN_NOT_TIMED for w in words) or (head[:1].isupper() and not opens)
+
+
 _COPULAS = frozenset(["是", "有", "了", "就是", "还是"])
 
 
@@ -249,11 +275,15 @@ def anchored_facts(sent: Sentence, subject: str, day: date) -> list[Found]:
             # a count after a perfective 了 is how often something happened ("今天跑了三次"), not a habit's value; a
             # duration after "for" / 了 is how long something went on ("known them for 4 years"); "100%" is certainty
             if (TENTATIVE.search(s, ca, a) or hedged(sent, a, b) or (kind.startswith("count:") and s[ca:a].rstrip().endswith("了"))
+                    or (kind.startswith(("quantity:", "count:")) and _DELTA.search(s[max(ca, a - 24):a]))
                     or (kind == "quantity:duration" and _FOR.search(s[ca:a]))
                     or (kind == "quantity:percent" and s[a:b].strip().startswith("100"))):
                 start = b
                 continue
             attr = _named(_attribute(s[start:a]), day) or _named(_attribute(s[b:cb], after=True), day)
+            if kind in UNNAMED_UNSURE and attr and not has_cjk(attr) and _not_timed(attr, s):
+                start = b
+                continue
             # an amount naming nothing ("5 years", "3000元") is an amount of what? A spec or a version says what it is of
             # ("那台还是4C8G的", "还是用 Pixel 8"): its type is its slot, and a new one of the type replaces it. A time
             # naming nothing ("下午三点", "周五") is read the same, marked ``unnamed``: only a correction makes it sure.

@@ -65,6 +65,12 @@ _EN_NO_PURPOSE = frozenset("everything anything something all it that this work 
 _EN_FUNCTION = frozenset("a an the my our your his her their its this that it them me us".split())
 
 
+# A verb in the plural (or base) form after the owner: "Metrics go to", "Builds run", "Logs use". A person named by a
+# capitalised word takes the singular ("Amy goes to", "Priya drives"); a thing in the plural does not.
+_PLURAL_VERB = re.compile(rf"{_EN_ADV}\s+(?:use|rely|run|keep|store|host|back|save|put|drive|ride|go|attend|play|support|work|"
+                          r"shop|bank|fly|have|own|get|earn|pass|buy|adopt|hold|pay|subscribe)\b", re.I)
+
+
 def _en_owner(who: str) -> str | None:
     """The person a clause is about ("my sister", "my daughter", "Amy"), or None for the speaker (I, we, my team)."""
     who = who.strip()
@@ -213,6 +219,11 @@ def named_facts(sent: Sentence, speaker: str) -> list[Found]:
                 if not _clause_ok(sent, m.start()):
                     continue
                 who = _en_owner(m.group("who"))
+                # a capitalised word with a plural verb is no person but the thing the sentence is about: "Metrics go
+                # to Prometheus" is where the metrics go (metrics go to · Prometheus), not a person called Metrics
+                thing = who.lower() if who and who[:1].isupper() and " " not in who and _PLURAL_VERB.match(s, m.end("who")) else None
+                if thing:
+                    who = None
                 if rx is _EN_TOOL:
                     subject = _en_phrase(m.group("purpose"))
                     if subject.split()[0].lower() in _EN_NO_PURPOSE if subject else True:
@@ -226,6 +237,10 @@ def named_facts(sent: Sentence, speaker: str) -> list[Found]:
                 else:
                     verb = re.sub(r"\s+", " ", m.group("verb").lower())
                     subject = _EN_VERB_BASE.get(verb, verb)
+                if thing and rx is not _EN_HAS:
+                    subject = f"{thing} {subject}"
+                elif thing:
+                    continue  # "Builds have ...": what a thing has is no one's list
                 if subject and not _overlap(m.span("name"), out, typed):
                     out.append(_found(subject, sent.orig(*m.span("name")).rstrip("."), m.span("name"), who, speaker,
                                       "has" if rx is _EN_HAS else "value"))
