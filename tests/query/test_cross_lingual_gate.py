@@ -155,28 +155,35 @@ def test_the_references_are_read_in_the_right_language():
 READING = ["我的读书笔记一直都记在Notion里，这两天同步老转圈。", "算了，Notion不用了，改用Obsidian，仓库就放在iCloud文件夹里同步。"]
 
 
-@pytest.fixture(scope="module")
-def notes_log(tmp_path_factory):
-    """A Chinese chat about where reading notes are kept (two days), digested and indexed by the real stages."""
+def chat_workspace(tmp_path_factory, name: str, now: str, days: dict[str, list[tuple[str, str]]]):
+    """li's chat, a JSONL export a day ({day: [(role, text)]}), digested day by day and indexed by the real stages
+    with the clock pinned at ``now``."""
     from agentos_mem.digest.stages import digest_day
     from agentos_mem.index.stages import rebuild
     from agentos_mem.kernel.settings import load_settings
     from agentos_mem.kernel.workspace import init_workspace
 
-    home = tmp_path_factory.mktemp("bridge") / "home"
+    home = tmp_path_factory.mktemp(name) / "home"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENTOS_NOW", "2026-03-09T23:00:00+08:00")
+        mp.setenv("AGENTOS_NOW", now)
         mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
         init_workspace(home)
         settings = load_settings(home=home, hostname="testhost", timezone="Asia/Shanghai")
         folder = home / "chat" / "li"
         folder.mkdir(parents=True)
-        for day, line in zip(("2026-03-04", "2026-03-09"), READING):
-            row = {"role": "user", "content": line, "timestamp": f"{day}T21:00:00+08:00"}
-            (folder / f"{day}.jsonl").write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+        for day, turns in days.items():
+            rows = [{"role": r, "content": t, "timestamp": f"{day}T21:{i:02d}:00+08:00"} for i, (r, t) in enumerate(turns)]
+            (folder / f"{day}.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8")
             digest_day(settings, "li", date.fromisoformat(day), folder)
         rebuild(settings)
     return settings
+
+
+@pytest.fixture(scope="module")
+def notes_log(tmp_path_factory):
+    """A Chinese chat about where reading notes are kept (two days), digested and indexed by the real stages."""
+    return chat_workspace(tmp_path_factory, "bridge", "2026-03-09T23:00:00+08:00",
+                          {day: [("user", line)] for day, line in zip(("2026-03-04", "2026-03-09"), READING)})
 
 
 def test_the_words_of_the_question_meet_the_memory_through_the_dictionary(notes_log, monkeypatch):
@@ -279,25 +286,7 @@ PETS = [[("user", "我家猫咪芝麻最近半夜老在客厅跑来跑去，吵�
 
 @pytest.fixture(scope="module")
 def pets_log(tmp_path_factory):
-    from agentos_mem.digest.stages import digest_day
-    from agentos_mem.index.stages import rebuild
-    from agentos_mem.kernel.settings import load_settings
-    from agentos_mem.kernel.workspace import init_workspace
-
-    home = tmp_path_factory.mktemp("translated") / "home"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
-        mp.delenv("AGENTOS_LLM_BASE_URL", raising=False)
-        init_workspace(home)
-        settings = load_settings(home=home, hostname="testhost", timezone="Asia/Shanghai")
-        folder = home / "chat" / "li"
-        folder.mkdir(parents=True)
-        for day, turns in zip(("2026-04-05", "2026-04-06"), PETS):
-            rows = [{"role": r, "content": t, "timestamp": f"{day}T21:{i:02d}:00+08:00"} for i, (r, t) in enumerate(turns)]
-            (folder / f"{day}.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows), encoding="utf-8")
-            digest_day(settings, "li", date.fromisoformat(day), folder)
-        rebuild(settings)
-    return settings
+    return chat_workspace(tmp_path_factory, "translated", "2026-04-06T23:00:00+08:00", dict(zip(("2026-04-05", "2026-04-06"), PETS)))
 
 
 def test_a_question_in_the_other_language_passes_said_in_the_memorys(pets_log, monkeypatch):
