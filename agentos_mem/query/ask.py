@@ -288,12 +288,12 @@ def crowd_matches(vec: list[tuple[str, float]], question_refs: dict[str, float],
 
 # -- the translated question ------------------------------------------------------------------------------------
 #
-# A question asked in the other language than the memory it is about ("What pets do I have?" over "领养了一只两岁的柯基",
-# "我对什么过敏？" over "I'm allergic to cats") meets it neither by keywords nor by the dictionary's coverage (no word of
-# the question is written there) and its cosine stands below the crowd's gap: multilingual-e5 puts a pair across
-# languages lower and closer together than the same pair in one language. The last stage of the gate says the question
+# A question asked in the other language than the memory it is about ("What pets do I have?" over
+# "领养了一只两岁的柯基", "我养了什么宠物？" over "We adopted a rescue greyhound") meets it neither by keywords nor by
+# the dictionary's coverage (no word of the question is written there) and its cosine stands below the crowd's gap:
+# multilingual-e5 puts a pair across languages lower and closer together than the same pair in one language. The last stage of the gate says the question
 # in the memory's language, each content word by its first dictionary rendering (retrieval.bilingual.translation:
-# "宠儿", "allergic"), and judges that text as a question in that language against the stand-in crowd
+# "宠儿", "house pet"), and judges that text as a question in that language against the stand-in crowd
 # (retrieval.crowd, crowd_matches), with the settings' gap and CROWD_UNIT_MARGIN: nothing fitted. Only in a memory of
 # fewer than GAP_RANK units, the one the stand-in crowd is for: a larger memory judges a question against its own crowd,
 # and there a bag of first renderings ("who won the world cup" -> "韩元 世界 杯子") stood clear of it for 3 of the demo's

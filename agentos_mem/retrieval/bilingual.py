@@ -426,7 +426,8 @@ def translation(question: str, qlang: str) -> str:
     """The question's content words said in the other language, each by its first rendering: an English word by the
     Chinese headword nearest it (``chinese_for``), a Chinese word by its first short sense (a compound the dictionary
     lacks by its parts'); a Latin-script word the dictionary lacks (a name, a product, a code) as written, as the other
-    language writes it too; a Chinese word it lacks is left out. "What pets do I have?" -> "宠儿"; "我对什么过敏？" -> "allergic". Empty when nothing is left.
+    language writes it too; a Chinese word it lacks is left out. "What pets do I have?" -> "宠儿"; "我养了什么宠物？" ->
+    "house pet". Empty when nothing is left.
 
     What it is for: multilingual-e5 places a question and a sentence of one language closer than the same pair across
     languages, and the gate's crowd is judged within one language best (query.ask, "the translated question")."""
