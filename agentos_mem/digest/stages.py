@@ -620,7 +620,7 @@ def beside_rules(model: list[Candidate], rules: list[Candidate]) -> list[Candida
     unread, or kept only as a sentence (a statement, an event, a change told in free words), is the model's when it
     read the turn; a dated statement or event of the rules' stays beside its reading (the user's words, served as said
     that day: the answer a wrong reading would otherwise take away). In the log's order."""
-    claimed = {(c.source_file, c.line_start) for c in rules if c.predicate != "states" and not said_only(c.to_dict())}
+    claimed = {(c.source_file, c.line_start) for c in rules if not said_only(c.to_dict())}  # a kept sentence claims no turn
     mine = [c for c in model if (c.source_file, c.line_start) not in claimed]
     read = {(c.source_file, c.line_start) for c in mine}
     out = mine + [c for c in rules if (c.source_file, c.line_start) not in read or said_only(c.to_dict())]

@@ -304,9 +304,11 @@ def crowd_matches(vec: list[tuple[str, float]], question_refs: dict[str, float],
 TRANSLATED_GATE = True
 
 
-def translated_matches(settings: Settings, reader, collection: str, text: str, qlang: str | None) -> set[str]:
+def translated_matches(settings: Settings, reader, collection: str, text: str, qlang: str | None,
+                       langs: dict[str, str | None] | None = None) -> set[str]:
     """The units in the other language (en / zh) than the question's that its translation (``bilingual.translation``)
-    matches as a question of their language, by the stand-in crowd's test (``crowd_matches``)."""
+    matches as a question of their language, by the stand-in crowd's test (``stand_in_matches``). ``langs``: the
+    units' languages when the caller has read them (a small memory's candidates are all its units)."""
     if qlang not in ("en", "zh"):
         return set()
     said = bilingual.translation(text, qlang)
@@ -315,14 +317,21 @@ def translated_matches(settings: Settings, reader, collection: str, text: str, q
     other = "zh" if qlang == "en" else "en"
     tvec = embedder(settings).embed_query(said)
     vec = reader.vectors().query(collection, tvec, CANDIDATES)
-    ids = [u for u, _ in vec]
-    units = reader.units(collection, ids)
-    langs = {u: unit_lang(units.get(u)) for u in ids}
-    stand_in = _crowd(settings)
-    found = crowd_matches(vec, crowd.question_refs(stand_in, tvec, langs, ids, GAP_RANK),
-                          crowd.unit_refs(stand_in, reader.vectors().vectors_of(collection, ids), other, GAP_RANK),
-                          settings.match_floor_gap)
+    if langs is None or any(u not in langs for u, _ in vec):
+        units = reader.units(collection, [u for u, _ in vec])
+        langs = {u: unit_lang(units.get(u)) for u, _ in vec}
+    found = stand_in_matches(settings, reader, collection, vec, tvec, langs, other)
     return {u for u in found if langs.get(u) == other}
+
+
+def stand_in_matches(settings: Settings, reader, collection: str, vec: list[tuple[str, float]], qvec, langs: dict[str, str | None],
+                     qlang: str | None) -> set[str]:
+    """``crowd_matches`` against the stand-in crowd for a question vector ``qvec`` in ``qlang`` and its candidates
+    ``vec`` (their languages in ``langs``, their vectors read from the index)."""
+    stand_in, ids = _crowd(settings), [u for u, _ in vec]
+    return crowd_matches(vec, crowd.question_refs(stand_in, qvec, langs, ids, GAP_RANK),
+                         crowd.unit_refs(stand_in, reader.vectors().vectors_of(collection, ids), qlang, GAP_RANK),
+                         settings.match_floor_gap)
 
 
 def _crowd(settings: Settings) -> dict:
@@ -360,16 +369,13 @@ def hybrid_search(settings: Settings, reader, collection: str, text: str, *, fus
     # a memory too small for a crowd of its own: the stand-in crowd's (asked only when nothing else matched: the gate
     # decides whether memory holds anything, not which units rank)
     if not eligible and vec and len(vec) < GAP_RANK:
-        stand_in, ids = _crowd(settings), [u for u, _ in vec]
-        eligible |= crowd_matches(vec, crowd.question_refs(stand_in, qvec, langs, ids, GAP_RANK),
-                                  crowd.unit_refs(stand_in, reader.vectors().vectors_of(collection, ids), qlang, GAP_RANK),
-                                  settings.match_floor_gap)
+        eligible |= stand_in_matches(settings, reader, collection, vec, qvec, langs, qlang)
     if not eligible:  # nothing in the question's own language: its words may still meet memory in the other one
         bilingual.configure(Workspace(settings.home).runtime)  # its built dictionary lives beside jieba's cache
         eligible = bridge_matches(text, qlang, units, langs)
     if (not eligible and TRANSLATED_GATE and len(vec) < GAP_RANK
             and any(lang in ("en", "zh") and lang != qlang for lang in langs.values())):
-        eligible = translated_matches(settings, reader, collection, text, qlang)
+        eligible = translated_matches(settings, reader, collection, text, qlang, langs)
     if not eligible:
         return []
     how = fusion or settings.fusion
