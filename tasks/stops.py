@@ -5,10 +5,15 @@ is still starting (its task run not created yet), Prefect's crash handling fails
 ("Task run is not set"), the signal kept only as that error's context. A flow that lets one day or one stage fail
 without stopping the others (``except Exception``) would take that for a failed day and go on with the night; it
 asks ``stopped_by`` first and lets the stop through.
+
+Prefect's engines log that error themselves before it reaches the flow ("Task run failed with exception:
+ValueError('Task run is not set')", a traceback under it), so a run told to stop would print a traceback beside its
+own one line. ``quiet_stops`` keeps such records off Prefect's handlers.
 """
 
 from __future__ import annotations
 
+import logging
 from functools import wraps
 
 from prefect import get_run_logger
@@ -61,3 +66,31 @@ def or_failed(what: str, failed: dict | None, stage, *args, then=None):
         reraise_stop(e)  # but a run being stopped stops here
         get_run_logger().warning("%s: %s", what, e)
         return None if failed is None else {**failed, "errors": [str(e)]}
+
+
+class _StopFilter(logging.Filter):
+    """A record about a run being stopped: Prefect's own failure while the signal was handled (an ``Exception`` with
+    the signal in its chain) is dropped; the signal itself is said in one line, without its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or stopped_by(error) is None:
+            return True
+        if isinstance(error, Exception):
+            return False
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+_STOP_FILTER = _StopFilter()
+
+
+def quiet_stops() -> None:
+    """Put ``_StopFilter`` on every handler Prefect's logging set up (its console and API handlers, on the root and
+    ``prefect`` loggers): a filter on a handler sees every record that reaches it, whichever child logger made it.
+    Called once Prefect is imported (its logging is configured then); calling it again adds nothing."""
+    loggers = [logging.getLogger()] + [lg for lg in logging.root.manager.loggerDict.values() if isinstance(lg, logging.Logger)]
+    for lg in loggers:
+        for handler in lg.handlers:
+            if _STOP_FILTER not in handler.filters:
+                handler.addFilter(_STOP_FILTER)

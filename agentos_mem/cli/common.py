@@ -165,15 +165,14 @@ def prepare_flows(settings, quiet: bool):
     # lazy: flows.collect, flows.daily, flows.rebuild, flows.nightly, flows.refine pull Prefect (~2 s): kept off
     # `agentos` start-up
     import agentos_mem.flows.collect
-    from agentos_mem import flows
     import agentos_mem.flows.daily
-    from agentos_mem import flows
-    import agentos_mem.flows.rebuild
-    from agentos_mem import flows
     import agentos_mem.flows.nightly
-    from agentos_mem import flows
+    import agentos_mem.flows.rebuild
     import agentos_mem.flows.refine
     from agentos_mem import flows
+    from agentos_mem.tasks.stops import quiet_stops
+
+    quiet_stops()  # a run told to stop says so in one line, never with Prefect's traceback of its own shutdown
     return flows
 
 
