@@ -225,3 +225,9 @@ def test_a_change_told_of_a_person_by_name_is_theirs(ws, first, then, old, perso
     rows = facts_as_of(s)["facts"]
     assert old not in current(s)
     assert [f["subject"] for f in rows] == [person]
+
+
+def test_facts_list_names_the_attribute_without_the_adverb_said_with_it(ws):
+    s, logs = ws
+    night(s, logs, date(2026, 5, 4), "周报模板一直是 Notion 那个")
+    assert [(f["subject"], f["object"]) for f in facts_as_of(s, None)["facts"]] == [("周报模板", "Notion 那个")]

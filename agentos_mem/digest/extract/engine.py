@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from agentos_mem.digest.extract.attributes import attribute_phrase
 from agentos_mem.digest.extract.axioms import RULES_AXIOM
 from agentos_mem.digest.extract.corrections import (
     CORRECTION,
@@ -69,6 +70,8 @@ def _speaker_sentence(sent: Sentence, subject: str, day: date, correction: bool,
 
     def take(items: list[Found]) -> None:
         fresh = [f for f in items if not overlaps(f.span, claimed)]
+        for f in fresh:
+            _trim_attribute(sent, f, subject)
         found.extend(fresh)
         claimed.extend(f.span for f in fresh)
 
@@ -126,6 +129,13 @@ def _speaker_sentence(sent: Sentence, subject: str, day: date, correction: bool,
             f.replaces = left_behind(sent)
     _whose(sent, found, subject, recent)
     return found
+
+
+def _trim_attribute(sent: Sentence, f: Found, speaker: str) -> None:
+    """A value claim's attribute, trimmed in place to its noun phrase (``attributes.attribute_phrase``: "相机一直" -> 相机)."""
+    if f.predicate == "value" and f.subject != speaker:
+        value_at = sent.s.find(f.obj, f.span[0])
+        f.subject = attribute_phrase(sent.s, f.subject, value_at if value_at >= 0 else f.span[1])
 
 
 # A sentence that opens on he or she ("She left Google last month and joined Meta", "他不学钢琴了"): its story is the
