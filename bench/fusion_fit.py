@@ -15,6 +15,11 @@
    weights and the safety net (tau, side) are fitted on the training part only; every figure is on queries the fold
    did not fit on.
 3. ``--write-model``: fit on every query of every set and store the weights with provenance (sets, command, date).
+4. ``--sentence-max`` (a measurement, not a served model: search does not compute it, so it never goes with
+   ``--write-model``): each candidate section also gets the best cosine between the query and one of its sentences
+   (its first ``SENTENCE_MAX`` sentences, cut at 。！？；!?; a full stop before a space, or a line break, each embedded
+   as a passage), as three more features (``SENTENCE_FEATURES``: min-max scaled over the candidates, its raw distance
+   to the best x10, its rank), and the same cross-validation reports what they would buy.
 
 The model: linear, listwise (softmax cross-entropy of the gold candidates among the union of each side's first TOP),
 L2-regularised, fitted with L-BFGS; see ``query.fusion.features``.
@@ -27,6 +32,7 @@ import datetime as _dt
 import importlib
 import json
 import pickle
+import re
 import sys
 import time
 from pathlib import Path
@@ -44,6 +50,12 @@ L2 = 3e-3  # chosen among 1e-3, 3e-3, 1e-2, 1e-1 by the CV table (see the report
 FOLDS = 5
 SOURCES = {"rgb_zh_dev": "rgb", "cmrc2018": "cmrc", "vue_zh_links": "vue", "vue_en_headings": "vue", "vue_en_links": "vue"}
 TAUS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
+SENTENCE_MAX = 12  # sentences of a section read for --sentence-max (a long Vue section: its first ones)
+SENTENCE_FEATURES = ("sentence_max", "sentence_max_gap", "sentence_max_rank")
+SENTENCE_NOTE = ("**With the candidates' best sentence cosine (`--sentence-max`)**: the fitted rows add "
+                 f"{', '.join(SENTENCE_FEATURES)} to the served features; a measurement of what they would buy, not the "
+                 "served model (search computes no sentence cosines).")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 
 
 # -- extraction ------------------------------------------------------------------------------------------------
@@ -89,7 +101,7 @@ def _query_rows(settings, queries: list[tuple[str, str, set]], item_of, log, lab
         units = idxs[cand]
         rows.append({"qid": qid, "text": text, "cjk": fusion.cjk_share(q.text or " ".join(q.phrases)),
                      "bm": bm[cand], "cos": cos[cand], "shares": fusion.term_shares(index.model, q.terms, units),
-                     "item": [items[u] for u in units], "gold": np.array([items[u] in gold for u in units]),
+                     "item": [items[u] for u in units], "texts": [index.units[u].match_text for u in units], "gold": np.array([items[u] in gold for u in units]),
                      "first": {"bm25": first(idxs[bm_order].tolist()), "dense": first(idxs[near_all].tolist()),
                                "old": first(old_order)}})
         if (n + 1) % 200 == 0 or n + 1 == len(queries):
@@ -144,8 +156,9 @@ def extract_vue(zh: Path, en: Path, work: Path, limit: int | None, log) -> dict[
     return out
 
 
-def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None) -> dict[str, list[dict]]:
-    """{set name: query rows}, each source cached in ``work``/<source>[-limit].pkl."""
+def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None, sentence_max: bool = False) -> dict[str, list[dict]]:
+    """{set name: query rows}, each source cached in ``work``/<source>[-limit].pkl; with ``sentence_max`` each row also
+    holds its candidates' best sentence cosines (``sentence_cosines``), cached in the same pickle."""
     data = {}
     tag = f"-{limit}" if limit else ""
     for source, names in (("rgb", ["rgb_zh_dev"]), ("cmrc", ["cmrc2018"]), ("vue", ["vue_zh_links", "vue_en_headings", "vue_en_links"])):
@@ -153,8 +166,9 @@ def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None) -> di
             continue
         cache = work / f"{source}{tag}.pkl"
         got = pickle.loads(cache.read_bytes()) if cache.is_file() else None
-        if got is not None and any("shares" not in r for rows in got.values() for r in rows if not r.get("error")):
-            got = None  # extracted before term_shares: again (the vectors are cached)
+        if got is not None and any("shares" not in r or (sentence_max and "texts" not in r)
+                                   for rows in got.values() for r in rows if not r.get("error")):
+            got = None  # extracted before term_shares (or the candidates' texts): again (the vectors are cached)
         if got is None:
             log(f"extracting {source} ...")
             if source == "vue":
@@ -163,21 +177,61 @@ def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None) -> di
                 got = {names[0]: extract_beir(eval_dir / names[0], work / f"ws-{source}{tag}", limit, log)}
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_bytes(pickle.dumps(got))
+        if sentence_max and any("sentence_max" not in r for rows in got.values() for r in rows if not r.get("error")):
+            log(f"sentence cosines for {source} ...")
+            sentence_cosines([r for rows in got.values() for r in rows if not r.get("error")], log)
+            cache.write_bytes(pickle.dumps(got))
         data.update({k: v for k, v in got.items() if not sets or k in sets})
     return data
 
 
 # -- the model ------------------------------------------------------------------------------------------------
-def prepare(rows: list[dict], top: int = fusion.TOP) -> list[dict]:
-    """Per query: the model's candidates (the union of each side's first ``top``), their features, gold flags and
-    items; the baselines' first gold ranks."""
+def sentences_of(text: str) -> list[str]:
+    """A section's first SENTENCE_MAX sentences of six characters or more (the whole text when it has none)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text or "") if p and len(p.strip()) >= 6]
+    return (parts or [text or " "])[:SENTENCE_MAX]
+
+
+def sentence_cosines(rows: list[dict], log) -> None:
+    """Each row's ``sentence_max``: per candidate, the best cosine between the query and one of its sentences (the
+    default embedder, sentences as passages, the query as a query; each distinct sentence embedded once)."""
+    from agentos_mem.embedders import make_embedder
+
+    emb = make_embedder()
+    vec: dict[str, np.ndarray] = {}
+    todo = list(dict.fromkeys(s for r in rows for t in r["texts"] for s in sentences_of(t)))
+    t0 = time.perf_counter()
+    for i in range(0, len(todo), 64):
+        for s, v in zip(todo[i:i + 64], emb.embed_documents(todo[i:i + 64])):
+            vec[s] = np.asarray(v, dtype=np.float32)
+        if (i // 64) % 50 == 0:
+            log(f"  {min(i + 64, len(todo))}/{len(todo)} sentences ({time.perf_counter() - t0:.0f} s)")
+    for r in rows:
+        q = np.asarray(emb.embed_query(r["text"]), dtype=np.float32)
+        r["sentence_max"] = np.array([max(float(vec[s] @ q) for s in sentences_of(t)) for t in r["texts"]])
+
+
+def sentence_features(best: np.ndarray) -> np.ndarray:
+    """(n, 3) SENTENCE_FEATURES of n candidates' best sentence cosines."""
+    lo, hi = (float(best.min()), float(best.max())) if len(best) else (0.0, 0.0)
+    rank = np.empty(len(best))
+    rank[np.argsort(-best, kind="stable")] = np.arange(len(best))
+    return np.column_stack([(best - lo) / ((hi - lo) or 1.0), (best - hi) * 10.0, 1.0 / (1.0 + rank)])
+
+
+def prepare(rows: list[dict], top: int = fusion.TOP, sentence_max: bool = False) -> list[dict]:
+    """Per query: the model's candidates (the union of each side's first ``top``), their features (with
+    ``sentence_max``, SENTENCE_FEATURES after them), gold flags and items; the baselines' first gold ranks."""
     out = []
+    width = len(fusion.FEATURES) + (len(SENTENCE_FEATURES) if sentence_max else 0)
     for r in rows:
         if r.get("error"):
-            out.append({"x": np.zeros((0, len(fusion.FEATURES))), "gold": np.zeros(0, bool), "item": [], "first": {}})
+            out.append({"x": np.zeros((0, width)), "gold": np.zeros(0, bool), "item": [], "first": {}})
             continue
         c = fusion.candidates(r["bm"], r["cos"], top)
         x = fusion.features(r["bm"][c], r["cos"][c], r["shares"][c], r["cjk"])
+        if sentence_max:
+            x = np.hstack([x, sentence_features(np.asarray(r["sentence_max"])[c])])
         out.append({"x": x, "gold": r["gold"][c], "item": [r["item"][i] for i in c], "first": r["first"]})
     return out
 
@@ -190,7 +244,7 @@ def fit(qs: list[dict], l2: float | None = None) -> np.ndarray:
     l2 = L2 if l2 is None else l2
 
     use = [q for q in qs if q["gold"].any() and (~q["gold"]).any()]
-    d = len(fusion.FEATURES)
+    d = next((q["x"].shape[1] for q in qs), len(fusion.FEATURES))
     if not use:
         return np.eye(1, d, 1)[0]
     x = np.vstack([q["x"] for q in use])
@@ -220,7 +274,20 @@ def fit(qs: list[dict], l2: float | None = None) -> np.ndarray:
 
 
 def model_dict(w: np.ndarray, fallback: dict) -> dict:
-    return {"weights": {f: float(round(v, 6)) for f, v in zip(fusion.FEATURES, w)}, "fallback": fallback, "top": fusion.TOP}
+    names = fusion.FEATURES + SENTENCE_FEATURES[: len(w) - len(fusion.FEATURES)]
+    return {"weights": {f: float(round(v, 6)) for f, v in zip(names, w)}, "fallback": fallback, "top": fusion.TOP}
+
+
+def _model_scores(x: np.ndarray, model: dict) -> np.ndarray:
+    """fusion.model_scores over every weight the model holds (the served features, and SENTENCE_FEATURES when fitted
+    with them), in their order."""
+    if len(model["weights"]) == len(fusion.FEATURES):
+        return fusion.model_scores(x, model)[0]
+    p = fusion.softmax(x @ np.array(list(model["weights"].values())))
+    fb = model.get("fallback") or {}
+    if fb.get("side") in ("bm25", "dense") and len(p) and p.max() < float(fb.get("tau", 0.0)):
+        return fusion.side_scores(x, fb["side"])
+    return p
 
 
 def first_rank(q: dict, scores: np.ndarray, gold_items=None) -> int | None:
@@ -243,8 +310,7 @@ def ranks_with(qs: list[dict], model: dict) -> list[int | None]:
         if not len(q["x"]):
             out.append(None)
             continue
-        s, _ = fusion.model_scores(q["x"], model)
-        out.append(first_rank(q, s))
+        out.append(first_rank(q, _model_scores(q["x"], model)))
     return out
 
 
@@ -452,11 +518,15 @@ def main(argv=None) -> int:
     ap.add_argument("--sets", help="comma-separated subset of: " + ", ".join(SOURCES))
     ap.add_argument("--folds", type=int, default=FOLDS)
     ap.add_argument("--write-model", action="store_true", help="fit on everything and write agentos_mem/query/fusion_model.py")
+    ap.add_argument("--sentence-max", action="store_true",
+                    help="measure the candidates' best sentence cosine as three more features (not served: no --write-model)")
     args = ap.parse_args(argv)
+    if args.sentence_max and args.write_model:
+        ap.error("--sentence-max measures features search does not compute: it cannot write the served model")
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sets = args.sets.split(",") if args.sets else None
-    rows = extract(args.eval, args.work, args.limit, log, sets)
-    prep = {s: prepare(rows[s]) for s in SOURCES if s in rows}
+    rows = extract(args.eval, args.work, args.limit, log, sets, sentence_max=args.sentence_max)
+    prep = {s: prepare(rows[s], sentence_max=args.sentence_max) for s in SOURCES if s in rows}
     cv = cross_validate(prep, args.folds, log)
     command = "python -m agentos_mem.bench.fusion_fit " + " ".join(a if "/" not in a or not a.startswith(str(args.eval)) else a.replace(str(args.eval), "$AGENTOS_EVAL_DIR") for a in (argv or sys.argv[1:]))
     model = None
@@ -470,10 +540,15 @@ def main(argv=None) -> int:
         importlib.reload(fusion_model)  # the served path (served_latency) reads the module just written
         fusion.load_model.cache_clear()
         log(f"wrote {fusion.MODEL_FILE}")
-    lat = fusion_latency(rows, model or fusion.load_model())
-    lat.update({f"kb.rank hybrid, {k}": v for k, v in served_latency(args.eval, args.work, args.limit, log).items()})
+    lat = None
+    if not args.sentence_max:  # the served fusion's cost; the sentence features are not served
+        lat = fusion_latency(rows, model or fusion.load_model())
+        lat.update({f"kb.rank hybrid, {k}": v for k, v in served_latency(args.eval, args.work, args.limit, log).items()})
     if args.report:
-        args.report.write_text(markdown(cv, model, command, lat), encoding="utf-8")
+        md = markdown(cv, model, command, lat)
+        if args.sentence_max:
+            md = md.replace("\n", f"\n\n{SENTENCE_NOTE}\n", 1)
+        args.report.write_text(md, encoding="utf-8")
     print(json.dumps({"sets": cv["sets"], "loso_fallback": cv["loso_fallback"], "latency": lat}, indent=1, default=str))
     return 0
 
