@@ -41,6 +41,7 @@ import numpy as np
 
 from agentos_mem.bench import beir, links
 from agentos_mem.bench.metrics import percentile
+from agentos_mem.embedders import make_embedder
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.knowledge.refine import outline_of
 from agentos_mem.query import fusion, fusion_model, kb
@@ -195,8 +196,6 @@ def sentences_of(text: str) -> list[str]:
 def sentence_cosines(rows: list[dict], log) -> None:
     """Each row's ``sentence_max``: per candidate, the best cosine between the query and one of its sentences (the
     default embedder, sentences as passages, the query as a query; each distinct sentence embedded once)."""
-    from agentos_mem.embedders import make_embedder
-
     emb = make_embedder()
     vec: dict[str, np.ndarray] = {}
     todo = list(dict.fromkeys(s for r in rows for t in r["texts"] for s in sentences_of(t)))
