@@ -102,7 +102,8 @@ def _query_rows(settings, queries: list[tuple[str, str, set]], item_of, log, lab
         units = idxs[cand]
         rows.append({"qid": qid, "text": text, "cjk": fusion.cjk_share(q.text or " ".join(q.phrases)),
                      "bm": bm[cand], "cos": cos[cand], "shares": fusion.term_shares(index.model, q.terms, units),
-                     "item": [items[u] for u in units], "texts": [index.units[u].match_text for u in units], "gold": np.array([items[u] in gold for u in units]),
+                     "item": [items[u] for u in units], "texts": [index.units[u].match_text for u in units],
+                     "gold": np.array([items[u] in gold for u in units]),
                      "first": {"bm25": first(idxs[bm_order].tolist()), "dense": first(idxs[near_all].tolist()),
                                "old": first(old_order)}})
         if (n + 1) % 200 == 0 or n + 1 == len(queries):
