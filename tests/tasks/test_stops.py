@@ -4,7 +4,10 @@ context; the digest, whose rules carry a day when the model's task fails, must s
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 from datetime import date
 
 import pytest
@@ -77,10 +80,6 @@ def test_prefect_says_a_stop_in_one_line_without_a_traceback_and_a_real_failure_
     """SIGTERM landing while Prefect creates a task run: Prefect's engine fails on it with an error of its own and logs
     that with a traceback. On the run's stderr the stop is one line, Prefect's error about it is not there, and a real
     failure logged beside it still shows its traceback (the details a user needs)."""
-    import os
-    import subprocess
-    import sys
-
     env = {**os.environ, "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore"}
     run = subprocess.run([sys.executable, "-c", _PREFECT_LOGS_A_STOP], capture_output=True, text=True, timeout=300,
                          env=env)

@@ -18,6 +18,8 @@ English has no tagger here, and its attribute patterns are anchored on function 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from agentos_mem.kernel.text import has_cjk
 
 # jieba flags a trailing word of these kinds is trimmed off: adverb, time word, locative, particles, modal,
@@ -27,14 +29,17 @@ _TRIM = frozenset({"d", "dg", "t", "tg", "f", "u", "ud", "ug", "uj", "ul", "uv",
                    "rz", "x", "a", "ad", "ag", "z", "e", "o"})
 
 
-def _tokens(text: str) -> list[tuple[int, int, str]]:
+@lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[tuple[int, int, str], ...]:
+    """jieba's words of ``text`` with their offsets and tags; remembered, as a sentence with several values is read
+    once per value."""
     import jieba.posseg as pseg  # lazy: only a sentence with a claimed attribute in Chinese pays for the tagger
 
     out, pos = [], 0
     for w in pseg.lcut(text):
         out.append((pos, pos + len(w.word), w.flag))
         pos += len(w.word)
-    return out
+    return tuple(out)
 
 
 def attribute_phrase(sentence: str, attribute: str, before: int) -> str:
