@@ -196,14 +196,14 @@ def publish(settings, docs: list[dict], *, source_type: str = "bench") -> dict[s
     return out
 
 
-def warm(settings, log: Callable[[str], None], chunk: int = 32) -> tuple[int, float, str]:
-    """Embed every selected section (cached in the workspace's cache.db), with progress; (sections, seconds,
-    embedder identity)."""
+def warm(settings, log: Callable[[str], None], chunk: int = 32, sentences: bool = True) -> tuple[int, float, str]:
+    """Embed every selected section and its sentences (cached in the workspace's cache.db; ``sentences=False``: the
+    sections alone), with progress; (sections, seconds, embedder identity)."""
     import numpy as np
 
     t = time.perf_counter()
     dense = kb.settings_dense(settings)  # shared per process and workspace: searches reuse its embedder and connection
-    embed_sections(settings, embedder=dense.embedder, log=lambda m: log(f"{m} ({time.perf_counter() - t:.0f} s)"))
+    embed_sections(settings, embedder=dense.embedder, log=lambda m: log(f"{m} ({time.perf_counter() - t:.0f} s)"), sentences=sentences)
     index = kb.section_index(kb.selected_docs(settings, USER))
     n = len(index.units)
     dense.cosine(index, np.arange(n), "warm")  # the searches' process memory, from the cache just filled

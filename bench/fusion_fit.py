@@ -15,11 +15,11 @@
    weights and the safety net (tau, side) are fitted on the training part only; every figure is on queries the fold
    did not fit on.
 3. ``--write-model``: fit on every query of every set and store the weights with provenance (sets, command, date).
-4. ``--sentence-max`` (a measurement, not a served model: search does not compute it, so it never goes with
-   ``--write-model``): each candidate section also gets the best cosine between the query and one of its sentences
-   (its first ``SENTENCE_MAX`` sentences, cut at 。！？；!?; a full stop before a space, or a line break, each embedded
-   as a passage), as three more features (``SENTENCE_FEATURES``: min-max scaled over the candidates, its raw distance
-   to the best x10, its rank), and the same cross-validation reports what they would buy.
+4. ``--sentence-max``: each candidate section also gets the best cosine between the query and one of its sentences
+   (``storage.kb_sections.embed_sentences``: its first ``SENTENCE_MAX`` sentences, each embedded as a passage, as the
+   index embeds them), as three more features (``query.fusion.SENTENCE_FEATURES``: min-max scaled over the candidates,
+   its raw distance to the best x10, its rank); the same cross-validation reports what they buy, and with
+   ``--write-model`` the served model uses them (search then reads each candidate's sentence vectors).
 
 The model: linear, listwise (softmax cross-entropy of the gold candidates among the union of each side's first TOP),
 L2-regularised, fitted with L-BFGS; see ``query.fusion.features``.
@@ -32,7 +32,6 @@ import datetime as _dt
 import importlib
 import json
 import pickle
-import re
 import sys
 import time
 from pathlib import Path
@@ -45,18 +44,17 @@ from agentos_mem.embedders import make_embedder
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.knowledge.refine import outline_of
 from agentos_mem.query import fusion, fusion_model, kb
+from agentos_mem.storage.kb_sections import sentences_of
 
 POOL = 50  # candidates stored per side (the model reads the first fusion.TOP of each)
 L2 = 3e-3  # chosen among 1e-3, 3e-3, 1e-2, 1e-1 by the CV table (see the report)
 FOLDS = 5
 SOURCES = {"rgb_zh_dev": "rgb", "cmrc2018": "cmrc", "vue_zh_links": "vue", "vue_en_headings": "vue", "vue_en_links": "vue"}
 TAUS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
-SENTENCE_MAX = 12  # sentences of a section read for --sentence-max (a long Vue section: its first ones)
-SENTENCE_FEATURES = ("sentence_max", "sentence_max_gap", "sentence_max_rank")
+SENTENCE_FEATURES = fusion.SENTENCE_FEATURES
+SENTENCE_SPLIT = "kb_sections.sentences_of"  # stored sentence cosines made by another split are made again
 SENTENCE_NOTE = ("**With the candidates' best sentence cosine (`--sentence-max`)**: the fitted rows add "
-                 f"{', '.join(SENTENCE_FEATURES)} to the served features; a measurement of what they would buy, not the "
-                 "served model (search computes no sentence cosines).")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+                 f"{', '.join(SENTENCE_FEATURES)} to the other features (each candidate's sentences as the index embeds them).")
 
 
 # -- extraction ------------------------------------------------------------------------------------------------
@@ -123,7 +121,7 @@ def extract_beir(folder: Path, work: Path, limit: int | None, log) -> list[dict]
         docs.append({"id": doc_id, "title": (p.get("title") or "").strip() or str(p["_id"]), "body": beir.passage_body(p),
                      "source": f"beir:{p['_id']}"})
     beir.publish(settings, docs)
-    beir.warm(settings, log)
+    beir.warm(settings, log, sentences=False)  # the fit embeds its candidates' sentences itself (sentence_cosines)
     qs = [(q["_id"], q["text"], set(qrels[q["_id"]])) for q in queries]
     return _query_rows(settings, qs, lambda u: passage_of[u.doc_id], log, folder.name)
 
@@ -149,7 +147,7 @@ def extract_vue(zh: Path, en: Path, work: Path, limit: int | None, log) -> dict[
         docs.append({"id": doc_id, "title": links.title_of(outline_of(body), rel), "body": body, "source": rel})
     outlines = beir.publish(settings, docs, source_type="vue-docs")
     anchors = {file_of[d]: {s["anchor"] for s in o} for d, o in outlines.items()}
-    beir.warm(settings, log)
+    beir.warm(settings, log, sentences=False)
     out = {}
     for name, qs in sets.items():
         usable = [q for q in qs if q["anchor"] in anchors.get(q["file"], ())]
@@ -179,7 +177,7 @@ def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None, sente
                 got = {names[0]: extract_beir(eval_dir / names[0], work / f"ws-{source}{tag}", limit, log)}
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_bytes(pickle.dumps(got))
-        if sentence_max and any("sentence_max" not in r for rows in got.values() for r in rows if not r.get("error")):
+        if sentence_max and any(r.get("sentence_split") != SENTENCE_SPLIT for rows in got.values() for r in rows if not r.get("error")):
             log(f"sentence cosines for {source} ...")
             sentence_cosines([r for rows in got.values() for r in rows if not r.get("error")], log)
             cache.write_bytes(pickle.dumps(got))
@@ -188,12 +186,6 @@ def extract(eval_dir: Path, work: Path, limit: int | None, log, sets=None, sente
 
 
 # -- the model ------------------------------------------------------------------------------------------------
-def sentences_of(text: str) -> list[str]:
-    """A section's first SENTENCE_MAX sentences of six characters or more (the whole text when it has none)."""
-    parts = [p.strip() for p in _SENTENCE_END.split(text or "") if p and len(p.strip()) >= 6]
-    return (parts or [text or " "])[:SENTENCE_MAX]
-
-
 def sentence_cosines(rows: list[dict], log) -> None:
     """Each row's ``sentence_max``: per candidate, the best cosine between the query and one of its sentences (the
     default embedder, sentences as passages, the query as a query; each distinct sentence embedded once)."""
@@ -209,14 +201,7 @@ def sentence_cosines(rows: list[dict], log) -> None:
     for r in rows:
         q = np.asarray(emb.embed_query(r["text"]), dtype=np.float32)
         r["sentence_max"] = np.array([max(float(vec[s] @ q) for s in sentences_of(t)) for t in r["texts"]])
-
-
-def sentence_features(best: np.ndarray) -> np.ndarray:
-    """(n, 3) SENTENCE_FEATURES of n candidates' best sentence cosines."""
-    lo, hi = (float(best.min()), float(best.max())) if len(best) else (0.0, 0.0)
-    rank = np.empty(len(best))
-    rank[np.argsort(-best, kind="stable")] = np.arange(len(best))
-    return np.column_stack([(best - lo) / ((hi - lo) or 1.0), (best - hi) * 10.0, 1.0 / (1.0 + rank)])
+        r["sentence_split"] = SENTENCE_SPLIT
 
 
 def prepare(rows: list[dict], top: int = fusion.TOP, sentence_max: bool = False) -> list[dict]:
@@ -231,7 +216,7 @@ def prepare(rows: list[dict], top: int = fusion.TOP, sentence_max: bool = False)
         c = fusion.candidates(r["bm"], r["cos"], top)
         x = fusion.features(r["bm"][c], r["cos"][c], r["shares"][c], r["cjk"])
         if sentence_max:
-            x = np.hstack([x, sentence_features(np.asarray(r["sentence_max"])[c])])
+            x = np.hstack([x, fusion.sentence_features(np.asarray(r["sentence_max"])[c])])
         out.append({"x": x, "gold": r["gold"][c], "item": [r["item"][i] for i in c], "first": r["first"]})
     return out
 
@@ -278,18 +263,6 @@ def model_dict(w: np.ndarray, fallback: dict) -> dict:
     return {"weights": {f: float(round(v, 6)) for f, v in zip(names, w)}, "fallback": fallback, "top": fusion.TOP}
 
 
-def _model_scores(x: np.ndarray, model: dict) -> np.ndarray:
-    """fusion.model_scores over every weight the model holds (the served features, and SENTENCE_FEATURES when fitted
-    with them), in their order."""
-    if len(model["weights"]) == len(fusion.FEATURES):
-        return fusion.model_scores(x, model)[0]
-    p = fusion.softmax(x @ np.array(list(model["weights"].values())))
-    fb = model.get("fallback") or {}
-    if fb.get("side") in ("bm25", "dense") and len(p) and p.max() < float(fb.get("tau", 0.0)):
-        return fusion.side_scores(x, fb["side"])
-    return p
-
-
 def first_rank(q: dict, scores: np.ndarray, gold_items=None) -> int | None:
     order = np.lexsort((np.arange(len(scores)), -scores))
     seen = []
@@ -310,7 +283,7 @@ def ranks_with(qs: list[dict], model: dict) -> list[int | None]:
         if not len(q["x"]):
             out.append(None)
             continue
-        out.append(first_rank(q, _model_scores(q["x"], model)))
+        out.append(first_rank(q, fusion.model_scores(q["x"], model)[0]))
     return out
 
 
@@ -467,7 +440,8 @@ def fusion_latency(rows: dict[str, list[dict]], model: dict, n: int = 300) -> di
         fusion.convex(r["bm"], r["cos"], 0.5)
         old.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        fusion.fuse(r["bm"], r["cos"], lambda c: r["shares"][c], r["text"], 0.5, model)
+        fusion.fuse(r["bm"], r["cos"], lambda c: r["shares"][c], r["text"], 0.5, model,
+                    best_of=(lambda c: np.asarray(r["sentence_max"])[c]) if "sentence_max" in r else None)
         new.append((time.perf_counter() - t) * 1000)
     return {name: {"p50_ms": round(percentile(v, 50), 3), "p95_ms": round(percentile(v, 95), 3)} for name, v in
             (("old convex", old), ("fitted model", new))}
@@ -484,6 +458,7 @@ def served_latency(eval_dir: Path, work: Path, limit: int | None, log, n: int = 
     if not home.is_dir():
         return {}
     settings = load_settings(home=home, llm_base_url=None, user="bench")
+    beir.warm(settings, log)  # what the nightly would have embedded (the sections' sentences, when the extraction predates them)
     index = kb.section_index(kb.selected_docs(settings, "bench"))
     dense = kb.settings_dense(settings)
     _, queries, _ = beir.load(eval_dir / "rgb_zh_dev")
@@ -492,7 +467,7 @@ def served_latency(eval_dir: Path, work: Path, limit: int | None, log, n: int = 
         dense.query_vector(kb.parse_query(t).text)
     new_fuse = kb.fuse_sections
 
-    def old_fuse(index_, q, idxs, bm, cos, pool, alpha):
+    def old_fuse(index_, q, idxs, bm, cos, pool, alpha, dense_=None):
         return kb._convex(np.asarray(idxs), bm, cos, list(pool), kb.hybrid_alpha(bm, cos, alpha))
 
     times: dict[str, list[float]] = {"former rule": [], "fitted model": []}
@@ -519,10 +494,8 @@ def main(argv=None) -> int:
     ap.add_argument("--folds", type=int, default=FOLDS)
     ap.add_argument("--write-model", action="store_true", help="fit on everything and write agentos_mem/query/fusion_model.py")
     ap.add_argument("--sentence-max", action="store_true",
-                    help="measure the candidates' best sentence cosine as three more features (not served: no --write-model)")
+                    help="the candidates' best sentence cosine as three more features (with --write-model: served)")
     args = ap.parse_args(argv)
-    if args.sentence_max and args.write_model:
-        ap.error("--sentence-max measures features search does not compute: it cannot write the served model")
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     sets = args.sets.split(",") if args.sets else None
     rows = extract(args.eval, args.work, args.limit, log, sets, sentence_max=args.sentence_max)
@@ -541,7 +514,7 @@ def main(argv=None) -> int:
         fusion.load_model.cache_clear()
         log(f"wrote {fusion.MODEL_FILE}")
     lat = None
-    if not args.sentence_max:  # the served fusion's cost; the sentence features are not served
+    if model or not args.sentence_max:  # the served fusion's cost (a measurement with sentences is not served)
         lat = fusion_latency(rows, model or fusion.load_model())
         lat.update({f"kb.rank hybrid, {k}": v for k, v in served_latency(args.eval, args.work, args.limit, log).items()})
     if args.report:

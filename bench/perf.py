@@ -54,7 +54,7 @@ from agentos_mem.storage.facts import open_facts
 from agentos_mem.storage.index_store import IndexStore
 from agentos_mem.storage.index_units import Unit, collection_name
 from agentos_mem.storage.embed_cache import open_cache
-from agentos_mem.storage.kb_sections import SectionUnit, embed_text, published_docs, section_units, text_hash
+from agentos_mem.storage.kb_sections import SectionUnit, embed_sentences, embed_text, published_docs, section_units, text_hash
 from agentos_mem.storage.kb_store import KBStore
 from agentos_mem.storage.keyword_index import KeywordIndex
 from agentos_mem.storage.raw_archive import RawArchive
@@ -415,7 +415,16 @@ class TableEmbedder:
         return self.table[text]
 
     def embed_documents(self, texts):
-        return [self.table[t] for t in texts]
+        return [self.table[t] if t in self.table else self._made(t) for t in texts]
+
+    @staticmethod
+    def _made(text: str):
+        """A text the table lacks (a section's sentence, read by the fusion's best-sentence feature): a unit vector
+        drawn from its hash, the same every time (what a sentence's vector holds does not change what reading it costs)."""
+        import numpy as np
+
+        v = np.random.default_rng(int(text_hash(text)[:12], 16)).normal(size=384).astype(np.float32)
+        return v / np.linalg.norm(v)
 
 
 def knowledge_size(n: int, *, queries: int = 100, seed: int = 13, log=print) -> dict:
@@ -773,7 +782,9 @@ def published_sections(settings) -> list:
 def texts_to_fill(settings) -> dict[str, tuple[str, str]]:
     """Every text the rebuild and the section embedding will look up in the vector cache: hash -> (kind, text)."""
     out = {embed_key(u): (u.kind, u.embed_text) for u in collect_units(settings).units()}
-    out.update({text_hash(embed_text(u)): ("section", embed_text(u)) for u in published_sections(settings)})
+    sections = published_sections(settings)
+    out.update({text_hash(t): ("sentence", t) for u in sections for t in embed_sentences(u)})  # before: a section text wins
+    out.update({text_hash(embed_text(u)): ("section", embed_text(u)) for u in sections})
     return out
 
 
@@ -788,6 +799,7 @@ def nightly(settings, embedder) -> dict:
     t2 = time.perf_counter()
     return {"status": r["status"], "changed": r.get("changed", 0), "deleted": r.get("deleted", 0), "embedded": r.get("embedded", 0),
             "rebuild_s": round(t1 - t, 3), "sections": kb["sections"], "sections_embedded": kb["embedded"],
+            "sentences_embedded": kb.get("sentences_embedded", 0),
             "ann": (kb.get("ann") or {}).get("status"), "ann_s": (kb.get("ann") or {}).get("seconds"), "sections_s": round(t2 - t1, 3), "embedder_s": round(embedder.seconds, 2),
             "wall_s": round(t2 - t, 3)}
 

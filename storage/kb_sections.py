@@ -15,10 +15,15 @@ from pathlib import Path
 from agentos_mem.documents.outline import PREAMBLE_ANCHOR as PREAMBLE
 from agentos_mem.documents.outline import split_lines
 from agentos_mem.safety.secrets import mask_lines
-from agentos_mem.kernel.text import count_tokens, normalize_key
+from agentos_mem.kernel.text import count_tokens, normalize_key, sentences
 from agentos_mem.storage.kb_cards import read_body
 
 EMBED_CHARS = 1200  # what of a section is embedded (its title path and head say what it is)
+# Each section's first SENTENCE_MAX sentences (its title lines among them) are embedded too: knowledge search scores a
+# candidate by its best sentence beside its whole text, so one precise sentence in a long section is not averaged away
+# (query.fusion; bench/results/fusion-cv.md). Fewer than MIN_SENTENCE_CHARS characters is no sentence of its own.
+SENTENCE_MAX = 12
+MIN_SENTENCE_CHARS = 6
 # Knowledge search asks an HNSW index (index/section_ann.py) for the nearest sections once a search covers this many
 # (exact scoring below it). bench/perf.py's knowledge row (hybrid, warm, two cores): exact p50 2.8 ms at 1k, 8.9 at
 # 5k, 21.5 at 10k, 241 at 100k sections; through the index 4.4, 6.3, 10.1 and 23.0 ms, recall@10 1.0 against exact
@@ -124,6 +129,28 @@ def units_of(doc_id: str, title: str, lines: list[str], sections: list[dict]) ->
 
 def embed_text(unit: SectionUnit) -> str:
     return unit.match_text[:EMBED_CHARS]
+
+
+def sentences_of(text: str) -> list[str]:
+    """A text's first ``SENTENCE_MAX`` sentences of ``MIN_SENTENCE_CHARS`` characters or more (kernel.text.sentences:
+    Chinese and Western sentence ends, line breaks); the whole text when it has none."""
+    parts = [p for p in sentences(text or "") if len(p) >= MIN_SENTENCE_CHARS]
+    return (parts or [text or " "])[:SENTENCE_MAX]
+
+
+def embed_sentences(unit: SectionUnit) -> list[str]:
+    """The sentences of a section that are embedded one by one (its title lines, then its own lines')."""
+    return sentences_of(unit.match_text)
+
+
+def embed_texts(units: list[SectionUnit]) -> dict[str, str]:
+    """{cache key: text} of everything embedded for these sections: each one's text, then (after all of those, so the
+    sections are searchable by meaning first) their sentences."""
+    out = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    for u in units:
+        for t in embed_sentences(u):
+            out.setdefault(text_hash(t), t)
+    return out
 
 
 def section_key(unit: SectionUnit) -> str:

@@ -66,7 +66,8 @@ def _render_decided(d: dict) -> None:
         print(f"  its sections have no vectors yet ({v['error']}): search finds them by keywords until `agentos rebuild` "
               "or the nightly embeds them")
     elif v["sections"]:
-        print(f"  {v['sections']} section(s) ready for search ({v['embedded']} embedded now)")
+        more = f", and {v['sentences_embedded']} of their sentences" if v.get("sentences_embedded") else ""
+        print(f"  {v['sections']} section(s) ready for search ({v['embedded']} embedded now{more})")
 
 
 def cmd_approve(args) -> int:

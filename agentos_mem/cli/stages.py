@@ -81,7 +81,8 @@ def _print_rebuild(r: dict) -> None:
     print("\n".join(RebuildReport.from_dict(r).summary_lines()))
     kb = r.get("sections")  # `agentos rebuild`'s: the knowledge sections embedded beside the memory indexes
     if kb:
-        print(f"knowledge sections: {kb['sections']}, {kb['embedded']} embedded now")
+        print(f"knowledge sections: {kb['sections']}, {kb['embedded']} embedded now"
+              + (f" (and {kb['sentences_embedded']} of their sentences)" if kb.get("sentences_embedded") else ""))
 
 
 def cmd_rebuild(args) -> int:

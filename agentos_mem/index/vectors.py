@@ -1,6 +1,6 @@
-"""Embedding ahead of the read path: the sections of published knowledge documents (one document when it is
-approved, ``embed_document``; all of them at ``agentos rebuild`` and in the nightly chain, ``embed_sections``) and
-the memory records recall scans.
+"""Embedding ahead of the read path: the sections of published knowledge documents and each one's sentences (one
+document when it is approved, ``embed_document``; all of them at ``agentos rebuild`` and in the nightly chain,
+``embed_sections``) and the memory records recall scans.
 
 Each text is embedded once, by its hash, into the workspace's embedding cache (``storage/embed_cache.py``)
 under the embedder's identity. Knowledge search only reads that cache and never embeds a section: one without a
@@ -23,7 +23,7 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.index.section_ann import ann_store, publish_section_ann
 from agentos_mem.kernel.workspace import kb_paths
 from agentos_mem.storage.embed_cache import open_cache
-from agentos_mem.storage.kb_sections import embed_text, published_docs, section_units, text_hash
+from agentos_mem.storage.kb_sections import SENTENCE_MAX, embed_text, embed_texts, published_docs, section_units, text_hash
 from agentos_mem.storage.kb_store import KBStore
 from agentos_mem.storage.memory_records import EMBED_CHARS as RECORD_EMBED_CHARS
 from agentos_mem.storage.memory_records import open_book, record_text
@@ -32,9 +32,10 @@ BATCH = 32
 SECTIONS_STAMP = "sections"  # embed_sections' note in the cache (``Cache.stamp``)
 
 
-def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
-    """Embed the published sections the cache lacks, then publish their ANN index when the base is large enough
-    (``index.section_ann``); returns {sections, embedded, embedder, ann}."""
+def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], None] | None = None, sentences: bool = True) -> dict:
+    """Embed the published sections and their sentences the cache lacks, then publish their ANN index when the base is
+    large enough (``index.section_ann``); returns {sections, embedded, embedder, ann}. ``sentences=False`` (a
+    benchmark that reads sections only) embeds the sections alone and notes nothing in the cache."""
     paths = kb_paths(settings)
     if not paths["db"].exists():
         return {"sections": 0, "embedded": 0, "embedder": None}
@@ -54,14 +55,16 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
         ann = last["result"].get("ann")
         return {**last["result"], "embedded": 0, "ann": {**ann, "status": "unchanged"} if isinstance(ann, dict) else ann, "stamp": "unchanged"}
     units = section_units(published_docs(paths["knowledge"], rows))
-    texts = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    texts = embed_texts(units) if sentences else _section_texts(units)
     if not texts:
         return {"sections": len(units), "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
-    embedded = _embed_missing(settings, embedder, texts, log, what="embedding sections")
+    done = _embed_missing(settings, embedder, texts, log, what="embedding sections")
     ann = publish_section_ann(settings, units, embedder_identity=embedder.identity, embedder_spec=settings.embedder,
                               min_sections=settings.kb_ann_min_sections)
-    result = {"sections": len(units), "embedded": embedded, "embedder": embedder.identity, "ann": ann}
+    result = {"sections": len(units), **_counts(done, units), "embedder": embedder.identity, "ann": ann}
+    if not sentences:
+        return result
     cache = open_cache(settings)
     try:
         cache.put_stamp(SECTIONS_STAMP, {"stamp": stamp, "ann_generation": ann_store(settings).current_name(), "result": result})
@@ -76,7 +79,9 @@ def sections_stamp(settings: Settings, kb_root, rows_digest: str, card_paths: li
     is noted beside it (``embed_sections``), so one removed or replaced is published again. A
     night on which none of it changed has nothing to embed or publish: reading and masking every card again to
     find that out was 13 of a no-change nightly's 25 s at 10,000 documents (bench/results/perf.md)."""
-    digest = hashlib.sha256(json.dumps([__version__, rows_digest, settings.embedder, settings.kb_ann_min_sections, settings.chroma_url],
+    # the sentences' marker: a workspace embedded before sections' sentences were is embedded once more (their part only)
+    digest = hashlib.sha256(json.dumps([__version__, rows_digest, settings.embedder, settings.kb_ann_min_sections, settings.chroma_url,
+                                        f"sentences-{SENTENCE_MAX}"],
                                        default=str).encode("utf-8"))
     root = os.fspath(kb_root)
     for path in card_paths:
@@ -89,7 +94,7 @@ def sections_stamp(settings: Settings, kb_root, rows_digest: str, card_paths: li
 
 
 def embed_document(settings: Settings, doc_id: str, *, embedder=None, log: Callable[[str], None] | None = None) -> dict:
-    """Embed the sections of one published document that the cache lacks (approving it: searched by meaning at
+    """Embed the sections (and their sentences) of one published document that the cache lacks (approving it: searched by meaning at
     once, not after the next night; a section already embedded, by its text's hash, is not embedded again); returns
     {doc_id, sections, embedded, embedder}. A document that is not ready, or whose card no longer holds the reviewed
     body, has no section to embed. Its sections join the ANN index (past ``kb_ann_min_sections``) with the next
@@ -106,12 +111,23 @@ def embed_document(settings: Settings, doc_id: str, *, embedder=None, log: Calla
     if row is None or row["status"] != "ready":
         return out
     units = section_units(published_docs(paths["knowledge"], [row]))
-    texts = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    texts = embed_texts(units)
     out["sections"] = len(units)
     if texts:
         embedder = embedder or make_settings_embedder(settings)
-        out.update(embedded=_embed_missing(settings, embedder, texts, log, what="embedding sections"), embedder=embedder.identity)
+        out.update(_counts(_embed_missing(settings, embedder, texts, log, what="embedding sections"), units), embedder=embedder.identity)
     return out
+
+
+def _section_texts(units) -> dict[str, str]:
+    return {text_hash(embed_text(u)): embed_text(u) for u in units}
+
+
+def _counts(done: list[str], units) -> dict:
+    """{embedded: sections embedded now, sentences_embedded: their sentences embedded now} of the hashes ``done``."""
+    sections = set(_section_texts(units))
+    n = sum(1 for h in done if h in sections)
+    return {"embedded": n, "sentences_embedded": len(done) - n}
 
 
 def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:
@@ -127,11 +143,12 @@ def embed_records(settings: Settings, user: str, *, embedder=None) -> dict:
     if not texts:
         return {"records": 0, "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
-    return {"records": len(records), "embedded": _embed_missing(settings, embedder, texts, what="embedding records"), "embedder": embedder.identity}
+    return {"records": len(records), "embedded": len(_embed_missing(settings, embedder, texts, what="embedding records")), "embedder": embedder.identity}
 
 
 def _embed_missing(settings: Settings, embedder, texts: dict[str, str], log: Callable[[str], None] | None = None, *,
-                   what: str = "embedding") -> int:
+                   what: str = "embedding") -> list[str]:
+    """Embed the ``texts`` ({hash: text}) the cache lacks; returns the hashes embedded."""
     cache = open_cache(settings)
     try:
         known = cache.vectors(embedder.identity, list(texts))
@@ -145,4 +162,4 @@ def _embed_missing(settings: Settings, embedder, texts: dict[str, str], log: Cal
                     log(f"  embedded {min(i + BATCH, len(todo))}/{len(todo)} new texts")
     finally:
         cache.close()
-    return len(todo)
+    return todo

@@ -145,7 +145,7 @@ def embed_approved(settings: Settings, doc_id: str) -> dict:
         done = embed_document(settings, doc_id)
     except (EmbedderError, sqlite3.Error, OSError) as e:  # the model or its endpoint, the cache, the disk: said, not raised
         return {"sections": None, "embedded": 0, "error": f"{type(e).__name__}: {e}"}
-    return {"sections": done["sections"], "embedded": done["embedded"]}
+    return {"sections": done["sections"], "embedded": done["embedded"], "sentences_embedded": done.get("sentences_embedded", 0)}
 
 
 def _journal(settings: Settings, user: str, kind: str, fields: dict, apply) -> None:

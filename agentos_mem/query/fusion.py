@@ -3,9 +3,10 @@
 ``hybrid`` (query.kb) re-ranks the union of each side's first ``TOP`` sections with a linear listwise model of the
 two sides' own evidence, per candidate (``features``): BM25 scaled by its best, the cosine min-max scaled over the
 candidates and its raw distance to the best cosine, the candidate's rank on each side, the share of the query's terms
-it holds (of all its terms, of its longer ones, of its numbers); and per query, in products with those: BM25's margin
-between its first and second, the dense side's margin, whether the sides agree on the top, and the query's script mix
-(its share of Chinese characters). The weights
+it holds (of all its terms, of its longer ones, of its numbers); its best sentence (the best cosine between the query
+and one of its sentences, ``SENTENCE_FEATURES``: one precise sentence in a long section is not averaged away); and per
+query, in products with those: BM25's margin between its first and second, the dense side's margin, whether the
+sides agree on the top, and the query's script mix (its share of Chinese characters). The weights
 (``fusion_model.py``, beside this file) were fitted by ``bench/fusion_fit.py`` on the dev sets (rgb_zh_dev,
 cmrc2018, the Vue docs' link and heading sets) with leave-one-source-out and per-query k-fold cross-validation; the
 file records which sets, the command and the date, and bench/results/fusion-cv.md reports every set on folds the
@@ -19,10 +20,11 @@ Candidates outside the re-ranked union (a search for k > ``TOP``) follow it in t
 (``alpha`` on scaled BM25). Scores: the union in (0.5, 1] (0.5 + half the model's softmax share), the rest in
 [0, 0.5] (half the convex score), so a higher score is always a better rank.
 
-Left-out R@1 (bench/results/fusion-cv.md, 2026-12-06): rgb_zh_dev 0.84 (BM25 0.71, dense 0.82, former rule 0.82),
-cmrc2018 0.985 (BM25 0.979), Vue zh links 0.443, English headings 0.660, English links 0.388 (each above both
-sides); the issue's goal of 0.88 on RGB zh is not reached. The re-ranking adds about 0.1 ms per query (0.7 ms to
-``kb.rank`` on 2,451 sections, where the term shares are read from the BM25 postings).
+Left-out R@1, leave-source-out (bench/results/fusion-cv.md, 2026-12-07): rgb_zh_dev 0.85 (BM25 0.71, dense 0.82,
+former rule 0.82), cmrc2018 0.983 (BM25 0.979), Vue zh links 0.509, English headings 0.739, English links 0.455
+(each above both sides; without the best sentence: 0.83, 0.986, 0.440, 0.659, 0.390); the issue's goal of 0.88 on
+RGB zh is not reached. The re-ranking costs about 3 ms per query on 2,451 sections (``kb.rank`` p50 3.2 -> 6.0 ms),
+most of it reading the candidates' sentence vectors (a model fitted without them reads none).
 
 ``keyword_weight`` is the former hand-set rule (CLEAR_TOP / ALPHA_CROWDED / AGREE_TOP, tuned on rgb_zh_dev with a
 3 x 4 grid), kept as the baseline the fit script reports against and for ``query.kb.hybrid_alpha``. On held-out
@@ -58,6 +60,10 @@ FEATURES = ("bm25", "cos", "cos_gap", "bm25_rank", "cos_rank", "coverage", "bm25
             "bm25*bm25_margin", "cos*bm25_margin", "bm25*cos_margin", "cos*cos_margin", "bm25*agree", "cos*agree",
             "bm25*cjk", "cos*cjk", "coverage*cjk", "cos_gap*cjk", "coverage2", "coverage2_gap", "numbers", "numbers*bm25",
             "numbers*cos")
+# Per candidate, its best sentence (storage.kb_sections.embed_sentences): the best cosine between the query and one of
+# its sentences, min-max scaled over the candidates, its raw distance to the best, its rank. Read only when the model
+# was fitted with them (bench/fusion_fit.py --sentence-max --write-model).
+SENTENCE_FEATURES = ("sentence_max", "sentence_max_gap", "sentence_max_rank")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -134,6 +140,28 @@ def features(bm: np.ndarray, cos: np.ndarray, shares: np.ndarray, cjk: float) ->
                             cover2, cover2 - (cover2.max() if n else 0.0), nums, nums * b, nums * c])
 
 
+def sentence_features(best: np.ndarray, cos: np.ndarray | None = None, bm: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(SENTENCE_FEATURES)) of n candidates' best sentence cosines ``best``. A candidate whose sentences have no
+    vectors (NaN: embedded before sentences were) has its section's cosine ``cos`` instead (a section's cosine is no
+    higher than its best sentence's as a rule, so it never gains by lacking them); one with no vector at all is treated
+    as :func:`features` treats it on the meaning side: its scaled BM25 score (``bm``) for the scaled value, the
+    largest distance to the best, no rank."""
+    best = np.asarray(best, dtype=np.float64).copy()
+    n = len(best)
+    if cos is not None:
+        best = np.where(np.isnan(best), np.asarray(cos, dtype=np.float64), best)
+    have = ~np.isnan(best)
+    bm = np.zeros(n) if bm is None else np.asarray(bm, dtype=np.float64)
+    b = bm / bm.max() if n and bm.max() > 0 else np.zeros(n)
+    if not have.any():
+        return np.column_stack([b, np.zeros(n), np.zeros(n)])
+    lo, hi = float(best[have].min()), float(best[have].max())
+    filled = np.where(have, best, lo)
+    rank = _ranks(best, have)
+    return np.column_stack([np.where(have, (filled - lo) / ((hi - lo) or 1.0), b), (filled - hi) * 10.0,
+                            np.where(rank >= 0, 1.0 / (1.0 + np.maximum(rank, 0)), 0.0)])
+
+
 def term_shares(model, terms: Sequence[str], units: np.ndarray) -> np.ndarray:
     """(len(units), 3): the share of the query's ``terms`` each unit holds; of its terms of two characters or more
     (Chinese bigrams, words: a single Chinese character matches almost anything); of its terms with a digit (years,
@@ -185,8 +213,17 @@ def render_model(model: dict) -> str:
             'provenance and bench/results/fusion-cv.md. Do not edit by hand: refit."""\n\nMODEL = ' + pprint.pformat(model, width=116, sort_dicts=False) + "\n")
 
 
+def uses_sentences(model: dict) -> bool:
+    """Whether ``model`` was fitted with SENTENCE_FEATURES (then a search reads its candidates' sentence vectors)."""
+    return all(f in model["weights"] for f in SENTENCE_FEATURES)
+
+
+def model_features(model: dict) -> tuple[str, ...]:
+    return FEATURES + (SENTENCE_FEATURES if uses_sentences(model) else ())
+
+
 def weight_vector(model: dict) -> np.ndarray:
-    return np.array([float(model["weights"][f]) for f in FEATURES])
+    return np.array([float(model["weights"][f]) for f in model_features(model)])
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -227,10 +264,12 @@ def convex(bm: np.ndarray, cos: np.ndarray, alpha: float) -> np.ndarray:
     return alpha * b + (1 - alpha) * c
 
 
-def fuse(bm: np.ndarray, cos: np.ndarray, cover_of, text: str, alpha: float, model: dict | None = None) -> np.ndarray:
+def fuse(bm: np.ndarray, cos: np.ndarray, cover_of, text: str, alpha: float, model: dict | None = None,
+         best_of=None) -> np.ndarray:
     """Hybrid scores of a search's candidates (``bm`` and ``cos`` aligned; NaN: no vector): the union of each side's
     first ``TOP`` by the model (0.5 + half its share), the rest by the convex order (half the convex score).
-    ``cover_of(positions)`` gives those candidates' :func:`term_shares`."""
+    ``cover_of(positions)`` gives those candidates' :func:`term_shares`; ``best_of(positions)`` their best sentence
+    cosines (NaN: none), read only when the model uses them (without it, each candidate's cosine stands in)."""
     bm = np.asarray(bm, dtype=np.float64)
     cos = np.asarray(cos, dtype=np.float64)
     model = model or load_model()
@@ -238,18 +277,25 @@ def fuse(bm: np.ndarray, cos: np.ndarray, cover_of, text: str, alpha: float, mod
     cand = candidates(bm, cos, int(model.get("top", TOP)))
     if len(cand):
         x = features(bm[cand], cos[cand], cover_of(cand), cjk_share(text))
+        if uses_sentences(model):
+            best = best_of(cand) if best_of is not None else np.full(len(cand), np.nan)
+            x = np.hstack([x, sentence_features(best, cos[cand], bm[cand])])
         s, _ = model_scores(x, model)
         out[cand] = 0.5 + 0.5 * s
     return out
 
 
-def fuse_sections(index, q, idxs: np.ndarray, bm: np.ndarray, cos: np.ndarray, pool: Sequence[int], alpha: float) -> dict[int, float]:
+def fuse_sections(index, q, idxs: np.ndarray, bm: np.ndarray, cos: np.ndarray, pool: Sequence[int], alpha: float,
+                  dense=None) -> dict[int, float]:
     """query.kb's hybrid: {unit index: score} over ``pool`` (positions into ``idxs``, ``bm``, ``cos``) of a
-    ``SectionIndex`` and a parsed query (``q.terms``, ``q.text``)."""
+    ``SectionIndex`` and a parsed query (``q.terms``, ``q.text``); ``dense`` (query.kb.Dense) reads the candidates'
+    best sentences."""
     pool = np.asarray(list(pool), dtype=np.int64)
     if not len(pool):
         return {}
     units = np.asarray(idxs, dtype=np.int64)[pool]
+    text = q.text or " ".join(q.phrases)
+    best_of = (lambda c: dense.sentence_best(index, units[c], text)) if dense is not None else None
     s = fuse(np.asarray(bm)[pool], np.asarray(cos)[pool], lambda c: term_shares(index.model, q.terms, units[c]),
-             q.text or " ".join(q.phrases), alpha)
+             text, alpha, best_of=best_of)
     return {int(u): float(v) for u, v in zip(units, s)}

@@ -80,7 +80,8 @@ from agentos_mem.query.index_reader import open_reader
 from agentos_mem.query.rules import check_request
 from agentos_mem.storage.embed_cache import open_cache
 from agentos_mem.storage.index_store import IndexCorrupt, IndexMissing
-from agentos_mem.storage.kb_sections import ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, published_docs, section_key, section_units, still_published, text_hash
+from agentos_mem.storage.kb_sections import (ANN_COLLECTION, ANN_MIN_SECTIONS, EMBED_CHARS, Doc, embed_sentences, published_docs, section_key,
+                                            section_units, still_published, text_hash)
 from agentos_mem.storage.kb_sections import SectionUnit as Unit
 from agentos_mem.storage.kb_store import KBStore, registry_version
 
@@ -96,6 +97,9 @@ CHARS_PER_TOKEN = 8  # a page also stays within page_tokens * this many characte
 PAGE_TOKENS = (10, 8000)
 MAX_K = 200
 INDEX_CACHE = 8  # built section indexes kept per process (one per distinct selected set)
+# Sections whose sentence vectors a process keeps, per index and embedder (a search reads its ~40 candidates'; about
+# 9 KB each): bounded, so a long-lived server over 100,000 sections does not come to hold them all (~770 MB).
+SENTENCE_MEMO = 4096
 SELECTION_KEYS = ("documents", "categories", "scopes")
 SELECTION_META = ("name", "title", "description")
 
@@ -382,6 +386,7 @@ class SectionIndex:
     _keys: list[str] | None = None
     _key_pos: dict[str, int] = field(default_factory=dict)
     _not_held: tuple | None = None
+    sentences: dict[str, OrderedDict] = field(default_factory=dict)  # embedder identity -> {unit: its sentences' vectors}
 
     @classmethod
     def build(cls, units: list[Unit], key: tuple = ()) -> SectionIndex:
@@ -409,6 +414,27 @@ class SectionIndex:
     def hold_vectors(self, identity: str, idxs, vectors) -> None:
         """Hold these units' vectors (a benchmark's, or the cache's) for ``identity``'s searches."""
         self.unit_vectors(identity).put(np.asarray(idxs, dtype=np.int64), vectors)
+
+    def sentence_vectors(self, identity: str, idxs) -> dict[int, np.ndarray]:
+        """{unit: (its sentences, dim) vectors} for those of ``idxs`` held for ``identity``."""
+        with _lock:
+            memo = self.sentences.get(identity)
+            if memo is None:
+                return {}
+            out = {}
+            for i in idxs:
+                m = memo.get(i)
+                if m is not None:
+                    memo.move_to_end(i)
+                    out[i] = m
+            return out
+
+    def hold_sentences(self, identity: str, held: dict[int, np.ndarray]) -> None:
+        with _lock:
+            memo = self.sentences.setdefault(identity, OrderedDict())
+            memo.update(held)
+            while len(memo) > SENTENCE_MEMO:
+                memo.popitem(last=False)
 
     def section_keys(self) -> list[str]:
         """Each unit's key in the ANN index (``storage.kb_sections.section_key``), computed on first use."""
@@ -561,6 +587,36 @@ class Dense:
             out[held] = np.einsum("ij,j->i", matrix[idxs[held]], self.query_vector(query))
         return out
 
+    def sentence_best(self, index: SectionIndex, idxs: np.ndarray, query: str) -> np.ndarray:
+        """The best cosine between ``query`` and one of each section's sentences (``storage.kb_sections.embed_sentences``,
+        embedded beside the sections); NaN for a section one of whose sentences has no vector (a workspace embedded
+        before sentences were, until its next rebuild or nightly). Read from the cache (without one: embedded here)."""
+        idxs = [int(i) for i in np.asarray(idxs, dtype=np.int64)]
+        out = np.full(len(idxs), np.nan)
+        if not idxs:
+            return out
+        identity = self.embedder.identity
+        held = index.sentence_vectors(identity, dict.fromkeys(idxs))
+        need = [i for i in dict.fromkeys(idxs) if i not in held]
+        if need:
+            texts = {i: embed_sentences(index.units[i]) for i in need}
+            keys = {t: text_hash(t) for ts in texts.values() for t in ts}
+            if self.cache is not None:
+                known = self.cache.vectors(identity, list(set(keys.values())))
+            else:
+                known = dict(zip(keys.values(), self.embedder.embed_documents(list(keys))))
+            made = {i: np.stack([np.asarray(known[keys[t]], dtype=np.float32) for t in ts])
+                    for i, ts in texts.items() if all(keys[t] in known for t in ts)}
+            index.hold_sentences(identity, made)
+            held.update(made)
+        if held:
+            q = self.query_vector(query)
+            for k, i in enumerate(idxs):
+                m = held.get(i)
+                if m is not None:
+                    out[k] = float(np.einsum("ij,j->i", m, q).max())  # einsum: no BLAS threads (see cosine)
+        return out
+
     def query_vector(self, text: str) -> np.ndarray:
         vec = self._queries.get(text)
         if vec is None:
@@ -705,7 +761,7 @@ def rank(index: SectionIndex, query: str | Query, *, k: int = 10, mode: str = "h
                 near = np.flatnonzero(~np.isnan(cos))
                 near = near[np.argsort(-cos[near], kind="stable")[:max(DENSE_POOL, k)]]
                 pool = set(near.tolist()) | set(np.flatnonzero(bm > 0).tolist())
-                scores = fuse_sections(index, q, idxs, bm, cos, sorted(pool), alpha)
+                scores = fuse_sections(index, q, idxs, bm, cos, sorted(pool), alpha, dense)
     # the sections the dense side has no vector for: every section of the index on the exact path, those the ANN
     # index does not hold on the approximate one (it was built from vectors)
     if not use_ann and 0 < len(idxs) == len(index.units):
@@ -742,7 +798,7 @@ def _rank_approximate(index: SectionIndex, idxs: np.ndarray, allowed: np.ndarray
     bm_all = np.zeros(len(index.units))
     bm_all[idxs] = bm
     bmp, cosp = bm_all[pool], np.array([cos_of[i] for i in pool])
-    return fuse_sections(index, q, np.array(pool), bmp, cosp, list(range(len(pool))), alpha)
+    return fuse_sections(index, q, np.array(pool), bmp, cosp, list(range(len(pool))), alpha, dense)
 
 
 def hybrid_alpha(bm: np.ndarray, cos: np.ndarray, alpha: float = ALPHA) -> float:

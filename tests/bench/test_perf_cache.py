@@ -61,19 +61,23 @@ def test_a_filled_cache_leaves_the_real_rebuild_and_section_embedding_nothing_to
     settings = load_settings(home=home, user="bench", hostname="bench")
     perf.publish_sections(settings, 20)
     texts = perf.texts_to_fill(settings)
-    assert {k for k, _ in texts.values()} == {"card", "fact", "section"} and len(texts) == 44
+    kinds = [k for k, _ in texts.values()]
+    assert set(kinds) == {"card", "fact", "section", "sentence"}  # a section's sentences are embedded beside it
+    assert kinds.count("card") + kinds.count("fact") == 24 and kinds.count("section") == 20 and kinds.count("sentence") > 20
+    n = len(texts)
     emb = HashEmbedder()
     out = perf.fill_vector_cache(settings, emb, texts, pool=tmp_path / "words.npz", log=lambda m: None)
-    assert out["filled"] == 44 and set(out["kinds"]) == {"card", "fact", "section"}
+    assert out["filled"] == n and set(out["kinds"]) == {"card", "fact", "section", "sentence"}
     cache = open_cache(settings)
     try:
         vecs = cache.vectors(emb.identity, sorted(texts))
     finally:
         cache.close()
-    assert len(vecs) == 44 and all(np.isclose(np.linalg.norm(v), 1.0, atol=1e-4) for v in vecs.values())
+    assert len(vecs) == n and all(np.isclose(np.linalg.norm(v), 1.0, atol=1e-4) for v in vecs.values())
     real = sum(np.allclose(vecs[h], emb._vec(t), atol=1e-6) for h, (_, t) in texts.items())
-    assert real == 12  # the sampled texts keep their own vectors; the rest are composed
+    assert real == 16  # the sampled texts (four of each kind) keep their own vectors; the rest are composed
     emb.texts = 0
     assert rebuild(settings, embedder=emb)["embedded"] == 0
-    assert embed_sections(settings, embedder=emb)["embedded"] == 0 and emb.texts == 0
+    done = embed_sections(settings, embedder=emb)
+    assert done["embedded"] == done["sentences_embedded"] == 0 and emb.texts == 0
     assert perf.fill_vector_cache(settings, emb, texts, log=lambda m: None)["filled"] == 0

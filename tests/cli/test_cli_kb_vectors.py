@@ -122,10 +122,11 @@ def test_approving_embeds_the_sections_once_and_a_search_embeds_only_its_query(h
     assert sections > HEADINGS
     mark, rows = emb.mark(), cached_vectors(home)
     out = run_cli("kb", "approve", doc, home=home).stdout
-    assert f"is now ready\n  {sections} section(s) ready for search ({sections} embedded now)" in out
     embedded = emb.texts(mark)
-    assert len(embedded) == len(set(embedded)) == sections  # every section, each once
-    assert cached_vectors(home) - rows == sections  # kept: no search embeds them again
+    sentences = len(embedded) - sections
+    assert f"is now ready\n  {sections} section(s) ready for search ({sections} embedded now, and {sentences} of their sentences)" in out
+    assert len(embedded) == len(set(embedded)) and sentences > sections  # every section and its sentences, each once
+    assert cached_vectors(home) - rows == len(embedded)  # kept: no search embeds them again
 
     for query in ("svc137 监听端口", "rule42 告警规则"):
         mark, rows = emb.mark(), cached_vectors(home)

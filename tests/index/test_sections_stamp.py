@@ -49,3 +49,31 @@ def test_an_unchanged_night_skips_and_any_change_is_embedded_again(ws, two_docs)
     (Workspace(s.home).index_dir / "cache.db").unlink()  # the cache removed: every section is embedded again
     anew = embed_sections(s)
     assert "stamp" not in anew and anew["embedded"] == anew["sections"] == edited["sections"]
+
+
+def test_each_sections_sentences_are_embedded_beside_it_and_a_workspace_from_before_gets_them_at_the_next_night(ws, two_docs):
+    from agentos_mem.index.vectors import embed_sections
+    from agentos_mem.knowledge.decisions import decide
+    from agentos_mem.query import kb
+    from agentos_mem.storage.embed_cache import open_cache
+    from agentos_mem.storage.kb_sections import embed_sentences, text_hash
+
+    s = kb_settings()
+    for doc in two_docs.values():
+        decide(s, doc, "approve", "default")  # approving embeds the document's sections and their sentences at once
+    index = kb.section_index(kb.selected_docs(s, "default"))
+    sentences = {text_hash(t) for u in index.units for t in embed_sentences(u)}
+    cache = open_cache(s)
+    try:
+        identity = kb.settings_dense(s).embedder.identity
+        assert set(cache.vectors(identity, list(sentences))) == sentences
+        # a workspace embedded before sentences were: its sections' vectors only
+        cache.con.execute(f"delete from vectors where text_hash in ({','.join('?' * len(sentences))})", list(sentences))
+        cache.con.commit()
+    finally:
+        cache.close()
+    night = embed_sections(s)
+    assert night["embedded"] == 0 and night["sentences_embedded"] == len(sentences)  # the sentences alone, once
+    assert embed_sections(s)["stamp"] == "unchanged"
+    hits = kb.search_docs(s, "default", "海豚睡觉时闭几只眼")
+    assert hits and hits[0]["section"] == "睡眠"
