@@ -53,7 +53,7 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
     live = ann_store(settings).current_name()
     if last and last.get("stamp") == stamp and last.get("ann_generation") == live and isinstance(last.get("result"), dict):
         ann = last["result"].get("ann")
-        return {**last["result"], "embedded": 0, "ann": {**ann, "status": "unchanged"} if isinstance(ann, dict) else ann, "stamp": "unchanged"}
+        return {**last["result"], "embedded": 0, "sentences_embedded": 0, "ann": {**ann, "status": "unchanged"} if isinstance(ann, dict) else ann, "stamp": "unchanged"}
     units = section_units(published_docs(paths["knowledge"], rows))
     texts = embed_texts(units) if sentences else _section_texts(units)
     if not texts:

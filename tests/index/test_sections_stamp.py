@@ -74,6 +74,7 @@ def test_each_sections_sentences_are_embedded_beside_it_and_a_workspace_from_bef
         cache.close()
     night = embed_sections(s)
     assert night["embedded"] == 0 and night["sentences_embedded"] == len(sentences)  # the sentences alone, once
-    assert embed_sections(s)["stamp"] == "unchanged"
+    unchanged = embed_sections(s)
+    assert unchanged["stamp"] == "unchanged" and unchanged["embedded"] == unchanged["sentences_embedded"] == 0
     hits = kb.search_docs(s, "default", "海豚睡觉时闭几只眼")
     assert hits and hits[0]["section"] == "睡眠"
