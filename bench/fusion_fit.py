@@ -44,7 +44,7 @@ from agentos_mem.embedders import make_embedder
 from agentos_mem.kernel.settings import load_settings
 from agentos_mem.knowledge.refine import outline_of
 from agentos_mem.query import fusion, fusion_model, kb
-from agentos_mem.storage.kb_sections import sentences_of
+from agentos_mem.storage.kb_sections import SENTENCE_MAX, sentences_of
 
 POOL = 50  # candidates stored per side (the model reads the first fusion.TOP of each)
 L2 = 3e-3  # chosen among 1e-3, 3e-3, 1e-2, 1e-1 by the CV table (see the report)
@@ -52,7 +52,7 @@ FOLDS = 5
 SOURCES = {"rgb_zh_dev": "rgb", "cmrc2018": "cmrc", "vue_zh_links": "vue", "vue_en_headings": "vue", "vue_en_links": "vue"}
 TAUS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
 SENTENCE_FEATURES = fusion.SENTENCE_FEATURES
-SENTENCE_SPLIT = "kb_sections.sentences_of"  # stored sentence cosines made by another split are made again
+SENTENCE_SPLIT = f"kb_sections.sentences_of:{SENTENCE_MAX}"  # stored sentence cosines made by another split are made again
 SENTENCE_NOTE = ("**With the candidates' best sentence cosine (`--sentence-max`)**: the fitted rows add "
                  f"{', '.join(SENTENCE_FEATURES)} to the other features (each candidate's sentences as the index embeds them).")
 
