@@ -143,10 +143,15 @@ def embed_sentences(unit: SectionUnit) -> list[str]:
     return sentences_of(unit.match_text)
 
 
+def section_texts(units: list[SectionUnit]) -> dict[str, str]:
+    """{cache key: text} of these sections' embedded texts."""
+    return {text_hash(embed_text(u)): embed_text(u) for u in units}
+
+
 def embed_texts(units: list[SectionUnit]) -> dict[str, str]:
     """{cache key: text} of everything embedded for these sections: each one's text, then (after all of those, so the
     sections are searchable by meaning first) their sentences."""
-    out = {text_hash(embed_text(u)): embed_text(u) for u in units}
+    out = section_texts(units)
     for u in units:
         for t in embed_sentences(u):
             out.setdefault(text_hash(t), t)

@@ -23,7 +23,7 @@ from agentos_mem.kernel.settings import Settings
 from agentos_mem.index.section_ann import ann_store, publish_section_ann
 from agentos_mem.kernel.workspace import kb_paths
 from agentos_mem.storage.embed_cache import open_cache
-from agentos_mem.storage.kb_sections import SENTENCE_MAX, embed_text, embed_texts, published_docs, section_units, text_hash
+from agentos_mem.storage.kb_sections import SENTENCE_MAX, embed_texts, published_docs, section_texts, section_units, text_hash
 from agentos_mem.storage.kb_store import KBStore
 from agentos_mem.storage.memory_records import EMBED_CHARS as RECORD_EMBED_CHARS
 from agentos_mem.storage.memory_records import open_book, record_text
@@ -55,7 +55,7 @@ def embed_sections(settings: Settings, *, embedder=None, log: Callable[[str], No
         ann = last["result"].get("ann")
         return {**last["result"], "embedded": 0, "sentences_embedded": 0, "ann": {**ann, "status": "unchanged"} if isinstance(ann, dict) else ann, "stamp": "unchanged"}
     units = section_units(published_docs(paths["knowledge"], rows))
-    texts = embed_texts(units) if sentences else _section_texts(units)
+    texts = embed_texts(units) if sentences else section_texts(units)
     if not texts:
         return {"sections": len(units), "embedded": 0, "embedder": None}
     embedder = embedder or make_settings_embedder(settings)
@@ -119,13 +119,9 @@ def embed_document(settings: Settings, doc_id: str, *, embedder=None, log: Calla
     return out
 
 
-def _section_texts(units) -> dict[str, str]:
-    return {text_hash(embed_text(u)): embed_text(u) for u in units}
-
-
 def _counts(done: list[str], units) -> dict:
     """{embedded: sections embedded now, sentences_embedded: their sentences embedded now} of the hashes ``done``."""
-    sections = set(_section_texts(units))
+    sections = set(section_texts(units))
     n = sum(1 for h in done if h in sections)
     return {"embedded": n, "sentences_embedded": len(done) - n}
 
