@@ -20,6 +20,12 @@ the section vectors were embedded (``warm``); the query itself is embedded insid
 them plus the first ``DISTRACTORS`` other passages in corpus order (a quick run; figures are not comparable
 with the full set's).
 
+Where the queries carry their answers (CMRC2018's ``answers``: alternatives, any one will do; RGB's ``answer``: every
+element must be there, an element that is a list by any of its alternatives, as RGB's own check reads them), each
+query is also asked through ``query.kb_answer.answer`` (extractive, its default budget), what ``agentos kb ask``
+gives: *answer hit*, the answer's text (its sources aside) holds the answer; *first line*, its first sentence does;
+*first citation*, its source [1] is a relevant passage (:func:`answers_score`). Matching ignores case, width and spaces.
+
 The workspace is temporary unless ``work`` is given: then its vector cache (``cache.db``) is kept and reused by
 the next run (the registry and the cards are rebuilt every run).
 """
@@ -42,11 +48,12 @@ from agentos_mem.index.vectors import embed_sections
 from agentos_mem.kernel import clock, progress
 from agentos_mem.kernel.files import atomic_write
 from agentos_mem.kernel.settings import load_settings
-from agentos_mem.kernel.text import normalize_key
+from agentos_mem.kernel.text import nfkc, normalize_key
 from agentos_mem.kernel.workspace import init_workspace
 from agentos_mem.knowledge.refine import kb_paths, outline_of
 from agentos_mem.query import fusion, kb
 from agentos_mem.query.kb import KBQueryError, search_docs
+from agentos_mem.query.kb_answer import answer
 from agentos_mem.storage.kb_cards import read_body, render_card
 from agentos_mem.storage.kb_store import KBStore
 
@@ -94,6 +101,39 @@ def score(rows: Sequence[tuple[Iterable, Sequence]], ks: Sequence[int] = (1, 5, 
     out["mrr@10"] = round(sum(mrr_at_k(g, r, 10) for g, r in rows) / n, 4) if n else None
     out["queries"] = n
     return out
+
+
+def gold_answers(query: dict) -> list[list[str]]:
+    """A query's answers as groups that must all be found, each by any of its strings: CMRC2018's ``answers`` are
+    one group of alternatives; RGB's ``answer`` is one group per element (a list element holds alternatives)."""
+    if query.get("answers"):
+        return [[str(a) for a in query["answers"] if str(a).strip()]]
+    return [[str(a) for a in (x if isinstance(x, list) else [x]) if str(a).strip()] for x in query.get("answer") or []]
+
+
+def _folded(text: str) -> str:
+    return "".join(nfkc(text).casefold().split())
+
+
+def holds_answer(text: str, gold: list[list[str]]) -> bool:
+    """Every group of ``gold`` has a string in ``text`` (case, width and spaces ignored)."""
+    t = _folded(text)
+    return bool(gold) and all(any(_folded(a) and _folded(a) in t for a in alts) for alts in gold)
+
+
+def answer_body(text: str) -> str:
+    """An extractive answer's sentences: its text before the sources (来源： / Sources:) and the missing statement."""
+    return re.split(r"\n\n(?:来源：|Sources:)\n", text, maxsplit=1)[0]
+
+
+def answers_score(rows: Sequence[dict]) -> dict:
+    """Rates over {hit, first_line, first_citation, tokens, ms} rows (an error row has hit False and no tokens)."""
+    n = len(rows)
+    rate = lambda k: round(sum(bool(r[k]) for r in rows) / n, 4) if n else None  # noqa: E731
+    tokens = sorted(r["tokens"] for r in rows if r.get("tokens") is not None)
+    return {"questions": n, "answer_hit": rate("hit"), "first_line_hit": rate("first_line"),
+            "first_citation_relevant": rate("first_citation"), "tokens_median": tokens[len(tokens) // 2] if tokens else None,
+            **latency([r["ms"] for r in rows])}
 
 
 # -- the data --------------------------------------------------------------------------------------------
@@ -228,6 +268,36 @@ def search_all(settings, queries: list[tuple[str, str]], mode: str, log: Callabl
     return hits, ms, errors
 
 
+def answer_all(settings, queries: list[dict], qrels: dict[str, set[str]], passage_of: dict[str, str],
+               log: Callable[[str], None]) -> list[dict]:
+    """Each query with answers asked through ``kb_answer.answer`` (extractive): {id, hit, first_line, first_citation,
+    tokens, ms, status}; a question the read path refuses (nothing to look up) is a row that found nothing."""
+    rows = []
+    t0 = time.perf_counter()
+    asked = [q for q in queries if gold_answers(q)]
+    for i, q in enumerate(progress.track(asked, "beir answers")):
+        gold = gold_answers(q)
+        t = time.perf_counter()
+        try:
+            a = answer(settings, USER, q["text"])
+        except KBQueryError:
+            a = None
+        ms = (time.perf_counter() - t) * 1000
+        if a is None:
+            rows.append({"id": q["_id"], "hit": False, "first_line": False, "first_citation": False, "tokens": None, "ms": ms,
+                         "status": "error"})
+        else:
+            body = answer_body(a["answer"])
+            first = next((line for line in body.split("\n") if line.strip()), "")
+            cited = [passage_of.get(c["doc_id"]) for c in a["citations"]]
+            rows.append({"id": q["_id"], "hit": holds_answer(body, gold), "first_line": holds_answer(first, gold),
+                         "first_citation": bool(cited) and cited[0] in qrels.get(q["_id"], ()), "tokens": a["tokens"], "ms": ms,
+                         "status": a["status"]})
+        if (i + 1) % 100 == 0 or i + 1 == len(asked):
+            log(f"  answers: {i + 1}/{len(asked)} questions ({time.perf_counter() - t0:.0f} s)")
+    return rows
+
+
 def latency(ms: list[float]) -> dict:
     return {"p50_ms": round(percentile(ms, 50), 1) if ms else None, "p95_ms": round(percentile(ms, 95), 1) if ms else None}
 
@@ -282,13 +352,16 @@ def _run(work: Path, corpus, queries, qrels, k: int, log) -> dict:
             per_query.setdefault(qid, {})[mode] = first_rank(qrels[qid], ranked[:10])
         systems[mode] = {**score(rows), **latency(ms), "errors": errors}
     missed = {m: [qid for qid, r in per_query.items() if r[m] != 1][:20] for m in MODES}
+    answered = answer_all(settings, queries, qrels, passage_of, log)
 
     return {"queries": len(qs), "corpus": len(corpus), "documents": len(docs), "sections": sections, "k": k,
             "layout": "one document per passage: '# <title>' + text (text alone when untitled)",
             "multi_relevant_queries": sum(1 for qid, _ in qs if len(qrels[qid]) > 1),
             "systems": systems, "goal": {"recall@1 >= 0.97": {m: (systems[m]["recall@1"] or 0) >= GOAL_R1 for m in MODES}},
             "embedder": identity, "embed_seconds": warm_s, "alpha": kb.ALPHA, "fusion_model": {"top": fusion.load_model().get("top"), "fitted": fusion.load_model().get("provenance", {}).get("date"), "fallback": fusion.load_model().get("fallback")}, "dense_pool": kb.DENSE_POOL,
-            "not_at_rank_1": missed}
+            "not_at_rank_1": missed,
+            "answers": answers_score(answered) if answered else None,
+            "answer_missed": [r["id"] for r in answered if not r["first_line"]][:20]}
 
 
 
@@ -306,6 +379,11 @@ def render(res: dict) -> str:
     ref = res.get("reference")
     if ref:
         lines.append(f"{'reference (README)':<22}{ref['recall@1']:>8.3f}{ref['recall@5']:>8.3f}{'-':>8}{ref['mrr@10']:>8.3f}   {ref['system']}")
+    a = res.get("answers")
+    if a:
+        lines.append(f"kb ask (extractive) on {a['questions']} questions with answers: answer hit {a['answer_hit']:.3f}, first line "
+                     f"{a['first_line_hit']:.3f}, first citation relevant {a['first_citation_relevant']:.3f}, median "
+                     f"{a['tokens_median']} tokens, p50 / p95 {a['p50_ms']} / {a['p95_ms']} ms")
     goal = res["goal"]["recall@1 >= 0.97"]
     lines.append("goal R@1 >= 0.97: " + ", ".join(f"{m} {'met' if ok else 'NOT met'}" for m, ok in goal.items()))
     return "\n".join(lines)
@@ -325,6 +403,15 @@ def markdown(res: dict, command: str) -> str:
     ref = res.get("reference")
     if ref:
         md.append(f"| reference: {ref['system']} (eval README) | {ref['recall@1']:.3f} | {ref['recall@5']:.3f} | - | {ref['mrr@10']:.3f} | - | - | - |")
+    a = res.get("answers")
+    if a:
+        md += ["", f"Answers through `kb ask` (extractive, `query.kb_answer.answer`), {a['questions']} questions with their answers:", "",
+               "| answer hit | first line | first citation relevant | median tokens | p50 ms | p95 ms |", "|---|---|---|---|---|---|",
+               f"| {a['answer_hit']:.3f} | {a['first_line_hit']:.3f} | {a['first_citation_relevant']:.3f} | {a['tokens_median']} | "
+               f"{a['p50_ms']} | {a['p95_ms']} |", "",
+               "*Answer hit*: the answer's sentences (its sources aside) hold the answer (CMRC2018: any of its alternatives; RGB: "
+               "every element, as RGB's own check); *first line*: its first sentence does; *first citation*: its source [1] is a "
+               "relevant passage."]
     md += ["", f"Goal R@1 >= {GOAL_R1}: " + ", ".join(f"{m} **{'met' if ok else 'not met'}**" for m, ok in goal.items()) + ".", "",
            f"- Layout: {res['layout']}; written directly as ready, system-scoped cards and registry rows (no collect/refine).",
            "- R@k: a query is found when ANY of its relevant passages is among the first k distinct passages; MRR@10: "

@@ -12,8 +12,8 @@ every section it reads and cites: the document is ready, visible to ``user``, an
 3. sections are read (``read_section``) best first, preferring one that brings a key term not read yet,
    while their pages fit in ``budget`` tokens (``count_tokens``); a section longer than what is left is read
    as its page holding the most key terms;
-4. the answer comes from those pages only: extractive (the sentences holding the most key terms, each cited
-   ``[n]`` with its document title, section anchor and lines), or, with a chat model (``client``, or one at
+4. the answer comes from those pages only: extractive (the sentences holding the most key terms, the best one
+   first and the others in reading order, each cited ``[n]`` with its document title, section anchor and lines), or, with a chat model (``client``, or one at
    ``settings.llm_base_url``), written by the model from the numbered sections in its prompt, told to answer
    from them only and to say what is missing; its JSON is validated (it may cite only the sections it was
    given) and any failure falls back to the extractive answer, said in ``method``.
@@ -433,8 +433,9 @@ def _citation(r: dict) -> dict:
 
 # -- extractive ---------------------------------------------------------------------------------------------------
 def _extractive(q: Query, keys: list[str], read: list[dict], zh: bool, budget: int, gaps) -> dict:
-    """The read pages' sentences holding the most key terms, in reading order, each cited, then the statement of
-    what the cited sections do not cover; {answer, missing, cited}, the answer within ``budget`` tokens."""
+    """The read pages' sentences holding the most key terms, the best first and the others in reading order, each
+    cited, then the statement of what the cited sections do not cover; {answer, missing, cited}, the answer within
+    ``budget`` tokens."""
     qterms = set(q.terms)
     scored = []  # (score, section index, position, sentence)
     for si, r in enumerate(read):
@@ -466,8 +467,16 @@ def _extractive(q: Query, keys: list[str], read: list[dict], zh: bool, budget: i
     chosen: list[tuple] = []
     best: tuple[str, list[dict], str | None] | None = None
     seeds = list(firsts.values())
+    lead = by_score[0] if by_score else None
+
+    def in_order(items: list[tuple]) -> list[tuple]:
+        # the best sentence first, the others in reading order: the first line is what a caller with a small budget
+        # reads. In reading order alone the first line held the answer for 0.265 of CMRC2018's questions, the best
+        # sentence for 0.750 (`agentos bench beir`'s answers part)
+        return sorted(items, key=lambda x: (x is not lead, x[1], x[2]))
+
     for n in range(len(seeds), 1, -1):  # one sentence from each of several sections first, when they fit together
-        trial = _compose(sorted(seeds[:n], key=lambda x: (x[1], x[2])), read, zh, gaps)
+        trial = _compose(in_order(seeds[:n]), read, zh, gaps)
         if count_tokens(trial[0]) <= budget:
             chosen, best = seeds[:n], trial
             break
@@ -476,7 +485,7 @@ def _extractive(q: Query, keys: list[str], read: list[dict], zh: bool, budget: i
             break
         if any(item[3] == c[3] for c in chosen):
             continue
-        trial = _compose(sorted([*chosen, item], key=lambda x: (x[1], x[2])), read, zh, gaps)
+        trial = _compose(in_order([*chosen, item]), read, zh, gaps)
         if count_tokens(trial[0]) <= budget:
             chosen.append(item)
             best = trial

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentos_mem.bench.beir import cut, dedupe, first_rank, load, mrr_at_k, passage_body, recall_at_k, score
+from agentos_mem.bench.beir import (answer_body, answers_score, cut, dedupe, first_rank, gold_answers, holds_answer, load, mrr_at_k,
+                                    passage_body, recall_at_k, score)
 from agentos_mem.bench.links import descriptive, resolve_target
 from tests.kit.cli import run_cli
 
@@ -70,6 +71,27 @@ def test_link_targets_resolve_to_src_files_and_deictic_texts_are_non_descriptive
     assert descriptive("SSR 激活") and descriptive("`watchEffect()`") and descriptive("Dynamic Components")
 
 
+def test_an_answer_holds_any_cmrc_alternative_and_every_rgb_element_ignoring_case_width_and_spaces():
+    cmrc = gold_answers({"answers": ["4分钟", "四分钟"]})
+    rgb = gold_answers({"answer": [["东盟", "ASEAN"], "中国"]})
+    assert cmrc == [["4分钟", "四分钟"]] and rgb == [["东盟", "ASEAN"], ["中国"]]
+    assert holds_answer("配对需等待四分钟。", cmrc) and holds_answer("等 ４ 分钟", cmrc)  # full-width digit, a space
+    assert holds_answer("Asean 与中国签署", rgb) and not holds_answer("东盟十国签署", rgb)  # one element missing
+    assert not holds_answer("anything", gold_answers({"answer": []}))  # no answer: never a hit
+    text = "Monthly snapshots are kept for one year. [1]\n\nSources:\n[1] Backup runbook #retention, lines 7-9"
+    assert answer_body(text) == "Monthly snapshots are kept for one year. [1]"
+    assert answer_body("看第 7 行。 [1]\n\n来源：\n[1] 《运维》#备份，第7–9行") == "看第 7 行。 [1]"
+
+
+def test_answer_rates_count_a_refused_question_as_not_answered():
+    rows = [{"hit": True, "first_line": True, "first_citation": True, "tokens": 120, "ms": 10.0},
+            {"hit": True, "first_line": False, "first_citation": True, "tokens": 200, "ms": 20.0},
+            {"hit": False, "first_line": False, "first_citation": False, "tokens": None, "ms": 5.0}]
+    out = answers_score(rows)
+    assert (out["questions"], out["answer_hit"], out["first_line_hit"], out["first_citation_relevant"]) == (3, 0.6667, 0.3333, 0.6667)
+    assert out["tokens_median"] == 200 and out["p50_ms"] == 10.0
+
+
 def test_the_cmrc_files_load_with_several_relevant_passages_possible(eval_dir):
     folder = eval_dir / "cmrc2018"
     if not folder.is_dir():
@@ -99,8 +121,12 @@ def test_agentos_bench_beir_reports_all_three_modes(eval_dir, tmp_path):
         assert d["recall@1"] <= d["recall@5"] <= d["recall@10"] and d["p50_ms"] > 0, mode
     assert res["systems"]["bm25"]["recall@5"] >= 0.9  # lexically easy: a floor
     assert res["reference"]["recall@1"] == 0.970 and "bm25s" in res["versions"]
+    # CMRC's questions carry their answers: each is also asked through `kb ask`, and its answer leads with what answers
+    a = res["answers"]
+    assert a["questions"] == 20 and a["first_line_hit"] <= a["answer_hit"] and a["first_citation_relevant"] >= 0.9
+    assert a["answer_hit"] >= 0.8 and a["first_line_hit"] >= 0.6
     text = report.read_text(encoding="utf-8")
-    assert "| search_docs `hybrid` |" in text and "Goal R@1" in text
+    assert "| search_docs `hybrid` |" in text and "Goal R@1" in text and "Answers through `kb ask`" in text
 
 
 def test_agentos_bench_links_reports_every_query_set(eval_dir, tmp_path):
