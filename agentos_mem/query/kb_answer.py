@@ -9,9 +9,9 @@ every section it reads and cites: the document is ready, visible to ``user``, an
 2. ``search_docs`` ranks sections; a hit is a candidate only when it shares terms with the question
    (``coverage`` > 0, so a hit found by meaning alone never is) and its text holds at least one key term.
    A key term no hit holds is searched for alone, so that a section holding it can join;
-3. sections are read (``read_section``) best first, preferring one that brings a key term not read yet,
-   while their pages fit in ``budget`` tokens (``count_tokens``); a section longer than what is left is read
-   as its page holding the most key terms;
+3. sections are read (``read_section``): the search's best first, then preferring one that brings a key term not
+   read yet, while their pages fit in ``budget`` tokens (``count_tokens``); a section longer than what is left is
+   read as its page holding the most key terms;
 4. the answer comes from those pages only: extractive (the sentences holding the most key terms, the best one of
    the section read first leading and the others in reading order, each cited ``[n]`` with its document title,
    section anchor and lines), or, with a chat model (``client``, or one at ``settings.llm_base_url``), written by
@@ -348,15 +348,19 @@ def _candidates(settings, user, question, q: Query, keys: list[str], *, selectio
 
 
 def _read(settings, user, candidates: list[dict], keys: list[str], budget: int, *, selection):
-    """Read sections best first while they fit; returns (read pages, {key term: (doc_id, anchor)} of terms only
-    in candidates that did not fit)."""
+    """Read sections while they fit, the search's best first, then those adding key terms not read yet; returns (read
+    pages, {key term: (doc_id, anchor)} of terms only in candidates that did not fit)."""
     read: list[dict] = []
     left = budget
     pool = list(candidates)
     extra = 0
     while pool and len(read) < MAX_SECTIONS and left >= MIN_PAGE:
         have = {t for r in read for t in keys if r["match"].has(t)}
-        best = max(pool, key=lambda c: (len(set(c["held"]) - have), -c["rank"]))
+        if not read:  # the search's best first: on RGB's hard negatives (they share the question's words) the
+            # section holding most key terms was first read, and the answer hit 0.90; the search's best: 0.93
+            best = min(pool, key=lambda c: c["rank"])
+        else:
+            best = max(pool, key=lambda c: (len(set(c["held"]) - have), -c["rank"]))
         if read and not (set(best["held"]) - have):  # nothing new: only a few as strong as the best read
             if extra >= MAX_EXTRA or len(best["held"]) < max(len(r["held"]) for r in read):
                 break

@@ -11,7 +11,7 @@ import pytest
 from agentos_mem.kernel.llm import ChatClient
 from agentos_mem.kernel.text import count_tokens
 from agentos_mem.query.kb import KBQueryError
-from agentos_mem.query.kb_answer import answer, key_terms
+from agentos_mem.query.kb_answer import _read, answer, key_terms
 from tests.kit.chat_server import ChatServer
 from tests.kit.knowledge import answer_items, item, kb_settings, module_ws, refine_clean, write_selection
 
@@ -76,6 +76,16 @@ def test_extractive_answer_in_english_cites_document_and_section(kb):
     assert "[1] Backup runbook #retention, lines " in ans["answer"] and "Sources:" in ans["answer"]
     two = answer(kb["settings"], "default", "verify the snapshot checksum and the subscription publishes", selection="task", mode="bm25")
     assert {c["anchor"] for c in two["citations"]} >= {"steps"}
+
+
+def test_the_section_read_first_is_the_search_s_best_not_the_one_holding_most_key_terms(kb):
+    # the search's fused order knows better than a count of shared words (on RGB's hard negatives, which share the
+    # question's words, reading the search's best first took kb ask's answer hit 0.90 -> 0.93): the other sections
+    # are still chosen for the key terms they add
+    cands = [{"doc_id": kb["runbook"], "anchor": "retention", "held": ["snapshots"], "rank": 0},
+             {"doc_id": kb["pg"], "anchor": "配置", "held": ["wal_level", "logical"], "rank": 1}]
+    read, unread = _read(kb["settings"], "default", cands, ["snapshots", "wal_level", "logical"], 1200, selection="task")
+    assert [(r["doc_id"], r["anchor"]) for r in read] == [(kb["runbook"], "retention"), (kb["pg"], "配置")] and unread == {}
 
 
 def test_the_budget_bounds_what_is_read_and_answered(kb):
