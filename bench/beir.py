@@ -122,7 +122,8 @@ def holds_answer(text: str, gold: list[list[str]]) -> bool:
 
 
 def answer_body(text: str) -> str:
-    """An extractive answer's sentences: its text before the sources (来源： / Sources:) and the missing statement."""
+    """An extractive answer's sentences: its text before the sources (来源： / Sources:), which the statement of what
+    is missing follows."""
     return re.split(r"\n\n(?:来源：|Sources:)\n", text, maxsplit=1)[0]
 
 
