@@ -236,8 +236,9 @@ def answer(settings: Settings, user: str, question: str, *, selection: str | Map
         absent = [t for t in keys if t not in covered and t not in elsewhere]
         return covered, _missing_text(zh, absent, elsewhere)
 
-    held = [t for t in keys if any(r["match"].has(t) for r in read)]
-    together = _held_together(read, keys)
+    per_section = [{t for t in keys if r["match"].has(t)} for r in read]  # each section read: the key terms it holds
+    held = [t for t in keys if any(t in mine for mine in per_section)]
+    together = {t for mine in per_section if len(mine) >= 2 for t in mine}  # in sections holding two terms or more
     if 2 * len(held) < len(keys) or (len(keys) > 2 and 2 * len(together) < len(keys)):
         # Fewer than half of what the question is about is in the base, or (a question of three terms or more) in
         # sections that hold two of its terms or more: the few words it shares with some sections, one here, one
@@ -436,16 +437,6 @@ def _missing_text(zh: bool, absent: list[str], over: dict[str, tuple]) -> str | 
         else:
             parts.append(", ".join(f"“{t}”" for t in over) + " only in sections this answer does not use (the pointers with cited false).")
     return " ".join(parts) or None
-
-
-def _held_together(read: list[dict], keys: list[str]) -> set[str]:
-    """The key terms held by a section read that holds two of them or more (all of them, for a one-term question)."""
-    out: set[str] = set()
-    for r in read:
-        mine = {t for t in keys if r["match"].has(t)}
-        if len(mine) >= min(2, len(keys)):
-            out |= mine
-    return out
 
 
 def _scattered_text(zh: bool, keys: list[str]) -> str:
