@@ -158,8 +158,9 @@ _ANCHORS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
     # glued to their number ("KR1", "Q2", "EJ16") are names of things, not versions of one.
     ("version", re.compile(r"(?<![A-Za-z0-9.-])(?:(?:[A-Z]|i[A-Z])[A-Za-z+#]+\s(?:v?\d+(?:\.\d+)*)(?:\s?(?:Pro|Max|Plus|Ultra|Mini|Lite))?\b"
                            r"|[A-Z]\d+\s(?:Pro|Max|Plus|Ultra|Mini|Lite)\b|\bv?\d+\.\d+(?:\.\d+)+\b|\bv\d+\.\d+\b)")),
-    # a short code of capitals and digits ("N2", "F1", "P30"): a level, a series, a model; not before a colon (a label)
-    ("code", re.compile(r"(?<![A-Za-z0-9.-])[A-Z]{1,2}\d{1,3}(?![A-Za-z0-9.\-]|\s*[:：])")),
+    # a short code of capitals and digits ("N2", "F1", "P30"): a level, a series, a model; not before a colon (a label).
+    # A model's "+" is part of its name ("RT5+" is not an "RT5"): kept, so that the value said is the value stored
+    ("code", re.compile(r"(?<![A-Za-z0-9.-])[A-Z]{1,2}\d{1,3}\+?(?![A-Za-z0-9.\-+]|\s*[:：])")),
     # counted ranks only (line 2, grade 2, the 3rd cohort): 楼/层/室/路 are parts of a place, read whole with it
     ("counted", re.compile(rf"(?:\d+|{_ZH_NUMERAL})\s*(?:号线|年级|届)")),
     ("counted", _ZH_COUNT),

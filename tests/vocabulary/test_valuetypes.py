@@ -44,6 +44,7 @@ def test_find_values_reads_every_value_of_a_sentence():
     assert spans("staging is now on Postgres 16, and we moved it to 5433") == [("Postgres 16", "version")]
     assert spans("给我妈买了台 iPhone 15，我自己还是用 Pixel 8") == [("iPhone 15", "version"), ("Pixel 8", "version")]
     assert spans("JLPT 考过了 N2") == [("N2", "code")]
+    assert spans("路由器换成了 AX6+，信号好多了") == [("AX6+", "code")]  # the model's "+" is its name, not punctuation
 
 
 def test_a_number_with_thousands_separators_is_one_count():
