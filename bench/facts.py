@@ -430,6 +430,23 @@ def model_cost(cases: list[dict]) -> dict:
                       "dropped": dict(dropped.most_common())}}
 
 
+def usage_by_day(lines: list[str]) -> list[dict]:
+    """The usage log's entries summed by day: a day's digest may ask the model in two stages (its parts, then the
+    turns kept only as said), each appending its own entry; the figures are a day's."""
+    days: dict[str, dict] = {}
+    for line in lines:
+        entry = json.loads(line)
+        day = days.setdefault(entry["day"], {"day": entry["day"]})
+        for k, v in entry.items():
+            if isinstance(v, dict):  # counts by reason, by response form
+                day[k] = dict(Counter(day.get(k) or {}) + Counter(v))
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                day[k] = day.get(k, 0) + v
+            elif k != "stage":
+                day.setdefault(k, v)
+    return list(days.values())
+
+
 def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log_format: str = "jsonl",
              cache: Path | None = None) -> tuple[dict, object]:
     """One case in a fresh workspace: logs, pinned clock, the digest day by day, the index, facts, questions.
@@ -455,11 +472,9 @@ def run_case(case: dict, home: Path, chat: tuple[str, str] | None, emb=None, log
             digest_seconds[d] = time.perf_counter() - td
         if cache is not None and ws.extraction_cache.is_dir():
             shutil.copytree(ws.extraction_cache, cache, dirs_exist_ok=True)
-        model_days = []
         usage = ws.logs / "llm_usage.jsonl"
-        for line in usage.read_text(encoding="utf-8").splitlines() if usage.is_file() else []:
-            entry = json.loads(line)
-            model_days.append({**entry, "digest_seconds": round(digest_seconds.get(entry["day"], 0.0), 2)})
+        model_days = [{**entry, "digest_seconds": round(digest_seconds.get(entry["day"], 0.0), 2)}
+                      for entry in usage_by_day(usage.read_text(encoding="utf-8").splitlines() if usage.is_file() else [])]
         emb = emb or make_settings_embedder(settings)
         rebuild(settings, embedder=emb)
         listed = facts_as_of(settings)["facts"]

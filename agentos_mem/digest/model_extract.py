@@ -299,6 +299,8 @@ def _original(text: str, key: str) -> str | None:
         for j in range(i + 1, min(len(text), i + 4 * len(key) + 8) + 1):
             k = normalize_key(text[i:j])
             if k == key:
+                while i + 1 < j and normalize_key(text[i + 1 : j]) == key:
+                    i += 1  # the shortest such span: "a 40" keys as "40" (an article is no part of a key), and is not it
                 return text[i:j].strip()
             if len(k) > len(key) or not key.startswith(k):
                 break

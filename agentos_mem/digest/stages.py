@@ -605,12 +605,41 @@ def held_back(inp: DayInput, cands: list[Candidate]) -> list[Candidate]:
 def _extract(settings: Settings, inp: DayInput, by_model, by_rules, store: FactStore | None) -> tuple[list[Candidate], str]:
     if not settings.llm_base_url:
         cached = extract_cached(settings, inp, store)
-        return (beside_rules(cached, by_rules(inp)), "llm (cached answers)") if cached is not None else (by_rules(inp), "rules")
+        if cached is None:
+            return by_rules(inp), "rules"
+        merged = beside_rules(cached, by_rules(inp))
+        return merged + read_unread(settings, inp, merged, cached_only=True), "llm (cached answers)"
     try:
         cands = by_model(settings, inp, store)
     except Exception:  # noqa: BLE001 - any model failure: the deterministic extractor carries the day
         return by_rules(inp), "rules (model failed)"
-    return beside_rules(cands, by_rules(inp)), f"llm:{settings.llm_model}"
+    merged = beside_rules(cands, by_rules(inp))
+    return merged + read_unread(settings, inp, merged), f"llm:{settings.llm_model}"
+
+
+def read_unread(settings: Settings, inp: DayInput, cands: list[Candidate], *, cached_only: bool = False) -> list[Candidate]:
+    """The chat model asked again about each user turn ``cands`` keep only as said, one short question a turn
+    (``digest.model_sentences``), its answers kept in the synced extraction cache; ``cached_only``: only what the cache
+    holds (no model configured). What it cost is appended to ``logs/llm_usage.jsonl``. A model that fails leaves the
+    turns as said."""
+    # lazy: digest.model_sentences, kernel.llm pull httpx: only when this runs
+    from agentos_mem.digest.model_extract import ExtractionCache, ModelStats
+    from agentos_mem.digest.model_sentences import read_unread as read_turns
+    from agentos_mem.kernel.llm import ChatClient
+
+    folder = Workspace(settings.home).extraction_cache
+    if not inp.turns or (cached_only and not folder.is_dir()):
+        return []
+    client = None if cached_only else ChatClient.for_settings(settings)
+    stats = ModelStats()
+    try:
+        return read_turns(inp.turns, inp.day, cands, client, cache=ExtractionCache(folder), stats=stats)
+    except Exception:  # noqa: BLE001 - the model gone mid-day: the rules' sentences stand
+        return []
+    finally:
+        if client is not None and stats.parts:
+            log_model_usage(Workspace(settings.home).logs, {"user": inp.user, "day": inp.day.isoformat(), "model": settings.llm_model,
+                                                             "stage": "turns asked again", **stats.as_dict(), **client.usage.as_dict()})
 
 
 def beside_rules(model: list[Candidate], rules: list[Candidate]) -> list[Candidate]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos_mem.bench.facts import KINDS, day_log, load, metrics, score_case
+from agentos_mem.bench.facts import KINDS, day_log, load, metrics, score_case, usage_by_day
 from tests.kit.chat_server import ChatServer
 
 AGENTOS = str(Path(sys.executable).parent / "agentos")
@@ -205,3 +205,17 @@ def test_the_chat_model_path_runs_beside_the_rules_through_a_loopback_server(tmp
     g = chat["groups"]["dev"]
     assert g["current_hit"] == 1.0 and g["stale"] == 0.0 and g["slot_accuracy"] == 1.0 and g["false_facts"] == 0.0
     assert g["history_kept"] == 1.0  # Vim, superseded, is history
+
+
+def test_a_days_two_model_stages_are_one_day_of_cost():
+    """The digest appends one usage line for the day's parts and one for the turns it asked again: the cost per day is
+    their sum, not two days of half the cost."""
+    lines = [json.dumps({"day": "2026-03-02", "model": "m", "parts": 1, "ops": 2, "requests": 1, "seconds": 9.0,
+                         "dropped": {"assistant turn": 1}, "forms": {"json_object": 1}}),
+             json.dumps({"day": "2026-03-02", "model": "m", "stage": "turns asked again", "parts": 2, "ops": 3, "requests": 2,
+                         "seconds": 14.5, "dropped": {"assistant turn": 1, "not about now": 1}, "forms": {"json_object": 2}}),
+             json.dumps({"day": "2026-03-05", "model": "m", "parts": 1, "ops": 0, "requests": 1, "seconds": 4.0})]
+    first, second = usage_by_day(lines)
+    assert first == {"day": "2026-03-02", "model": "m", "parts": 3, "ops": 5, "requests": 3, "seconds": 23.5,
+                     "dropped": {"assistant turn": 2, "not about now": 1}, "forms": {"json_object": 3}}
+    assert second["day"] == "2026-03-05" and second["requests"] == 1

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from agentos_mem.digest.model_extract import ExtractionCache, ModelStats, extract_with_model, parts_of, schema
+from agentos_mem.digest.model_extract import ExtractionCache, ModelStats, extract_with_model, ground, parts_of, schema
 from agentos_mem.kernel.domain import Turn
 from agentos_mem.kernel.llm import ChatClient, LLMError, repair_json
 from tests.kit.chat_server import ChatServer
@@ -365,3 +365,10 @@ def test_a_new_process_asks_in_the_form_the_workspace_server_took(tmp_path):
         refuse.add("json_object")
         assert ask() == {"ok": 5} and ask() == {"ok": 6}
         assert seen == ["json_object+schema", "json_schema", "json_schema"]
+
+
+def test_a_value_the_turn_says_only_in_part_keeps_the_users_words_and_no_article():
+    """A small model writes "40分钟" for "a 40 minute ride": the part the turn says is kept, as the user wrote it, and
+    an article before it is no part of the value (keys ignore articles: "a 40" was kept)."""
+    turn = Turn(0, "user", "用户", "These days my commute is a 40 minute bike ride", "09:00", F, 1, 1)
+    assert ground("40分钟", turn, [turn]) == (turn, "40")
