@@ -573,7 +573,8 @@ def failed_day(settings: Settings, user: str, day: date, folder: Path, run: str,
 
 def extract(settings: Settings, inp: DayInput, by_model, by_rules, store: FactStore | None = None) -> tuple[list[Candidate], str]:
     """The chat model's candidates when one is configured (or its cached answers), with the rules' for the turns the
-    model left without a fact (``beside_rules``); else, or when the model fails after its retries, the rules'.
+    model left without a fact (``beside_rules``), and the model's answer to a short question about each user turn both
+    kept only as said (``read_unread``); else, or when the model fails after its retries, the rules'.
     Returns them with the extractor's name. ``by_model`` / ``by_rules``: the stage functions, plain or as tasks.
     A candidate that tries to change the agent's rules or get secrets out of it is never a fact (``held_back``)."""
     cands, extractor = _extract(settings, inp, by_model, by_rules, store)
